@@ -1,0 +1,13 @@
+# Project-wide compile flags. Every error measurement relies on IEEE semantics: no FMA
+# contraction, never -ffast-math, -Ofast or -march=native (Highway dispatches at run time).
+add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off>"
+                    "$<$<COMPILE_LANGUAGE:CXX>:-Wall>"
+                    "$<$<COMPILE_LANGUAGE:CXX>:-Wextra>"
+                    "$<$<COMPILE_LANGUAGE:CXX>:-Wpedantic>"
+                    "$<$<COMPILE_LANGUAGE:CXX>:-Wshadow>")
+
+if(CARRIER_SANITIZE)
+  add_compile_options("-fsanitize=${CARRIER_SANITIZE}" -fno-omit-frame-pointer
+                      -fno-sanitize-recover=all)
+  add_link_options("-fsanitize=${CARRIER_SANITIZE}")
+endif()
