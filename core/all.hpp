@@ -1,0 +1,12 @@
+// core/all.hpp: every core header (the nvcc compile test includes this).
+#pragma once
+
+#include "core/carrier.hpp"
+#include "core/exp_policy.hpp"
+#include "core/laws.hpp"
+#include "core/merge_tree.hpp"
+#include "core/platform.hpp"
+#include "core/replay.hpp"
+#include "core/scalar.hpp"
+#include "core/schedule.hpp"
+#include "core/carriers/all.hpp"

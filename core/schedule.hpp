@@ -1,0 +1,180 @@
+// core/schedule.hpp: a merge order as a few parameters, with a text form that round-trips.
+//
+// Vocabulary (DESIGN.md):
+//   seq                          one chain, left to right, from Identity
+//   reverse                      right fold of single elements: x0 + (x1 + (... + x_{n-1}))
+//   pairwise[:LEAF][:lift]       recursive halving (the left half takes the extra element)
+//                                down to chains of at most LEAF elements (default 1)
+//   blocked:TILE[:seq|pairwise][:lift]
+//                                tiles of TILE contiguous elements, each folded sequentially,
+//                                tile states merged by the outer order (default seq)
+//   strided:K                    element i to lane i mod K; lanes merged pairwise in lane order
+//   random:SEED                  a seeded random binary tree over the input in order
+// `:lift` makes every leaf chain a whole-tile lift by the carrier's LiftTile (its documented
+// inner algorithm, e.g. softmax: tile max, then one exp per element) instead of a fold.
+//
+// Parse(text) throws ScheduleError, a one-line message naming the bad part and what is
+// allowed; ToString(Parse(t)) is the canonical text and Parse(ToString(s)) == s.
+#pragma once
+
+#include <charconv>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace carrier {
+
+class ScheduleError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+enum class ScheduleKind { kSeq, kReverse, kPairwise, kBlocked, kStrided, kRandom };
+enum class OuterOrder { kSeq, kPairwise };
+
+struct Schedule {
+  ScheduleKind kind = ScheduleKind::kSeq;
+  std::uint64_t leaf = 1;   // pairwise: largest leaf chain
+  std::uint64_t tile = 0;   // blocked: tile size
+  OuterOrder outer = OuterOrder::kSeq;  // blocked: how tile states are merged
+  std::uint64_t lanes = 0;  // strided: K
+  std::uint64_t seed = 0;   // random
+  bool lift = false;        // leaf chains lifted whole by LiftTile
+
+  friend bool operator==(const Schedule&, const Schedule&) = default;
+
+  static Schedule Seq() { return {}; }
+  static Schedule Reverse() { return {.kind = ScheduleKind::kReverse}; }
+  static Schedule Pairwise(std::uint64_t leaf = 1, bool lift = false) {
+    return {.kind = ScheduleKind::kPairwise, .leaf = leaf, .lift = lift};
+  }
+  static Schedule Blocked(std::uint64_t tile, OuterOrder outer = OuterOrder::kSeq,
+                          bool lift = false) {
+    return {.kind = ScheduleKind::kBlocked, .tile = tile, .outer = outer, .lift = lift};
+  }
+  static Schedule Strided(std::uint64_t lanes) {
+    return {.kind = ScheduleKind::kStrided, .lanes = lanes};
+  }
+  static Schedule Random(std::uint64_t seed) {
+    return {.kind = ScheduleKind::kRandom, .seed = seed};
+  }
+};
+
+inline constexpr const char* kScheduleGrammar =
+    "seq | reverse | pairwise[:LEAF][:lift] | blocked:TILE[:seq|pairwise][:lift] | strided:K | "
+    "random:SEED";
+
+namespace schedule_detail {
+
+inline std::vector<std::string_view> Split(std::string_view text, char sep) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t pos = text.find(sep, start);
+    parts.push_back(text.substr(start, pos == std::string_view::npos ? pos : pos - start));
+    if (pos == std::string_view::npos) break;
+    start = pos + 1;
+  }
+  return parts;
+}
+
+[[noreturn]] inline void Fail(std::string_view text, const std::string& why) {
+  throw ScheduleError("bad schedule '" + std::string(text) + "': " + why);
+}
+
+inline std::uint64_t ParseCount(std::string_view text, std::string_view field,
+                                std::string_view what, bool allow_zero) {
+  std::uint64_t value = 0;
+  const char* begin = field.data();
+  const char* end = field.data() + field.size();
+  auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (field.empty() || ec != std::errc() || ptr != end || (!allow_zero && value == 0)) {
+    Fail(text, std::string(what) + " must be " + (allow_zero ? "a non-negative" : "a positive") +
+                   " integer, got '" + std::string(field) + "'");
+  }
+  return value;
+}
+
+}  // namespace schedule_detail
+
+inline Schedule ParseSchedule(std::string_view text) {
+  using schedule_detail::Fail;
+  using schedule_detail::ParseCount;
+  auto parts = schedule_detail::Split(text, ':');
+  const std::string_view head = parts[0];
+  const std::size_t nparts = parts.size();
+  auto expect_at_most = [&](std::size_t n) {
+    if (nparts > n) Fail(text, "unexpected field '" + std::string(parts[n]) + "'");
+  };
+  if (head == "seq") {
+    expect_at_most(1);
+    return Schedule::Seq();
+  }
+  if (head == "reverse") {
+    expect_at_most(1);
+    return Schedule::Reverse();
+  }
+  if (head == "pairwise") {
+    Schedule s = Schedule::Pairwise();
+    std::size_t i = 1;
+    if (i < nparts && parts[i] != "lift") s.leaf = ParseCount(text, parts[i++], "LEAF", false);
+    if (i < nparts && parts[i] == "lift") {
+      s.lift = true;
+      ++i;
+    }
+    expect_at_most(i);
+    return s;
+  }
+  if (head == "blocked") {
+    if (nparts < 2) Fail(text, "blocked needs a tile size: blocked:TILE[:seq|pairwise][:lift]");
+    Schedule s = Schedule::Blocked(ParseCount(text, parts[1], "TILE", false));
+    std::size_t i = 2;
+    if (i < nparts && (parts[i] == "seq" || parts[i] == "pairwise")) {
+      s.outer = parts[i] == "seq" ? OuterOrder::kSeq : OuterOrder::kPairwise;
+      ++i;
+    } else if (i < nparts && parts[i] != "lift") {
+      Fail(text, "outer order must be seq or pairwise, got '" + std::string(parts[i]) + "'");
+    }
+    if (i < nparts && parts[i] == "lift") {
+      s.lift = true;
+      ++i;
+    }
+    expect_at_most(i);
+    return s;
+  }
+  if (head == "strided") {
+    if (nparts < 2) Fail(text, "strided needs a lane count: strided:K");
+    expect_at_most(2);
+    return Schedule::Strided(ParseCount(text, parts[1], "K", false));
+  }
+  if (head == "random") {
+    if (nparts < 2) Fail(text, "random needs a seed: random:SEED");
+    expect_at_most(2);
+    return Schedule::Random(ParseCount(text, parts[1], "SEED", true));
+  }
+  Fail(text, "unknown kind '" + std::string(head) + "'; expected " + kScheduleGrammar);
+}
+
+inline std::string ToString(const Schedule& s) {
+  const std::string lift = s.lift ? ":lift" : "";
+  switch (s.kind) {
+    case ScheduleKind::kSeq:
+      return "seq";
+    case ScheduleKind::kReverse:
+      return "reverse";
+    case ScheduleKind::kPairwise:
+      return "pairwise" + (s.leaf == 1 ? std::string() : ":" + std::to_string(s.leaf)) + lift;
+    case ScheduleKind::kBlocked:
+      return "blocked:" + std::to_string(s.tile) +
+             (s.outer == OuterOrder::kPairwise ? ":pairwise" : "") + lift;
+    case ScheduleKind::kStrided:
+      return "strided:" + std::to_string(s.lanes);
+    case ScheduleKind::kRandom:
+      return "random:" + std::to_string(s.seed);
+  }
+  return "?";
+}
+
+}  // namespace carrier

@@ -1,0 +1,105 @@
+// Schedule text: canonical forms round-trip, accepted variants canonicalise, bad text is a
+// one-line ScheduleError that names the problem, and no text crashes the parser.
+#include <catch2/catch.hpp>
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "core/schedule.hpp"
+#include "support/test_support.hpp"
+
+using carrier::ParseSchedule;
+using carrier::Schedule;
+using carrier::ScheduleError;
+
+TEST_CASE("schedule text round-trips in canonical form", "[fast][schedule]") {
+  const std::vector<std::string> canonical = {
+      "seq",        "reverse",          "pairwise",           "pairwise:8",
+      "pairwise:lift", "pairwise:64:lift", "blocked:64",       "blocked:64:pairwise",
+      "blocked:1",  "blocked:64:lift",  "blocked:4096:pairwise:lift", "strided:16",
+      "strided:1",  "random:0",         "random:18446744073709551615"};
+  for (const auto& text : canonical) {
+    INFO("text: " << text);
+    Schedule s = ParseSchedule(text);
+    CHECK(carrier::ToString(s) == text);
+    CHECK(ParseSchedule(carrier::ToString(s)) == s);
+  }
+}
+
+TEST_CASE("schedule text variants canonicalise", "[fast][schedule]") {
+  CHECK(carrier::ToString(ParseSchedule("blocked:64:seq")) == "blocked:64");
+  CHECK(carrier::ToString(ParseSchedule("blocked:64:seq:lift")) == "blocked:64:lift");
+  CHECK(carrier::ToString(ParseSchedule("pairwise:1")) == "pairwise");
+  CHECK(ParseSchedule("blocked:32:pairwise").outer == carrier::OuterOrder::kPairwise);
+  CHECK(ParseSchedule("random:7").seed == 7u);
+  CHECK(ParseSchedule("strided:16").lanes == 16u);
+}
+
+TEST_CASE("bad schedule text is a one-line error naming the problem", "[fast][schedule]") {
+  struct Case {
+    std::string text;
+    std::string must_mention;
+  };
+  const std::vector<Case> cases = {
+      {"", "unknown kind"},
+      {"foo", "unknown kind 'foo'"},
+      {"Seq", "unknown kind"},
+      {"seq:1", "unexpected field '1'"},
+      {"reverse:", "unexpected field"},
+      {"blocked", "needs a tile size"},
+      {"blocked:", "TILE must be a positive integer"},
+      {"blocked:0", "TILE must be a positive integer, got '0'"},
+      {"blocked:-4", "TILE must be a positive integer"},
+      {"blocked:4x", "got '4x'"},
+      {"blocked:99999999999999999999", "TILE must be"},
+      {"blocked:4:diagonal", "outer order must be seq or pairwise, got 'diagonal'"},
+      {"blocked:4:lift:lift", "unexpected field 'lift'"},
+      {"blocked:4:pairwise:seq", "unexpected field 'seq'"},
+      {"pairwise:0", "LEAF must be a positive integer"},
+      {"pairwise:3:4", "unexpected field '4'"},
+      {"strided", "needs a lane count"},
+      {"strided:0", "K must be a positive integer"},
+      {"strided:4:2", "unexpected field '2'"},
+      {"random", "needs a seed"},
+      {"random:", "SEED must be a non-negative integer"},
+      {"random:1.5", "got '1.5'"},
+  };
+  for (const auto& c : cases) {
+    INFO("text: '" << c.text << "'");
+    try {
+      ParseSchedule(c.text);
+      FAIL("accepted bad schedule '" << c.text << "'");
+    } catch (const ScheduleError& e) {
+      const std::string msg = e.what();
+      std::cout << "  '" << c.text << "' -> " << msg << "\n";
+      CHECK(msg.find(c.must_mention) != std::string::npos);
+      CHECK(msg.find('\n') == std::string::npos);
+      CHECK(msg.rfind("bad schedule '" + c.text + "'", 0) == 0);
+    }
+  }
+}
+
+TEST_CASE("the schedule parser never crashes on random text", "[fast][schedule]") {
+  const std::uint64_t seed = 20261129;
+  carrier::test::Rng rng(seed);
+  const std::string alphabet = "seqrvpaiwblockdtrn:0123456789-x ";
+  const std::vector<std::string> stems = {"seq", "reverse", "pairwise:", "blocked:", "strided:",
+                                          "random:"};
+  int parsed = 0, rejected = 0;
+  for (int t = 0; t < carrier::test::Trials(20000); ++t) {
+    std::string text = rng.Below(2) ? stems[rng.Below(stems.size())] : "";
+    for (std::uint64_t k = rng.Below(12); k-- > 0;) text += alphabet[rng.Below(alphabet.size())];
+    try {
+      Schedule s = ParseSchedule(text);
+      ++parsed;
+      INFO("seed=" << seed << " trial=" << t << " text='" << text << "'");
+      REQUIRE(ParseSchedule(carrier::ToString(s)) == s);
+    } catch (const ScheduleError&) {
+      ++rejected;
+    }
+  }
+  std::cout << "random schedule texts: " << parsed << " parsed, " << rejected << " rejected\n";
+  CHECK(parsed > 0);
+  CHECK(rejected > 0);
+}
