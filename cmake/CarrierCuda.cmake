@@ -23,7 +23,14 @@ endif()
 macro(carrier_enable_cuda)
   if(CARRIER_HAVE_CUDA)
     enable_language(CUDA)
-    # CMake 3.25 knows no C++20 dialect for CUDA: pass it ourselves.
-    set(CARRIER_CUDA_FLAGS -std=c++20 --expt-relaxed-constexpr --fmad=false)
+    # CMake 3.25 knows no C++20 dialect for nvcc: teach it the flag, so targets that inherit
+    # C++20 from CMAKE_CXX_STANDARD get -std=c++20 under nvcc too.
+    set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+    set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+    set(CMAKE_CUDA_STANDARD 20)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    set(CMAKE_CUDA_EXTENSIONS OFF)
+    # --fmad=false: no contraction on the device either, so device bits equal the replay's.
+    set(CARRIER_CUDA_FLAGS --expt-relaxed-constexpr --fmad=false)
   endif()
 endmacro()

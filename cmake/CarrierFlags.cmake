@@ -9,7 +9,8 @@ add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off>"
                     "$<$<COMPILE_LANGUAGE:CXX>:-Wno-restrict>")
 
 if(CARRIER_SANITIZE)
-  add_compile_options("-fsanitize=${CARRIER_SANITIZE}" -fno-omit-frame-pointer
-                      -fno-sanitize-recover=all)
+  add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${CARRIER_SANITIZE}>"
+                      "$<$<COMPILE_LANGUAGE:CXX>:-fno-omit-frame-pointer>"
+                      "$<$<COMPILE_LANGUAGE:CXX>:-fno-sanitize-recover=all>")
   add_link_options("-fsanitize=${CARRIER_SANITIZE}")
 endif()

@@ -1,0 +1,52 @@
+// experiments/cli/args.hpp: the command line of one verb, parsed strictly.
+//
+// Flags are `--name VALUE`, `--name=VALUE` or a bare `--switch`; every verb declares the flags
+// it knows, and anything else (an unknown flag, a missing value, a stray argument, a value
+// that does not parse) is a UsageError: the CLI prints its one-line message and exits 2.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace carrier::cli {
+
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Args {
+ public:
+  // `valued` flags take a value; `switches` do not.
+  Args(std::string verb, const std::vector<std::string>& argv, std::set<std::string> valued,
+       std::set<std::string> switches = {}, std::size_t max_positional = 0);
+
+  bool Has(const std::string& flag) const;
+  std::optional<std::string> Get(const std::string& flag) const;
+  std::string Require(const std::string& flag) const;
+  // A non-negative integer (decimal digits; 1e6 and 2^20 are accepted as exact powers).
+  std::uint64_t Count(const std::string& flag, std::uint64_t fallback) const;
+  std::uint64_t RequireCount(const std::string& flag) const;
+  // One of `allowed`.
+  std::string Choice(const std::string& flag, const std::vector<std::string>& allowed,
+                     const std::string& fallback) const;
+  const std::vector<std::string>& Positional() const { return positional_; }
+  [[noreturn]] void Fail(const std::string& why) const;
+
+ private:
+  std::string verb_;
+  std::map<std::string, std::string> values_;
+  std::set<std::string> present_;
+  std::vector<std::string> positional_;
+};
+
+// Parses "123", "1e6" (10^k) or "2^20" into an integer; nullopt when it is none of those or
+// does not fit in 64 bits.
+std::optional<std::uint64_t> ParseCountText(const std::string& text);
+
+}  // namespace carrier::cli

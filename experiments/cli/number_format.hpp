@@ -1,0 +1,32 @@
+// experiments/cli/number_format.hpp: numbers as text that reads back to the same bits.
+//
+// Shortest round-trip decimal (std::to_chars) for float, double and long double; non-finite
+// values are spelled inf, -inf and nan.
+#pragma once
+
+#include <charconv>
+#include <cmath>
+#include <string>
+
+namespace carrier::cli {
+
+template <class T>
+std::string Shortest(T x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  char buf[64];
+  auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, x);
+  return ec == std::errc() ? std::string(buf, ptr) : std::string("?");
+}
+
+// Fixed number of significant digits for tables meant for reading, not for round-tripping.
+inline std::string Sig(double x, int digits = 3) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  char buf[64];
+  auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::scientific,
+                                 digits - 1);
+  return ec == std::errc() ? std::string(buf, ptr) : std::string("?");
+}
+
+}  // namespace carrier::cli

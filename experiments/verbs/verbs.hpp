@@ -1,0 +1,23 @@
+// experiments/verbs/verbs.hpp: one function per `carrier` verb. Each receives the arguments
+// after the verb, returns the process exit code, and throws cli::UsageError for bad input.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace carrier::cli {
+
+struct Verb {
+  const char* name;
+  const char* summary;
+  const char* help;
+  int (*run)(const std::vector<std::string>& args);
+};
+
+int RunTree(const std::vector<std::string>& args);
+int RunDemo(const std::vector<std::string>& args);
+
+extern const Verb kVerbs[];
+extern const std::size_t kVerbCount;
+
+}  // namespace carrier::cli
