@@ -20,8 +20,12 @@
 //                       xor butterfly;
 //   kPushIsCombineLift  Push(s, x) has the bits of Combine(s, Lift(x)), so a kernel may mix the
 //                       two and still equal the replay;
-//   kHasPadInput        PadInput() is an input whose Push leaves every state bit-identical, so
-//                       SIMD tails may be padded with it.
+//   kHasPadInput        PadInput() is an input whose Push leaves every reachable state
+//                       bit-identical, so SIMD tails may be padded with it.
+//
+// Signed zeros: every chain of a MergeTree starts from Identity and pushes, so all replays of
+// an all -0 input agree (Sum gives +0, as Identity + -0 = +0). A hand-built tree of bare Lifts
+// could give -0 instead; Replay never builds one.
 #pragma once
 
 #include <array>

@@ -112,7 +112,8 @@ bool ResultsBitEqual(const typename C::Result& a, const typename C::Result& b) {
 
 template <Carrier C>
 LawReport CheckIdentity(std::span<const typename C::State> states) {
-  LawReport r{.law = "identity"};
+  LawReport r;
+  r.law = "identity";
   for (const auto& s : states) {
     for (int side = 0; side < 2; ++side) {
       auto got = side == 0 ? C::Combine(C::Identity(), s) : C::Combine(s, C::Identity());
@@ -130,7 +131,8 @@ LawReport CheckIdentity(std::span<const typename C::State> states) {
 // Checks every ordered pair (states[i], states[i + 1]).
 template <Carrier C>
 LawReport CheckBitwiseCommutative(std::span<const typename C::State> states) {
-  LawReport r{.law = "bitwise commutativity"};
+  LawReport r;
+  r.law = "bitwise commutativity";
   for (std::size_t i = 0; i + 1 < states.size(); ++i) {
     const auto& a = states[i];
     const auto& b = states[i + 1];
@@ -150,7 +152,8 @@ LawReport CheckBitwiseCommutative(std::span<const typename C::State> states) {
 template <Carrier C>
 LawReport CheckPushIsCombineLift(std::span<const typename C::State> states,
                                  std::span<const typename C::Input> inputs) {
-  LawReport r{.law = "push == combine(lift)"};
+  LawReport r;
+  r.law = "push == combine(lift)";
   for (std::size_t i = 0; i < states.size() && i < inputs.size(); ++i) {
     auto pushed = PushOne<C>(states[i], inputs[i]);
     auto combined = C::Combine(states[i], C::Lift(inputs[i]));
@@ -167,7 +170,8 @@ LawReport CheckPushIsCombineLift(std::span<const typename C::State> states,
 
 template <Carrier C>
 LawReport CheckPadInput(std::span<const typename C::State> states) {
-  LawReport r{.law = "pad input is a no-op"};
+  LawReport r;
+  r.law = "pad input is a no-op";
   if constexpr (HasPadInput<C>) {
     for (const auto& s : states) {
       auto got = PushOne<C>(s, C::PadInput());
@@ -183,7 +187,8 @@ LawReport CheckPadInput(std::span<const typename C::State> states) {
 template <Carrier C>
 LawReport CheckHomomorphism(std::span<const typename C::Input> x,
                             std::span<const std::size_t> splits) {
-  LawReport r{.law = "homomorphism"};
+  LawReport r;
+  r.law = "homomorphism";
   const auto whole = C::Finalize(Fold<C>(x.data(), x.size()));
   for (std::size_t k : splits) {
     if (k > x.size()) continue;
