@@ -1,0 +1,373 @@
+// The fast certified tier (precision/reference/fixed_exp.hpp): its constants recomputed by
+// MPFR, the exp kernel's error against MPFR (worst case printed, the proven bound asserted),
+// the shifted sum of exponentials within its bound, and fast lse / softmax against the mpfr
+// tier on random samples (max relative difference printed; identical correctly rounded
+// doubles asserted). A [slow] case times the three lse methods on 10^6 fp32 values and only
+// prints the times (the benchmark command `carrier reference-bench` measures).
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "precision/reference/fixed_exp.hpp"
+#include "support/test_support.hpp"
+
+#if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+
+#include <gmp.h>
+#include <mpfr.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "precision/reference/reference.hpp"
+
+namespace carrier {
+namespace {
+
+using namespace reference;
+using test::Exact;
+using test::Join;
+using test::Rng;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// v = integer * 2^exp2 exactly (precision grows to fit).
+void SetU128(mpfr_ptr v, U128 x, long exp2) {
+  mpz_t z;
+  mpz_init(z);
+  const std::uint64_t words[2] = {Lo64(x), Hi64(x)};
+  mpz_import(z, 2, -1, sizeof(std::uint64_t), 0, 0, words);
+  mpfr_set_prec(v, 130);
+  mpfr_set_z_2exp(v, z, exp2, MPFR_RNDN);
+  mpz_clear(z);
+}
+
+// |q - target * 2^127| in units of 2^-127, target given by MPFR at 400 bits.
+double ConstantError(U128 q, mpfr_srcptr target) {
+  mpfr_t a, b;
+  mpfr_init2(a, 400);
+  mpfr_init2(b, 130);
+  SetU128(b, q, -127);
+  mpfr_sub(a, b, target, MPFR_RNDN);
+  mpfr_mul_2si(a, a, 127, MPFR_RNDN);
+  const double e = std::fabs(mpfr_get_d(a, MPFR_RNDN));
+  mpfr_clears(a, b, static_cast<mpfr_ptr>(nullptr));
+  return e;
+}
+
+bool SameBits(double a, double b) {
+  return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b) ||
+         (std::isnan(a) && std::isnan(b));
+}
+
+// Relative difference |a - b| / |b| of two MPFR values, as a double (0 when both are 0).
+double RelDiff(mpfr_srcptr a, mpfr_srcptr b) {
+  if (mpfr_equal_p(a, b)) return 0;
+  mpfr_t t;
+  mpfr_init2(t, 64);
+  mpfr_sub(t, a, b, MPFR_RNDA);
+  mpfr_div(t, t, b, MPFR_RNDA);
+  const double r = std::fabs(mpfr_get_d(t, MPFR_RNDU));
+  mpfr_clear(t);
+  return r;
+}
+
+// Random rows of the kinds the references meet: fp32-rounded normals, wide uniform ranges,
+// attention-like scores with a few masked (-inf) entries, and near-ties.
+std::vector<double> RandomRow(Rng& rng, std::size_t n, int kind) {
+  std::vector<double> x(n);
+  for (auto& v : x) {
+    switch (kind) {
+      case 0:
+        v = static_cast<float>(rng.Normal());
+        break;
+      case 1:
+        v = rng.Uniform(-700, 10);
+        break;
+      case 2:
+        v = rng.Below(10) == 0 ? -kInf : static_cast<float>(8 * rng.Normal());
+        break;
+      default:
+        v = 1 + std::ldexp(rng.Uniform(-1, 1), -40);
+        break;
+    }
+  }
+  if (x[0] == -kInf) x[0] = 0;
+  return x;
+}
+
+}  // namespace
+
+TEST_CASE("fixed exp constants match MPFR to half a unit", "[fast][reference][fixed_exp]") {
+  mpfr_t v, l2;
+  mpfr_inits2(400, v, l2, static_cast<mpfr_ptr>(nullptr));
+  mpfr_const_log2(l2, MPFR_RNDN);
+  double worst = 0;
+  mpfr_ui_div(v, 1, l2, MPFR_RNDN);
+  worst = std::max(worst, ConstantError(fixed_exp_constants::Log2E(), v));
+  mpfr_set_ui(v, 1, MPFR_RNDN);
+  for (int k = 0; k <= fixed_exp_constants::kDegree; ++k) {
+    if (k > 0) {
+      mpfr_mul(v, v, l2, MPFR_RNDN);
+      mpfr_div_ui(v, v, k, MPFR_RNDN);
+    }
+    worst = std::max(worst, ConstantError(fixed_exp_constants::Coefficient(k), v));
+  }
+  for (int i = 0; i < (1 << fixed_exp_constants::kTableBits); ++i) {
+    mpfr_set_si(v, -(i + 1), MPFR_RNDN);
+    mpfr_div_ui(v, v, 1 << fixed_exp_constants::kTableBits, MPFR_RNDN);
+    mpfr_exp2(v, v, MPFR_RNDN);
+    worst = std::max(worst, ConstantError(fixed_exp_constants::Table(i), v));
+  }
+  mpfr_clears(v, l2, static_cast<mpfr_ptr>(nullptr));
+  std::cout << "fixed exp constants: worst error " << worst << " units of 2^-127\n";
+  CHECK(worst <= 0.5);
+}
+
+TEST_CASE("fixed exp kernel stays within its proven bound", "[fast][reference][fixed_exp]") {
+  Rng rng(4242);
+  mpfr_t y, want, got, rel;
+  mpfr_inits2(300, y, want, got, rel, static_cast<mpfr_ptr>(nullptr));
+  double worst = 0;
+  double worst_s = 0, worst_e = 0;
+  const int trials = test::Trials(100000);
+  for (int t = 0; t < trials; ++t) {
+    double s = 0;
+    switch (t % 5) {
+      case 0:
+        s = -rng.Uniform01();
+        break;
+      case 1:
+        s = -rng.Uniform(0, 134);
+        break;
+      case 2:
+        s = -std::ldexp(rng.Uniform(0.5, 1), -static_cast<int>(rng.Below(200)));
+        break;
+      case 3:
+        s = -rng.Uniform(0, kFixedExpArgumentLimit);
+        break;
+      default:  // near the table's and the binade's edges
+        s = -(static_cast<double>(rng.Below(4000)) / 256 * 0.6931471805599453) +
+            std::ldexp(rng.Uniform(-1, 1), -45);
+        if (s > 0) s = -s;
+        break;
+    }
+    double e = t % 2 ? std::ldexp(s, -54) * rng.Uniform(-1, 1) : 0.0;
+    if (s + e > 0 || s == 0) e = 0;
+    const FixedExp f = FixedExpNeg(s, e);
+    mpfr_set_d(y, s, MPFR_RNDN);
+    mpfr_add_d(y, y, e, MPFR_RNDN);  // exact at 300 bits
+    mpfr_exp(want, y, MPFR_RNDN);
+    SetU128(got, f.mant, -127 - f.shift);
+    mpfr_sub(rel, got, want, MPFR_RNDN);
+    mpfr_div(rel, rel, want, MPFR_RNDN);
+    const double r = std::fabs(mpfr_get_d(rel, MPFR_RNDN));
+    if (r > worst) {
+      worst = r;
+      worst_s = s;
+      worst_e = e;
+    }
+  }
+  mpfr_clears(y, want, got, rel, static_cast<mpfr_ptr>(nullptr));
+  std::cout << "fixed exp kernel: worst relative error 2^" << std::log2(worst) << " over " << trials
+            << " arguments (bound 2^" << std::log2(kFixedExpRelError) << ")\n";
+  INFO("worst at s=" << Exact(worst_s) << " e=" << Exact(worst_e));
+  CHECK(worst <= kFixedExpRelError);
+}
+
+TEST_CASE("shifted exp sum stays within its bound", "[fast][reference][fixed_exp]") {
+  Rng rng(7);
+  double worst_ratio = 0;
+  for (int trial = 0; trial < test::Trials(40); ++trial) {
+    const std::uint64_t seed = rng.Next();
+    Rng local(seed);
+    const std::size_t n = 1 + local.Below(2000);
+    const std::vector<double> x = RandomRow(local, n, trial % 4);
+    const double m = *std::max_element(x.begin(), x.end());
+    const ShiftedExpSum s = SumExpShifted(x, m);
+    mpfr_t want, got, t;
+    mpfr_inits2(400, want, got, t, static_cast<mpfr_ptr>(nullptr));
+    mpfr_set_zero(want, 1);
+    for (double v : x) {
+      if (v == -kInf) continue;
+      mpfr_set_d(t, v, MPFR_RNDN);
+      mpfr_sub_d(t, t, m, MPFR_RNDN);
+      mpfr_exp(t, t, MPFR_RNDN);
+      mpfr_add(want, want, t, MPFR_RNDN);
+    }
+    mpz_t z;
+    mpz_init(z);
+    mpz_import(z, 4, -1, sizeof(std::uint64_t), 0, 0, s.word);
+    mpfr_set_z_2exp(got, z, -192, MPFR_RNDN);
+    mpz_clear(z);
+    const double rel = RelDiff(got, want);
+    mpfr_clears(want, got, t, static_cast<mpfr_ptr>(nullptr));
+    INFO("reproduce: seed=" << seed << " n=" << n << " kind=" << trial % 4
+                            << " inputs=" << Join(x, 12));
+    INFO("relative error " << rel << " bound " << s.RelErrorBound());
+    CHECK(rel <= s.RelErrorBound());
+    if (s.RelErrorBound() > 0) worst_ratio = std::max(worst_ratio, rel / s.RelErrorBound());
+  }
+  std::cout << "shifted exp sum: worst error / bound = " << worst_ratio << "\n";
+}
+
+TEST_CASE("fast lse and softmax agree with the mpfr tier on random samples",
+          "[fast][reference][fixed_exp]") {
+  Options escalate;
+  escalate.method = Method::kEscalate;
+  Options fast;
+  fast.method = Method::kFast;
+  Rng rng(2025);
+  double max_lse = 0, max_softmax = 0;
+  int rows = 0, components = 0;
+  for (int trial = 0; trial < test::Trials(40); ++trial) {
+    const std::uint64_t seed = rng.Next();
+    Rng local(seed);
+    const std::size_t n = 1 + local.Below(trial < 30 ? 64 : 1500);
+    const std::vector<double> x = RandomRow(local, n, trial % 4);
+    INFO("reproduce: seed=" << seed << " n=" << n << " kind=" << trial % 4
+                            << " inputs=" << Join(x, 12));
+    const Reference f = ReferenceLse(x, fast);
+    const Reference e = ReferenceLse(x, escalate);
+    INFO("fast bound 2^" << f.cert.error_bound_log2 << " note " << f.cert.note);
+    REQUIRE(f.cert.tier == Tier::kFast);
+    REQUIRE(f.cert.certified);
+    REQUIRE(e.cert.certified);
+    const double rel = RelDiff(f.value[0].get(), e.value[0].get());
+    max_lse = std::max(max_lse, rel);
+    CHECK(rel <= std::ldexp(1.0, -100));
+    if (f.cert.correctly_rounded && e.cert.correctly_rounded) {
+      CHECK(SameBits(f.as_double[0], e.as_double[0]));
+      CHECK(f.as_long_double[0] == e.as_long_double[0]);
+    }
+    const Reference fs = ReferenceSoftmax(x, fast);
+    const Reference es = ReferenceSoftmax(x, escalate);
+    REQUIRE(fs.cert.certified);
+    REQUIRE(es.cert.certified);
+    REQUIRE(fs.as_double.size() == n);
+    for (std::size_t i = 0; i < n; ++i) {
+      INFO("component " << i << " fast " << Exact(fs.as_double[i]) << " mpfr "
+                        << Exact(es.as_double[i]));
+      if (fs.cert.correctly_rounded && es.cert.correctly_rounded) {
+        CHECK(SameBits(fs.as_double[i], es.as_double[i]));
+        CHECK(fs.as_long_double[i] == es.as_long_double[i]);
+      }
+      if (es.as_long_double[i] != 0)
+        max_softmax =
+            std::max(max_softmax,
+                     static_cast<double>(std::fabs((fs.as_long_double[i] - es.as_long_double[i]) /
+                                                   es.as_long_double[i])));
+      ++components;
+    }
+    ++rows;
+  }
+  std::cout << "fast vs mpfr tier: " << rows << " rows; lse max relative difference " << max_lse
+            << " (2^" << std::log2(max_lse) << "); softmax " << components
+            << " components, max relative difference of the long doubles " << max_softmax
+            << " (both correctly rounded)\n";
+}
+
+TEST_CASE("fast attention agrees with the mpfr tier on random samples",
+          "[fast][reference][fixed_exp]") {
+  Options escalate;
+  escalate.method = Method::kEscalate;
+  Options fast;
+  fast.method = Method::kFast;
+  Rng rng(606);
+  double max_rel = 0;
+  int rows = 0, components = 0, fast_certified = 0;
+  for (int trial = 0; trial < test::Trials(30); ++trial) {
+    const std::uint64_t seed = rng.Next();
+    Rng local(seed);
+    const std::size_t n = 1 + local.Below(trial < 20 ? 32 : 400);
+    const std::size_t dv = 1 + local.Below(8);
+    std::vector<double> scores = RandomRow(local, n, trial % 3);
+    std::vector<double> values(n * dv);
+    for (auto& v : values)
+      v = trial % 2 ? static_cast<float>(local.Normal())
+                    : std::ldexp(local.Uniform(0.5, 1), static_cast<int>(local.Below(40)) - 20);
+    INFO("reproduce: seed=" << seed << " n=" << n << " dv=" << dv << " scores=" << Join(scores, 12)
+                            << " values=" << Join(values, 12));
+    const Reference f = ReferenceAttention(scores, values, dv, fast);
+    const Reference e = ReferenceAttention(scores, values, dv, escalate);
+    INFO("fast: tier " << TierName(f.cert.tier) << " bound 2^" << f.cert.error_bound_log2
+                       << " note " << f.cert.note);
+    REQUIRE(f.cert.tier == Tier::kFast);
+    REQUIRE(e.cert.certified);
+    REQUIRE(f.as_double.size() == dv);
+    for (std::size_t j = 0; j < dv; ++j) {
+      const double rel = RelDiff(f.value[j].get(), e.value[j].get());
+      // The fast value is within its own bound of the truth, the mpfr one within its own.
+      CHECK(rel <= std::ldexp(1.0, static_cast<int>(std::ceil(f.cert.error_bound_log2))) +
+                       std::ldexp(1.0, static_cast<int>(std::ceil(e.cert.error_bound_log2))));
+      if (f.cert.certified) max_rel = std::max(max_rel, rel);
+      if (f.cert.correctly_rounded && e.cert.correctly_rounded) {
+        CHECK(SameBits(f.as_double[j], e.as_double[j]));
+        CHECK(f.as_long_double[j] == e.as_long_double[j]);
+      }
+      ++components;
+    }
+    fast_certified += f.cert.certified ? 1 : 0;
+    ++rows;
+  }
+  std::cout << "fast vs mpfr attention: " << rows << " rows (" << fast_certified
+            << " certified by the fast tier), " << components
+            << " outputs, max relative difference " << max_rel << " (2^" << std::log2(max_rel)
+            << ")\n";
+  CHECK(fast_certified > rows / 2);
+
+  // A numerator that cancels: o = (1 * (-RN(e^-1)) + e^-1 * 1) / S is about 2^-55 of its
+  // terms, so the fast bound is only about 2^-56 relative; kAuto falls back and certifies.
+  const double e1 = std::exp(-1.0);  // any double near e^-1 will do
+  const std::vector<double> scores = {0.0, -1.0}, values = {-e1, 1.0};
+  const Reference f = ReferenceAttention(scores, values, 1, fast);
+  INFO("fast: bound 2^" << f.cert.error_bound_log2 << " note " << f.cert.note);
+  CHECK(f.cert.tier == Tier::kFast);
+  CHECK_FALSE(f.cert.certified);
+  const Reference a = ReferenceAttention(scores, values, 1);
+  INFO("auto: tier " << TierName(a.cert.tier) << " p " << a.cert.precision_bits << " note "
+                     << a.cert.note);
+  CHECK(a.cert.tier == Tier::kMpfr);
+  CHECK(a.cert.certified);
+  CHECK(a.cert.note.find("fell back") != std::string::npos);
+  // Non-finite values: the fast tier declines, the mpfr tier propagates the inf.
+  const Reference inf =
+      ReferenceAttention(std::vector<double>{0.0, -3.0}, std::vector<double>{1.0, kInf}, 1);
+  CHECK(inf.cert.tier == Tier::kMpfr);
+  CHECK(inf.as_double[0] == kInf);
+}
+
+TEST_CASE("lse reference timing on 10^6 fp32 values", "[slow][reference][timing]") {
+  // Prints times only: timed unit tests are not allowed to assert (carrier reference-bench
+  // measures side by side, with medians).
+  Rng rng(42);
+  std::vector<double> x(1000000);
+  for (auto& v : x) v = static_cast<float>(rng.Normal());
+  auto time = [](auto&& f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  Reference fast, mpfr;
+  Options escalate;
+  escalate.method = Method::kEscalate;
+  const double t_fast = time([&] { fast = ReferenceLse(x); });
+  const double t_mpfr = time([&] { mpfr = ReferenceLse(x, escalate); });
+  MpfrValue plain;
+  const double t_plain = time([&] { plain = PlainMpfrLse(x, 256); });
+  std::cout << "lse of 10^6 fp32: fast tier " << t_fast << " s (" << TierName(fast.cert.tier)
+            << ", certified " << fast.cert.certified << "), mpfr tier " << t_mpfr
+            << " s (p = " << mpfr.cert.precision_bits << "), plain MPFR 256 " << t_plain
+            << " s; ratio " << t_plain / t_fast << "x\n";
+  CHECK(fast.cert.certified);
+  CHECK(SameBits(fast.as_double[0], mpfr.as_double[0]));
+  CHECK(SameBits(fast.as_double[0], plain.ToDouble()));
+}
+
+}  // namespace carrier
+
+#endif  // CARRIER_HAVE_MPFR
