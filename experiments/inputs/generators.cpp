@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <stdexcept>
 
@@ -31,19 +32,63 @@ double UniformAt(std::uint64_t seed, std::uint64_t i) {
 
 GeneratorSpec ParseGenerator(const std::string& text) {
   GeneratorSpec spec;
+  spec.text = text;
   const auto colon = text.find(':');
   spec.dist = text.substr(0, colon);
+  if (spec.dist == "ill") {
+    const std::string arg = colon == std::string::npos ? "" : text.substr(colon + 1);
+    char* end = nullptr;
+    spec.cond = std::strtod(arg.c_str(), &end);
+    if (arg.empty() || *end != '\0' || !(spec.cond >= 1) || !std::isfinite(spec.cond))
+      throw std::invalid_argument("ill:COND needs a condition number >= 1, got '" + arg + "'");
+    return spec;
+  }
   if (colon != std::string::npos) spec.order = text.substr(colon + 1);
   if (spec.dist != "uniform01" && spec.dist != "uniform11" && spec.dist != "normal" &&
       spec.dist != "lognormal")
     throw std::invalid_argument("unknown generator '" + spec.dist +
-                                "'; expected uniform01, uniform11, normal or lognormal");
+                                "'; expected uniform01, uniform11, normal, lognormal (each "
+                                "with optional :asc or :desc) or ill:COND");
   if (colon != std::string::npos && spec.order != "asc" && spec.order != "desc")
     throw std::invalid_argument("generator order must be asc or desc, got '" + spec.order + "'");
   return spec;
 }
 
-std::vector<double> Generate(const GeneratorSpec& spec, std::uint64_t n, std::uint64_t seed) {
+std::vector<double> IllConditioned(double cond, std::uint64_t n, std::uint64_t seed,
+                                   RoundFn round, const void* context) {
+  auto rnd = [&](double v) { return round ? round(v, context) : v; };
+  std::vector<double> x(n);
+  if (n == 0) return x;
+  const double half_bits = std::log2(cond) / 2;
+  const std::uint64_t n1 = (n + 1) / 2;
+  std::uint64_t draw = 0;
+  auto uniform = [&] { return UniformAt(seed, draw++); };
+  long double running = 0;  // exact enough: only steers the cancellation
+  for (std::uint64_t i = 0; i < n1; ++i) {
+    double e = std::round(uniform() * half_bits);
+    if (i == 0) e = std::round(half_bits);
+    if (i + 1 == n1) e = 0;
+    x[i] = rnd((2 * uniform() - 1) * std::ldexp(1.0, static_cast<int>(e)));
+    running += x[i];
+  }
+  for (std::uint64_t i = n1; i < n; ++i) {
+    const double frac = n - n1 > 1 ? static_cast<double>(i - n1) / static_cast<double>(n - n1 - 1) : 1;
+    const double e = std::round(half_bits * (1 - frac));
+    x[i] = rnd((2 * uniform() - 1) * std::ldexp(1.0, static_cast<int>(e)) -
+               static_cast<double>(running));
+    running += x[i];
+  }
+  // Fisher-Yates with the same counter-based stream.
+  for (std::uint64_t i = n - 1; i > 0; --i) {
+    const auto j = static_cast<std::uint64_t>(uniform() * static_cast<double>(i + 1));
+    std::swap(x[i], x[std::min(j, i)]);
+  }
+  return x;
+}
+
+std::vector<double> Generate(const GeneratorSpec& spec, std::uint64_t n, std::uint64_t seed,
+                             RoundFn round, const void* context) {
+  if (spec.dist == "ill") return IllConditioned(spec.cond, n, seed, round, context);
   std::vector<double> x(n);
   for (std::uint64_t i = 0; i < n; ++i) {
     if (spec.dist == "uniform01") {
@@ -56,6 +101,8 @@ std::vector<double> Generate(const GeneratorSpec& spec, std::uint64_t n, std::ui
       x[i] = std::exp(NormalAt(seed, i));
     }
   }
+  if (round)
+    for (auto& v : x) v = round(v, context);
   if (spec.order == "asc") std::sort(x.begin(), x.end());
   if (spec.order == "desc") std::sort(x.begin(), x.end(), std::greater<double>());
   return x;

@@ -1,7 +1,14 @@
 // experiments/inputs/generators.hpp: deterministic input generators.
 //
 // A generator is named by text, DIST[:asc|:desc]: uniform01 (U[0,1)), uniform11 (U[-1,1)),
-// normal (N(0,1)), lognormal (exp of N(0,1)); `:asc`/`:desc` sort the values. Values come
+// normal (N(0,1)), lognormal (exp of N(0,1)); `:asc`/`:desc` sort the values; or ill:COND, a
+// sum with condition number sum|x| / |sum x| near COND (Ogita, Rump & Oishi, "Accurate sum and
+// dot product", SISC 26(6), 2005, Algorithm 6.1 GenDot, specialised to sums): the first half
+// has random signs and exponents spread over [0, log2(COND)/2], the second half exponents
+// falling linearly to 0, each minus the running exact sum so the total cancels; the values
+// are rounded to the storage format as they are made (the cancellation is computed from the
+// rounded values) and then shuffled. The achieved condition number is reported by whoever
+// computes the certified reference. Values come
 // from a counter-based SplitMix64 stream of (seed, index), so value i does not depend on how
 // many values are drawn or on the thread that draws them; normals use Box-Muller on the pair
 // (2i, 2i+1). The values are doubles; callers round them to their storage type.
@@ -14,15 +21,21 @@
 namespace carrier::inputs {
 
 struct GeneratorSpec {
-  std::string dist;     // uniform01 | uniform11 | normal | lognormal
+  std::string dist;     // uniform01 | uniform11 | normal | lognormal | ill
   std::string order;    // "" | asc | desc
-  std::string Text() const { return order.empty() ? dist : dist + ":" + order; }
+  double cond = 0;      // ill: target condition number (>= 1)
+  std::string text;     // as given
+  const std::string& Text() const { return text; }
 };
 
 // Throws std::invalid_argument with a one-line message naming the bad part.
 GeneratorSpec ParseGenerator(const std::string& text);
 
-std::vector<double> Generate(const GeneratorSpec& spec, std::uint64_t n, std::uint64_t seed);
+// `round` maps a double to the nearest value of the storage format (identity by default);
+// every returned value is already rounded.
+using RoundFn = double (*)(double, const void* context);
+std::vector<double> Generate(const GeneratorSpec& spec, std::uint64_t n, std::uint64_t seed,
+                             RoundFn round = nullptr, const void* context = nullptr);
 
 // The i-th uniform in [0, 1) of stream `seed` (53 random bits).
 double UniformAt(std::uint64_t seed, std::uint64_t i);

@@ -16,6 +16,8 @@ struct Verb {
 
 int RunTree(const std::vector<std::string>& args);
 int RunDemo(const std::vector<std::string>& args);
+int RunEval(const std::vector<std::string>& args);
+int RunReferenceBench(const std::vector<std::string>& args);
 
 extern const Verb kVerbs[];
 extern const std::size_t kVerbCount;

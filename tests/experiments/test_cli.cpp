@@ -133,3 +133,95 @@ TEST_CASE("carrier demo prints its table", "[fast][cli]") {
     CHECK(r.out.find(s) != std::string::npos);
   CHECK(r.out.find("nan") == std::string::npos);
 }
+
+TEST_CASE("carrier eval measures against the certified reference", "[fast][cli][eval]") {
+  Run r = Carrier("eval --op sum --dtype fp32 --gen uniform01 --n 1000 --seed 3 --format json");
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  for (const char* key : {"\"result\":", "\"reference\":", "\"abs_error\":", "\"rel_error\":",
+                          "\"ulp_error\":", "\"bound\":", "\"error_to_bound\":",
+                          "\"schedule\":\"seq\"", "\"tree_max_depth\":999",
+                          "\"reference_tier\":\"exact\"", "\"reference_certified\":true"})
+    CHECK(r.out.find(key) != std::string::npos);
+  // Small integers sum exactly in any order: zero error.
+  const std::string file = "/tmp/carrier_cli_ints_" + std::to_string(getpid()) + ".txt";
+  {
+    std::ofstream f(file);
+    f << "# small integers\n1\n2\n0x1p+2\n-3\n\n5\n";
+  }
+  Run exact = Carrier("eval --op sum --dtype fp16 --schedule pairwise --input " + file);
+  std::remove(file.c_str());
+  INFO(exact.out << exact.err);
+  REQUIRE(exact.code == 0);
+  CHECK(exact.out.find("result                     9\n") != std::string::npos);
+  CHECK(exact.out.find("abs_error                  0\n") != std::string::npos);
+  Run lse = Carrier("eval --op lse --dtype fp16 --gen uniform11 --n 500 --format json");
+  CHECK(lse.code == 0);
+  CHECK(lse.out.find("\"reference_tier\":\"fast\"") != std::string::npos);
+  Run soft = Carrier("eval --op softmax --dtype bf16 --acc fp32 --exp portable --gen normal --n 50");
+  CHECK(soft.code == 0);
+  CHECK(soft.out.find("componentwise_error") != std::string::npos);
+  Run mp = Carrier("eval --op welford --dtype fp32 --acc mpfr:200 --gen normal --n 100");
+  CHECK(mp.code == 0);
+  Run sr = Carrier("eval --op sum --dtype bf16 --round sr --sr-seed 9 --gen uniform01 --n 100 --format json");
+  CHECK(sr.code == 0);
+  CHECK(sr.out.find("\"sr_seed\":9") != std::string::npos);
+}
+
+TEST_CASE("carrier eval rejects bad input with one line and exit 2", "[fast][cli][eval]") {
+  const std::string dir = "/tmp/carrier_cli_eval_" + std::to_string(getpid());
+  std::system(("mkdir -p " + dir).c_str());
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + "/" + name) << text;
+    return dir + "/" + name;
+  };
+  const std::string empty = write("empty.txt", "# nothing here\n\n");
+  const std::string bad = write("bad.txt", "1\n2\nthree\n");
+  const std::string nan = write("nan.txt", "1\nnan\n");
+  const std::string huge = write("huge.txt", "1e999\n");
+  const std::string one_col = write("one.txt", "1\n2\n");
+  struct Case {
+    std::string args;
+    std::string must_mention;
+  };
+  const Case cases[] = {
+      {"eval --dtype fp32 --gen normal --n 10", "missing required flag --op"},
+      {"eval --op median --dtype fp32 --gen normal --n 10", "--op must be one of"},
+      {"eval --op attention --dtype fp32 --gen normal --n 10", "attention"},
+      {"eval --op sum --gen normal --n 10", "missing required flag --dtype"},
+      {"eval --op sum --dtype fp17 --gen normal --n 10", "fp17"},
+      {"eval --op sum --dtype custom:p=0,emin=-14,emax=15 --gen normal --n 10", "custom"},
+      {"eval --op sum --dtype fp32 --round up --gen normal --n 10", "up"},
+      {"eval --op sum --dtype fp64 --round rz --gen normal --n 10", "fp64 computes in rne only"},
+      {"eval --op lse --dtype fp16 --exp portable --gen normal --n 10", "portable"},
+      {"eval --op sum --dtype fp32 --acc mpfr:1 --gen normal --n 10", "mpfr:BITS"},
+      {"eval --op sum --dtype fp32 --gen normal", "missing required flag --n"},
+      {"eval --op sum --dtype fp32 --gen normal --n 0", "at least 1"},
+      {"eval --op sum --dtype fp32 --gen gamma --n 10", "unknown generator 'gamma'"},
+      {"eval --op sum --dtype fp32 --gen ill:0.5 --n 10", "ill:COND"},
+      {"eval --op sum --dtype fp32", "give the input"},
+      {"eval --op sum --dtype fp32 --gen normal --n 5 --input " + one_col, "not both"},
+      {"eval --op sum --dtype fp32 --input " + empty, "no numbers"},
+      {"eval --op sum --dtype fp32 --input " + bad, "bad.txt:3: cannot parse 'three'"},
+      {"eval --op sum --dtype fp32 --input " + nan, "nan.txt:2: 'nan' is not finite"},
+      {"eval --op sum --dtype fp32 --input " + huge, "out of the range of a double"},
+      {"eval --op dot --dtype fp32 --input " + one_col, "expected 2 numbers per line, found 1"},
+      {"eval --op sum --dtype fp32 --input " + dir + "/missing.txt", "cannot open"},
+      {"eval --op argmax --dtype fp32 --schedule strided:4 --gen normal --n 10", "not commutative"},
+      {"eval --op sum --dtype fp32 --backend simd --gen normal --n 10", "not built yet"},
+      {"eval --op sum --dtype fp32 --schedule blocked:0 --gen normal --n 10", "TILE"},
+  };
+  for (const auto& c : cases) {
+    Run r = Carrier(c.args);
+    std::cout << "  carrier " << c.args << "  -> exit " << r.code << ": " << r.err;
+    INFO("carrier " << c.args << "\nstderr: " << r.err << "\nstdout: " << r.out);
+    CHECK(r.code == 2);
+    CHECK(Lines(r.err) == 1);
+    CHECK(r.err.find(c.must_mention) != std::string::npos);
+  }
+  // Special values are accepted on request and follow the project's table.
+  Run special = Carrier("eval --op lse --dtype fp32 --allow-nonfinite --input " + nan);
+  CHECK(special.code == 0);
+  CHECK(special.out.find("result                     nan") != std::string::npos);
+  std::system(("rm -rf " + dir).c_str());
+}
