@@ -46,6 +46,17 @@ int Lines(const std::string& s) {
   return n;
 }
 
+// Bad input: exit 2, exactly one line on stderr that names the problem, nothing on stdout.
+void CheckRejected(const std::string& args, const std::string& must_mention) {
+  Run r = Carrier(args);
+  std::cout << "  carrier " << args << "  -> exit " << r.code << ": " << r.err;
+  INFO("carrier " << args << "\nstderr: " << r.err << "\nstdout: " << r.out);
+  CHECK(r.code == 2);
+  CHECK(Lines(r.err) == 1);
+  CHECK(r.err.find(must_mention) != std::string::npos);
+  CHECK(r.out.empty());
+}
+
 }  // namespace
 
 TEST_CASE("carrier --help and --version", "[fast][cli]") {
@@ -88,15 +99,7 @@ TEST_CASE("bad command lines exit 2 with one line naming the problem", "[fast][c
       {"demo --n 1", "--n must be at least 2"},
       {"demo --seed x", "--seed must be a non-negative integer"},
   };
-  for (const auto& c : cases) {
-    Run r = Carrier(c.args);
-    std::cout << "  carrier " << c.args << "  -> exit " << r.code << ": " << r.err;
-    INFO("carrier " << c.args << "\nstderr: " << r.err << "\nstdout: " << r.out);
-    CHECK(r.code == 2);
-    CHECK(Lines(r.err) == 1);
-    CHECK(r.err.find(c.must_mention) != std::string::npos);
-    CHECK(r.out.empty());
-  }
+  for (const auto& c : cases) CheckRejected(c.args, c.must_mention);
   Run none = Carrier("");
   CHECK(none.code == 2);
 }
@@ -211,14 +214,7 @@ TEST_CASE("carrier eval rejects bad input with one line and exit 2", "[fast][cli
       {"eval --op sum --dtype fp32 --backend simd --gen normal --n 10", "not built yet"},
       {"eval --op sum --dtype fp32 --schedule blocked:0 --gen normal --n 10", "TILE"},
   };
-  for (const auto& c : cases) {
-    Run r = Carrier(c.args);
-    std::cout << "  carrier " << c.args << "  -> exit " << r.code << ": " << r.err;
-    INFO("carrier " << c.args << "\nstderr: " << r.err << "\nstdout: " << r.out);
-    CHECK(r.code == 2);
-    CHECK(Lines(r.err) == 1);
-    CHECK(r.err.find(c.must_mention) != std::string::npos);
-  }
+  for (const auto& c : cases) CheckRejected(c.args, c.must_mention);
   // Special values are accepted on request and follow the project's table.
   Run special = Carrier("eval --op lse --dtype fp32 --allow-nonfinite --input " + nan);
   CHECK(special.code == 0);
