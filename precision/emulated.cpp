@@ -19,16 +19,15 @@ std::string WhyNotEmulable(const Format& f) {
            std::to_string(kEmulatedMaxPrecision) +
            ": Emulated needs the product of two values to be exact in a double";
   if (f.emax > kEmulatedExponentLimit)
-    return "emax=" + std::to_string(f.emax) + " exceeds " +
-           std::to_string(kEmulatedExponentLimit) +
+    return "emax=" + std::to_string(f.emax) + " exceeds " + std::to_string(kEmulatedExponentLimit) +
            ": Emulated needs every exact product to stay inside double's range";
   if (f.emin - f.precision + 1 < -kEmulatedExponentLimit)
     return "smallest quantum 2^" + std::to_string(f.emin - f.precision + 1) + " is below 2^-" +
            std::to_string(kEmulatedExponentLimit) +
            ": Emulated needs every exact product to stay normal in a double";
   if (f.emin > 0 || f.emax < 0)
-    return "1 is not a value (emin=" + std::to_string(f.emin) +
-           ", emax=" + std::to_string(f.emax) + "): a compute format needs emin <= 0 <= emax";
+    return "1 is not a value (emin=" + std::to_string(f.emin) + ", emax=" + std::to_string(f.emax) +
+           "): a compute format needs emin <= 0 <= emax";
   return {};
 }
 
@@ -158,11 +157,12 @@ double FromMagnitude(std::uint64_t n, bool negative, const Env& e) {
 double Exp(double x, const Env& e) {
   const double y = std::exp(x);
   if (!std::isfinite(x) || x == 0) return FromDouble(y, e);  // NaN, exp(+-inf), exp(0) = 1
-  if (std::isinf(y)) return Round(DBL_MAX, e);  // overflow of an exact finite value
+  if (std::isinf(y)) return Round(DBL_MAX, e);               // overflow of an exact finite value
   if (y == 0) return Round(std::numeric_limits<double>::denorm_min(), e);
-  return Round(NudgeInexact(y, *e.format, [x] { return std::exp(static_cast<long double>(x)); },
-                            x > 0 ? 1 : -1),
-               e);
+  return Round(
+      NudgeInexact(
+          y, *e.format, [x] { return std::exp(static_cast<long double>(x)); }, x > 0 ? 1 : -1),
+      e);
 }
 
 double Exp2(double x, const Env& e) {
@@ -171,9 +171,10 @@ double Exp2(double x, const Env& e) {
   if (std::isinf(y)) return Round(DBL_MAX, e);
   if (y == 0) return Round(std::numeric_limits<double>::denorm_min(), e);
   if (x == std::nearbyint(x)) return Round(y, e);  // an exact power of two
-  return Round(NudgeInexact(y, *e.format, [x] { return std::exp2(static_cast<long double>(x)); },
-                            x > 0 ? 1 : -1),
-               e);
+  return Round(
+      NudgeInexact(
+          y, *e.format, [x] { return std::exp2(static_cast<long double>(x)); }, x > 0 ? 1 : -1),
+      e);
 }
 
 double Log(double x, const Env& e) {
@@ -181,8 +182,9 @@ double Log(double x, const Env& e) {
   // NaN, x < 0, log(+-0) = -inf (a pole, exact), log(inf), log(1) = 0: exact or special.
   if (!std::isfinite(y) || x == 1) return FromDouble(y, e);
   // Everywhere else log(x) is irrational (x = 2^k gives k ln 2).
-  return Round(
-      NudgeInexact(y, *e.format, [x] { return std::log(static_cast<long double>(x)); }, 0), e);
+  return Round(NudgeInexact(
+                   y, *e.format, [x] { return std::log(static_cast<long double>(x)); }, 0),
+               e);
 }
 
 }  // namespace emulated_detail
@@ -225,8 +227,7 @@ StochasticSeedScope::StochasticSeedScope(std::uint64_t seed, std::uint64_t count
 StochasticSeedScope::~StochasticSeedScope() { ThreadEmulationContext().stochastic = saved_; }
 
 void DynamicFormatTag::ThrowNoEmulationScope() {
-  throw std::logic_error(
-      "Emulated<DynamicFormatTag>: no EmulationScope is active on this thread");
+  throw std::logic_error("Emulated<DynamicFormatTag>: no EmulationScope is active on this thread");
 }
 
 const Format& Fp8E4M3Tag::Get() {

@@ -2,7 +2,7 @@
 // Format after every operation.
 //
 // Contract.
-//   Value     A double that is always a value of the format (precision.hpp's Format: p bits,
+//   Value     A double that is always a value of the format (format.hpp's Format: p bits,
 //             emin, emax, subnormals), or +-inf, or NaN. +-inf exist for EVERY format, also
 //             for one without an inf encoding (OCP E4M3) or a saturating one: carriers need
 //             -inf as the identity of max and as a masked score, and a kernel keeps such
@@ -39,10 +39,10 @@
 //             every value and quantum inside [2^-510, 2^511) (emax <= 510, emin - p + 1 >=
 //             -510), so no exact sum, product, quotient, root or error term above leaves
 //             double's normal range, which is what makes them exact; and emin <= 0 <= emax, so
-//             that 1 is a value. fp8e4m3(sat), fp8e5m2,
-//             fp16, bf16, tf32, fp32 and most custom formats are; fp64 is not. A static tag
-//             with a too-wide kPrecision fails a static_assert; every static tag's format is
-//             also checked once at first use (std::invalid_argument, one line).
+//             that 1 is a value. fp8e4m3(sat), fp8e5m2, fp16, bf16, tf32, fp32 and most custom
+//             formats are; fp64 is not. A static tag with a too-wide kPrecision fails a
+//             static_assert; every static tag's format is also checked once at first use, and
+//             EmulationScope checks its format (std::invalid_argument, one line).
 //   Signed 0  As IEEE 754: an exact zero sum (x + (-x), or of zeros of opposite signs) is +0,
 //             -0 under rd; a nonzero result that rounds to zero keeps its sign.
 //   exp/log   exp, exp2, log (found by ADL): libm's double result y, then rounded into the
@@ -58,21 +58,24 @@
 //             than 2^(p-53) (one double ulp measured in format ulps), i.e. E[result] = exact
 //             result + O(2^-53 |exact result|), far below the format's own u = 2^-p. Random
 //             bits come from the thread's StochasticBits (seed from EmulationScope or
-//             StochasticSeedScope, default seed 0): every operation with a finite result takes
-//             exactly one counter value, so a run is reproducible from the seed and the
-//             sequence of operations on its thread, and threads never share a stream.
+//             StochasticSeedScope, default seed 0): every rounding operation (+ - * / sqrt fma
+//             exp exp2 log, conversion into the format) with a finite result takes exactly one
+//             counter value, so a run is reproducible from the seed and the sequence of
+//             operations on its thread, and threads never share a stream.
 //   Dynamic   Emulated<DynamicFormatTag, R> takes its format from the innermost
 //             EmulationScope of the calling thread (std::logic_error when there is none);
 //             R == kDynamicRounding takes the rounding mode from it too (rne when no scope).
 //             Scopes nest, restore the previous context when they end, and are per thread, so
 //             threads running different formats do not interfere. Values do not record their
 //             format: do not carry a dynamic value out of its scope into another format's.
-//   Threads   A value is a double: copying and reading are thread-safe; operations touch only
-//             thread_local context.
+//   Threads   A value is a double: copying and reading are thread-safe; operations read only
+//             the calling thread's context (format, mode, stochastic stream) and immutable
+//             static formats.
+//   Cost      Each rounding operation is one out-of-line call (emulated.cpp) plus RoundToFormat;
+//             the carriers' code stays small per instantiation.
 #pragma once
 
 #include <bit>
-#include <cfloat>
 #include <cmath>
 #include <concepts>
 #include <cstdint>
@@ -240,8 +243,8 @@ template <std::integral I>
 double FromInteger(I n, const Env& e) {
   if constexpr (std::is_signed_v<I>) {
     const bool negative = n < 0;
-    const std::uint64_t mag = negative ? std::uint64_t{0} - static_cast<std::uint64_t>(n)
-                                       : static_cast<std::uint64_t>(n);
+    const std::uint64_t mag =
+        negative ? std::uint64_t{0} - static_cast<std::uint64_t>(n) : static_cast<std::uint64_t>(n);
     return FromMagnitude(mag, negative, e);
   } else {
     return FromMagnitude(static_cast<std::uint64_t>(n), false, e);

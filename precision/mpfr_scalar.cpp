@@ -39,9 +39,10 @@ std::string Mpfr::ToString(int digits) const {
   if (mpfr_nan_p(v_)) return "nan";
   if (mpfr_inf_p(v_)) return mpfr_signbit(v_) ? "-inf" : "inf";
   // Enough decimal digits to read the value back: 1 + ceil(p log10 2).
-  const int n = digits > 0 ? digits
-                           : 1 + static_cast<int>(std::ceil(static_cast<double>(Precision()) *
-                                                            0.30102999566398120));
+  const int n =
+      digits > 0
+          ? digits
+          : 1 + static_cast<int>(std::ceil(static_cast<double>(Precision()) * 0.30102999566398120));
   char* buffer = nullptr;
   if (mpfr_asprintf(&buffer, "%.*Rg", n, v_) < 0 || buffer == nullptr) return "?";
   std::string out(buffer);

@@ -187,7 +187,7 @@ class Mpfr {
 
  private:
   struct Uninitialised {};
-  Mpfr(Uninitialised, mpfr_prec_t bits) { mpfr_init2(v_, bits); }  // NaN until set
+  Mpfr(Uninitialised /*tag*/, mpfr_prec_t bits) { mpfr_init2(v_, bits); }  // NaN until set
 
   static mpfr_prec_t CheckedPrecision(long bits);
 

@@ -24,7 +24,6 @@
 #pragma once
 
 #include <cmath>
-#include <compare>
 #include <concepts>
 #include <cstdint>
 #include <cstring>
@@ -125,9 +124,22 @@ template <Binary16Scalar H>
 CARRIER_HD bool operator==(H a, H b) {
   return a.ToFloat() == b.ToFloat();
 }
+// Written out rather than as <=>: std::partial_ordering is not usable in device code.
 template <Binary16Scalar H>
-CARRIER_HD std::partial_ordering operator<=>(H a, H b) {
-  return a.ToFloat() <=> b.ToFloat();
+CARRIER_HD bool operator<(H a, H b) {
+  return a.ToFloat() < b.ToFloat();
+}
+template <Binary16Scalar H>
+CARRIER_HD bool operator<=(H a, H b) {
+  return a.ToFloat() <= b.ToFloat();
+}
+template <Binary16Scalar H>
+CARRIER_HD bool operator>(H a, H b) {
+  return a.ToFloat() > b.ToFloat();
+}
+template <Binary16Scalar H>
+CARRIER_HD bool operator>=(H a, H b) {
+  return a.ToFloat() >= b.ToFloat();
 }
 
 template <Binary16Scalar H>

@@ -4,8 +4,8 @@
 // tf32, fp32) with rne and one directed mode, fp16 with stochastic rounding and a custom format
 // with ro and rna (all through EmulatedDynamic and an EmulationScope, so one instantiation of
 // the carriers serves them all), Emulated with static tags (fp8e4m3/rne, fp16/sr), float,
-// double, and Mpfr at 64 and 256 bits. Carriers: Sum, Compensated, Max, ArgMax, OnlineSoftmax, Welford, ScaledNorm2, Dot,
-// Affine, FlashRow FA2 and FA1 (Dv = 3).
+// double, and Mpfr at 64 and 256 bits. Carriers: Sum, Compensated, Max, ArgMax, OnlineSoftmax,
+// Welford, ScaledNorm2, Dot, Affine, FlashRow FA2 and FA1 (Dv = 3).
 //
 // For each pair, on random inputs (n = 1, 5, 32) rounded to the scalar first:
 //   - Fold (the `seq` schedule) and a pairwise Replay (core/replay.hpp) are compared with a
@@ -20,9 +20,8 @@
 //     Replay.
 // Emulated fp32/fp16/bf16 with rne are also checked against float/Half/BFloat16 bit for bit on
 // the carriers that use no exp (same correctly rounded operations, so identical bits).
-#include <catch2/catch.hpp>
-
 #include <array>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <iomanip>
@@ -68,7 +67,9 @@ Ref ToRef(const T& x) {
 }
 #else
 using Ref = long double;
-struct RefScope {};
+struct RefScope {
+  RefScope() {}  // user-provided: a scope object, not an unused variable
+};
 template <class T>
 Ref ToRef(const T& x) {
   return static_cast<long double>(static_cast<double>(x));
@@ -155,9 +156,9 @@ void Expect(Context& ctx, const std::string& where, const Ref& got, const Ref& w
   }
   if (!(ratio <= 1)) {
     ++ctx.failures;
-    FAIL_CHECK(ctx.type << " " << where << ": got " << std::setprecision(17) << ToD(got)
-                        << " want " << ToD(want) << " err " << err << " tol " << tol
-                        << " (seed " << ctx.seed << ", inputs " << inputs << ")");
+    FAIL_CHECK(ctx.type << " " << where << ": got " << std::setprecision(17) << ToD(got) << " want "
+                        << ToD(want) << " err " << err << " tol " << tol << " (seed " << ctx.seed
+                        << ", inputs " << inputs << ")");
   }
 }
 
@@ -166,11 +167,12 @@ std::string Show(const std::vector<double>& x) {
   return test::Join(x, 8);
 }
 
-// The states of x through Fold, Replay(seq) and Replay(pairwise), each from the same
-// stochastic stream; checks Replay(seq) == Fold bitwise. Returns {fold, pairwise}.
+// The results of x through Fold and Replay(pairwise), and Replay(seq) == Fold bitwise; each
+// path from the same stochastic stream. Finalize runs here too, in the scalar's own context
+// (Mpfr's working precision), before any reference is computed. Returns {fold, pairwise}.
 template <class C>
-std::array<typename C::State, 2> Paths(Context& ctx, const std::vector<typename C::Input>& x,
-                                       const std::string& label) {
+std::array<typename C::Result, 2> Paths(Context& ctx, const std::vector<typename C::Input>& x,
+                                        const std::string& label) {
   const std::span<const typename C::Input> span(x);
   typename C::State fold, seq, pairwise;
   {
@@ -191,7 +193,23 @@ std::array<typename C::State, 2> Paths(Context& ctx, const std::vector<typename 
     FAIL_CHECK(ctx.type << " " << C::kName << " " << label
                         << ": Replay(seq) differs from Fold (seed " << ctx.seed << ")");
   }
-  return {fold, pairwise};
+  StochasticSeedScope s(ctx.seed + 1);
+  std::array<typename C::Result, 2> results = {C::Finalize(fold), C::Finalize(pairwise)};
+#if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+  // Every Mpfr result must carry the run's precision (no constant from a wider scope).
+  if constexpr (std::is_same_v<typename C::Scalar, Mpfr>) {
+    for (const auto& r : results)
+      for (const Mpfr& v : C::Components(r)) {
+        ++ctx.checks;
+        if (v.Precision() != MpfrWorkingPrecision()) {
+          ++ctx.failures;
+          FAIL_CHECK(ctx.type << " " << C::kName << " " << label << ": result has " << v.Precision()
+                              << " bits");
+        }
+      }
+  }
+#endif
+  return results;
 }
 
 constexpr std::size_t kSizes[] = {1, 5, 32};
@@ -213,6 +231,9 @@ void RunSum(Context& ctx) {
       x.push_back(T(ctx.rng.Uniform(-1, 1)));
       xs.push_back(static_cast<double>(x.back()));
     }
+    const auto results = Paths<Sum<T>>(ctx, x, "n=" + std::to_string(n));
+    // The reference at 1024 bits, after the scalar computations: a Mpfr scalar must not
+    // pick up the reference's working precision.
     RefScope scope;
     Ref s = R(0);
     double abs_sum = 0;
@@ -220,13 +241,11 @@ void RunSum(Context& ctx) {
       s = s + R(v);
       abs_sum += std::fabs(v);
     }
-    const auto states = Paths<Sum<T>>(ctx, x, "n=" + std::to_string(n));
     const int depths[] = {static_cast<int>(n), PairwiseDepth(n)};
     const char* names[] = {"fold", "pairwise"};
     for (int p = 0; p < 2; ++p) {
       const double tol = 2 * (depths[p] + 1) * ctx.u * abs_sum + 2 * n * ctx.tiny;
-      Expect(ctx, Where(names[p], n, "sum"), ToRef(Sum<T>::Finalize(states[p])), s, tol,
-             Show<T>(xs));
+      Expect(ctx, Where(names[p], n, "sum"), ToRef(results[p]), s, tol, Show<T>(xs));
     }
   }
   ctx.End("sum");
@@ -242,6 +261,9 @@ void RunCompensated(Context& ctx, bool round_to_nearest) {
       x.push_back(T(ctx.rng.Uniform(-1, 1)));
       xs.push_back(static_cast<double>(x.back()));
     }
+    const auto results = Paths<Compensated<T>>(ctx, x, "n=" + std::to_string(n));
+    // The reference at 1024 bits, after the scalar computations: a Mpfr scalar must not
+    // pick up the reference's working precision.
     RefScope scope;
     Ref s = R(0);
     double abs_sum = 0;
@@ -249,7 +271,6 @@ void RunCompensated(Context& ctx, bool round_to_nearest) {
       s = s + R(v);
       abs_sum += std::fabs(v);
     }
-    const auto states = Paths<Compensated<T>>(ctx, x, "n=" + std::to_string(n));
     const int depths[] = {static_cast<int>(n), PairwiseDepth(n)};
     const char* names[] = {"fold", "pairwise"};
     for (int p = 0; p < 2; ++p) {
@@ -258,8 +279,8 @@ void RunCompensated(Context& ctx, bool round_to_nearest) {
       const double tol = round_to_nearest
                              ? 2 * (ctx.u * std::fabs(ToD(s)) + 2 * d * d * ctx.u * ctx.u * abs_sum)
                              : 2 * d * ctx.u * abs_sum;
-      Expect(ctx, Where(names[p], n, "kahan"), ToRef(Compensated<T>::Finalize(states[p])), s,
-             tol + 2 * n * ctx.tiny, Show<T>(xs));
+      Expect(ctx, Where(names[p], n, "kahan"), ToRef(results[p]), s, tol + 2 * n * ctx.tiny,
+             Show<T>(xs));
     }
   }
   ctx.End("kahan");
@@ -280,17 +301,17 @@ void RunMaxAndArgMax(Context& ctx) {
     std::size_t best = 0;
     for (std::size_t i = 1; i < n; ++i)
       if (xs[i] > xs[best]) best = i;
-    RefScope scope;
     const auto m = Paths<Max<T>>(ctx, x, "n=" + std::to_string(n));
     const auto a = Paths<ArgMax<T>>(ctx, xi, "n=" + std::to_string(n));
+    // The reference at 1024 bits, after the scalar computations: a Mpfr scalar must not
+    // pick up the reference's working precision.
+    RefScope scope;
     const char* names[] = {"fold", "pairwise"};
     for (int p = 0; p < 2; ++p) {
       // Max and ArgMax select, so they are exact: tolerance 0.
-      Expect(ctx, Where(names[p], n, "max"), ToRef(Max<T>::Finalize(m[p])), R(xs[best]), 0,
-             Show<T>(xs));
-      const auto r = ArgMax<T>::Finalize(a[p]);
-      Expect(ctx, Where(names[p], n, "argmax value"), ToRef(r.value), R(xs[best]), 0,
-             Show<T>(xs));
+      Expect(ctx, Where(names[p], n, "max"), ToRef(m[p]), R(xs[best]), 0, Show<T>(xs));
+      const auto r = a[p];
+      Expect(ctx, Where(names[p], n, "argmax value"), ToRef(r.value), R(xs[best]), 0, Show<T>(xs));
       ++ctx.checks;
       if (r.index != static_cast<std::int64_t>(best)) {
         ++ctx.failures;
@@ -312,6 +333,9 @@ void RunOnlineSoftmax(Context& ctx) {
       x.push_back(T(ctx.rng.Uniform(-3, 3)));
       xs.push_back(static_cast<double>(x.back()));
     }
+    const auto results = Paths<OnlineSoftmax<T>>(ctx, x, "n=" + std::to_string(n));
+    // The reference at 1024 bits, after the scalar computations: a Mpfr scalar must not
+    // pick up the reference's working precision.
     RefScope scope;
     double big = -INFINITY;
     for (double v : xs) big = std::max(big, v);
@@ -323,17 +347,16 @@ void RunOnlineSoftmax(Context& ctx) {
     }
     const Ref lse = R(big) + RLog(d);
     const double spread = big - ToD(weighted / d);  // M - sum w_i x_i
-    const auto states = Paths<OnlineSoftmax<T>>(ctx, x, "n=" + std::to_string(n));
     const int depths[] = {static_cast<int>(n), PairwiseDepth(n)};
     const char* names[] = {"fold", "pairwise"};
     for (int p = 0; p < 2; ++p) {
       // Blanchard-Higham-Higham's shifted bound on a tree (online_softmax.hpp), u_e = 2u.
       const double u = ctx.u;
       const double rho = (depths[p] + 2) * 4 * u + u * spread;
-      const double tol = 2 * (u * std::fabs(ToD(lse)) + (1 + u) * (rho + 2 * u * std::fabs(ToD(RLog(d))))) +
-                         2 * n * ctx.tiny;
-      Expect(ctx, Where(names[p], n, "lse"),
-             ToRef(OnlineSoftmax<T>::Finalize(states[p]).lse), lse, tol, Show<T>(xs));
+      const double tol =
+          2 * (u * std::fabs(ToD(lse)) + (1 + u) * (rho + 2 * u * std::fabs(ToD(RLog(d))))) +
+          2 * n * ctx.tiny;
+      Expect(ctx, Where(names[p], n, "lse"), ToRef(results[p].lse), lse, tol, Show<T>(xs));
     }
   }
   ctx.End("lse");
@@ -349,6 +372,9 @@ void RunWelford(Context& ctx) {
       x.push_back(T(ctx.rng.Uniform(1, 2)));
       xs.push_back(static_cast<double>(x.back()));
     }
+    const auto results = Paths<Welford<T>>(ctx, x, "n=" + std::to_string(n));
+    // The reference at 1024 bits, after the scalar computations: a Mpfr scalar must not
+    // pick up the reference's working precision.
     RefScope scope;
     Ref sum = R(0);
     double abs_mean = 0;
@@ -363,19 +389,18 @@ void RunWelford(Context& ctx) {
     const Ref var_sample = n < 2 ? R(NAN) : m2 / R(static_cast<double>(n - 1));
     const double m2d = ToD(m2);
     const double kappa = m2d > 0 ? std::sqrt(1 + n * ToD(mean) * ToD(mean) / m2d) : 1;
-    const auto states = Paths<Welford<T>>(ctx, x, "n=" + std::to_string(n));
     const int depths[] = {static_cast<int>(n), PairwiseDepth(n)};
     const char* names[] = {"fold", "pairwise"};
     for (int p = 0; p < 2; ++p) {
-      const auto r = Welford<T>::Finalize(states[p]);
+      const auto r = results[p];
       const double d = depths[p] + 2;
       // welford.hpp's stated tolerance (Chan, Golub & LeVeque, Table 1), times 2.
       const double tol_mean = 2 * 4 * d * ctx.u * abs_mean + 2 * n * ctx.tiny;
-      const double tol_var = 2 * 8 * d * kappa * ctx.u * m2d / std::max<double>(1, n - 1) +
-                             2 * n * ctx.tiny;
+      const double tol_var =
+          2 * 8 * d * kappa * ctx.u * m2d / std::max<double>(1, n - 1) + 2 * n * ctx.tiny;
       Expect(ctx, Where(names[p], n, "mean"), ToRef(r.mean), mean, tol_mean, Show<T>(xs));
-      Expect(ctx, Where(names[p], n, "var_population"), ToRef(r.var_population), var_pop,
-             tol_var, Show<T>(xs));
+      Expect(ctx, Where(names[p], n, "var_population"), ToRef(r.var_population), var_pop, tol_var,
+             Show<T>(xs));
       Expect(ctx, Where(names[p], n, "var_sample"), ToRef(r.var_sample), var_sample, tol_var,
              Show<T>(xs));
     }
@@ -393,18 +418,19 @@ void RunScaledNorm2(Context& ctx) {
       x.push_back(T(ctx.rng.Uniform(-1, 1)));
       xs.push_back(static_cast<double>(x.back()));
     }
+    const auto results = Paths<ScaledNorm2<T>>(ctx, x, "n=" + std::to_string(n));
+    // The reference at 1024 bits, after the scalar computations: a Mpfr scalar must not
+    // pick up the reference's working precision.
     RefScope scope;
     Ref ssq = R(0);
     for (double v : xs) ssq = ssq + R(v) * R(v);
     const Ref norm = RSqrt(ssq);
-    const auto states = Paths<ScaledNorm2<T>>(ctx, x, "n=" + std::to_string(n));
     const int depths[] = {static_cast<int>(n), PairwiseDepth(n)};
     const char* names[] = {"fold", "pairwise"};
     for (int p = 0; p < 2; ++p) {
       // scaled_norm2.hpp: about (5D/2 + 2)u relative, plus underflow terms; times 2.
       const double tol = (5.0 * depths[p] + 4) * ctx.u * ToD(norm) + 4 * n * ctx.tiny;
-      Expect(ctx, Where(names[p], n, "norm2"), ToRef(ScaledNorm2<T>::Finalize(states[p])), norm,
-             tol, Show<T>(xs));
+      Expect(ctx, Where(names[p], n, "norm2"), ToRef(results[p]), norm, tol, Show<T>(xs));
     }
   }
   ctx.End("norm2");
@@ -421,6 +447,9 @@ void RunDot(Context& ctx) {
       xs.push_back(static_cast<double>(x.back().a));
       xs.push_back(static_cast<double>(x.back().b));
     }
+    const auto results = Paths<Dot<T>>(ctx, x, "n=" + std::to_string(n));
+    // The reference at 1024 bits, after the scalar computations: a Mpfr scalar must not
+    // pick up the reference's working precision.
     RefScope scope;
     Ref s = R(0);
     double abs_sum = 0;
@@ -428,13 +457,11 @@ void RunDot(Context& ctx) {
       s = s + R(xs[2 * i]) * R(xs[2 * i + 1]);
       abs_sum += std::fabs(xs[2 * i] * xs[2 * i + 1]);
     }
-    const auto states = Paths<Dot<T>>(ctx, x, "n=" + std::to_string(n));
     const int depths[] = {static_cast<int>(n), PairwiseDepth(n)};
     const char* names[] = {"fold", "pairwise"};
     for (int p = 0; p < 2; ++p) {
       const double tol = 2 * (depths[p] + 2) * ctx.u * abs_sum + 2 * n * ctx.tiny;
-      Expect(ctx, Where(names[p], n, "dot"), ToRef(Dot<T>::Finalize(states[p])), s, tol,
-             Show<T>(xs));
+      Expect(ctx, Where(names[p], n, "dot"), ToRef(results[p]), s, tol, Show<T>(xs));
     }
   }
   ctx.End("dot");
@@ -452,6 +479,9 @@ void RunAffine(Context& ctx) {
       xs.push_back(static_cast<double>(x.back().a));
       xs.push_back(static_cast<double>(x.back().b));
     }
+    const auto results = Paths<Affine<T>>(ctx, x, "n=" + std::to_string(n));
+    // The reference at 1024 bits, after the scalar computations: a Mpfr scalar must not
+    // pick up the reference's working precision.
     RefScope scope;
     // h -> a h + b composed in order: A = prod a, B = sum_k (prod_{j>k} a_j) b_k.
     Ref a_all = R(1), b_all = R(0);
@@ -467,11 +497,10 @@ void RunAffine(Context& ctx) {
       b_scale += prod * std::fabs(xs[2 * k + 1]);
       partial_max = std::max(partial_max, prod);
     }
-    const auto states = Paths<Affine<T>>(ctx, x, "n=" + std::to_string(n));
     const int depths[] = {static_cast<int>(n), PairwiseDepth(n)};
     const char* names[] = {"fold", "pairwise"};
     for (int p = 0; p < 2; ++p) {
-      const auto r = Affine<T>::Finalize(states[p]);
+      const auto r = results[p];
       const double slack = 2 * n * ctx.tiny * partial_max;
       const double tol_a = 2 * (n + 2) * ctx.u * std::fabs(ToD(a_all)) + slack;
       const double tol_b = 2 * (n + depths[p] + 2) * ctx.u * b_scale + slack;
@@ -501,6 +530,9 @@ void RunFlashRow(Context& ctx) {
       x.push_back({s, v[i].data()});
       scores.push_back(static_cast<double>(s));
     }
+    const auto results = Paths<C>(ctx, x, "n=" + std::to_string(n));
+    // The reference at 1024 bits, after the scalar computations: a Mpfr scalar must not
+    // pick up the reference's working precision.
     RefScope scope;
     double big = -INFINITY;
     for (double s : scores) big = std::max(big, s);
@@ -516,11 +548,10 @@ void RunFlashRow(Context& ctx) {
       for (std::size_t i = 0; i < n; ++i) acc = acc + w[i] * R(vs[i * kDv + j]);
       o[j] = acc / d;
     }
-    const auto states = Paths<C>(ctx, x, "n=" + std::to_string(n));
     const int depths[] = {static_cast<int>(n), PairwiseDepth(n)};
     const char* names[] = {"fold", "pairwise"};
     for (int p = 0; p < 2; ++p) {
-      const auto r = C::Finalize(states[p]);
+      const auto r = results[p];
       for (std::size_t j = 0; j < kDv; ++j) {
         // flash_row.hpp's first-order bound with u_e = 2u and 8u per combine (FA1's 6u + u_e
         // covers FA2's 2u + u_e), times 2.
@@ -532,8 +563,8 @@ void RunFlashRow(Context& ctx) {
                  ((depths[p] + 1) * 10 * u + u + u * (big - scores[i]));
         }
         const double tol = 2 * (u * std::fabs(ToD(o[j])) + sum) + 4 * n * ctx.tiny;
-        Expect(ctx, Where(names[p], n, ("o" + std::to_string(j)).c_str()), ToRef(r.o[j]), o[j],
-               tol, Show<T>(scores));
+        Expect(ctx, Where(names[p], n, ("o" + std::to_string(j)).c_str()), ToRef(r.o[j]), o[j], tol,
+               Show<T>(scores));
       }
     }
   }
@@ -710,22 +741,32 @@ TEST_CASE("carrier matrix emulated custom format and static tags", "[fast][matri
 TEST_CASE("carrier matrix Mpfr 64 and 256 bits", "[fast][matrix]") {
   for (long bits : {64L, 256L}) {
     MpfrPrecisionScope scope(bits);
-    RunAll<Mpfr>("Mpfr " + std::to_string(bits), std::ldexp(1.0, -static_cast<int>(bits)), 0,
-                 true);
+    RunAll<Mpfr>("Mpfr " + std::to_string(bits), std::ldexp(1.0, -static_cast<int>(bits)), 0, true);
   }
 }
 #endif
 
 // Emulated with rne rounds every operation exactly as IEEE float, Half and BFloat16 do, so on
 // carriers without exp (whose libm differs) the bits must agree.
+template <template <class> class C, class Native, class E>
+void CompareBits(const char* name, const char* carrier, const MergeTree& tree,
+                 const std::vector<typename C<Native>::Input>& xn,
+                 const std::vector<typename C<E>::Input>& xe, long& compared) {
+  const auto native = C<Native>::Components(ReplayResult<C<Native>>(tree, std::span(xn)));
+  const auto emulated = C<E>::Components(ReplayResult<C<E>>(tree, std::span(xe)));
+  for (std::size_t k = 0; k < native.size(); ++k) {
+    ++compared;
+    const double a = static_cast<double>(native[k]), b = emulated[k].Value();
+    if (!ScalarTraits<double>::BitEqual(a, b))
+      FAIL_CHECK(name << " " << carrier << " n=" << tree.n << " component " << k << ": " << a
+                      << " vs " << b);
+  }
+}
+
 template <class Native, class E>
 void CheckSameBits(const char* name) {
   test::Rng rng(77);
   long compared = 0;
-  auto same = [&](const Native& a, const E& b) {
-    ++compared;
-    return ScalarTraits<double>::BitEqual(static_cast<double>(a), b.Value());
-  };
   for (std::size_t n : {std::size_t{3}, std::size_t{17}, std::size_t{64}}) {
     std::vector<Native> xn;
     std::vector<E> xe;
@@ -738,29 +779,16 @@ void CheckSameBits(const char* name) {
       pn.push_back({Native(w), Native(v)});
       pe.push_back({E(w), E(v)});
     }
-    const auto tree = BuildTree(Schedule::Pairwise(), n);
-    auto check = [&](const char* carrier, auto native_components, auto emulated_components) {
-      for (std::size_t k = 0; k < native_components.size(); ++k) {
-        if (!same(native_components[k], emulated_components[k]))
-          FAIL_CHECK(name << " " << carrier << " n=" << n << " component " << k << ": "
-                          << static_cast<double>(native_components[k]) << " vs "
-                          << emulated_components[k].Value());
-      }
-    };
-#define CARRIER_SAME_BITS(C, xs_native, xs_emulated)                                        \
-  check(#C,                                                                                \
-        C<Native>::Components(ReplayResult<C<Native>>(tree, std::span(std::as_const(xs_native)))), \
-        C<E>::Components(ReplayResult<C<E>>(tree, std::span(std::as_const(xs_emulated)))))
-    CARRIER_SAME_BITS(Sum, xn, xe);
-    CARRIER_SAME_BITS(Compensated, xn, xe);
-    CARRIER_SAME_BITS(Max, xn, xe);
-    CARRIER_SAME_BITS(Welford, xn, xe);
-    CARRIER_SAME_BITS(ScaledNorm2, xn, xe);
-    CARRIER_SAME_BITS(Dot, pn, pe);
-    CARRIER_SAME_BITS(Affine, pn, pe);
-#undef CARRIER_SAME_BITS
+    const MergeTree tree = BuildTree(Schedule::Pairwise(), n);
+    CompareBits<Sum, Native, E>(name, "sum", tree, xn, xe, compared);
+    CompareBits<Compensated, Native, E>(name, "kahan", tree, xn, xe, compared);
+    CompareBits<Max, Native, E>(name, "max", tree, xn, xe, compared);
+    CompareBits<Welford, Native, E>(name, "welford", tree, xn, xe, compared);
+    CompareBits<ScaledNorm2, Native, E>(name, "norm2", tree, xn, xe, compared);
+    CompareBits<Dot, Native, E>(name, "dot", tree, pn, pe, compared);
+    CompareBits<Affine, Native, E>(name, "affine", tree, pn, pe, compared);
   }
-  std::cout << "matrix " << name << ": " << compared << " components bit-identical checked\n";
+  std::cout << "matrix " << name << ": " << compared << " components compared bit for bit\n";
 }
 
 TEST_CASE("carrier matrix emulated rne equals native float Half BFloat16", "[fast][matrix]") {

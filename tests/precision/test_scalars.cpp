@@ -2,10 +2,9 @@
 // exp/log against MPFR, the dynamic format and its thread isolation, stochastic rounding),
 // Half and BFloat16 arithmetic (bit for bit equal to Emulated fp16/bf16, i.e. correctly
 // rounded), and Mpfr (known values, precision rules, threads with different precisions).
-#include <catch2/catch.hpp>
-
 #include <atomic>
 #include <bit>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <iostream>
@@ -60,8 +59,8 @@ void CheckConversions(test::Rng& rng) {
                 << test::Exact(got) << " want " << test::Exact(want));
     REQUIRE(Same(got, want));
     const float xf = static_cast<float>(x);
-    REQUIRE(Same(T(xf).Value(), std::isfinite(xf) ? RoundToFormat(xf, f, T::kRounding)
-                                                   : static_cast<double>(xf)));
+    REQUIRE(Same(T(xf).Value(),
+                 std::isfinite(xf) ? RoundToFormat(xf, f, T::kRounding) : static_cast<double>(xf)));
   }
 }
 
@@ -75,8 +74,7 @@ TEST_CASE("emulated conversions round once into the format", "[fast][scalars]") 
   CheckConversions<Emulated<Fp32Tag, Rounding::kToOdd>>(rng);
 }
 
-TEST_CASE("emulated integer and long double conversions avoid double rounding",
-          "[fast][scalars]") {
+TEST_CASE("emulated integer and long double conversions avoid double rounding", "[fast][scalars]") {
   // 2^60 + 2^52 + 1 is just above a bf16 midpoint; as a double it becomes the midpoint itself
   // (2^60 + 2^52), which ties-to-even would send down to 2^60.
   const std::uint64_t n = (std::uint64_t{1} << 60) + (std::uint64_t{1} << 52) + 1;
@@ -132,9 +130,9 @@ TEST_CASE("emulated special values and overflow", "[fast][scalars]") {
   CHECK_FALSE(Tr::IsFinite(Tr::Infinity()));
   // Exact zero sums: +0, except -0 under rd.
   CHECK(Same((H(3.0) - H(3.0)).Value(), 0.0));
-  CHECK(Same((Emulated<Fp16Tag, Rounding::kDown>(3.0) - Emulated<Fp16Tag, Rounding::kDown>(3.0))
-                 .Value(),
-             -0.0));
+  CHECK(Same(
+      (Emulated<Fp16Tag, Rounding::kDown>(3.0) - Emulated<Fp16Tag, Rounding::kDown>(3.0)).Value(),
+      -0.0));
   CHECK(Same((H(-0.0) + H(-0.0)).Value(), -0.0));
   CHECK(Same((H(-0.0) + H(0.0)).Value(), 0.0));
   // A nonzero result that underflows to zero keeps its sign.
@@ -180,8 +178,8 @@ TEST_CASE("emulated dynamic format comes from the thread's scope", "[fast][scala
       EmulationScope inner(Fp16(), Rounding::kTowardZero);
       CHECK(EmulatedDynamic(1.0 + 0x1p-10 + 0x1p-12).Value() == 1.0 + 0x1p-10);
       // A static rounding with the dynamic format.
-      CHECK((Emulated<DynamicFormatTag, Rounding::kNearestEven>(1.0 + 0x1p-11 + 0x1p-13))
-                .Value() == 1.0 + 0x1p-10);
+      CHECK((Emulated<DynamicFormatTag, Rounding::kNearestEven>(1.0 + 0x1p-11 + 0x1p-13)).Value() ==
+            1.0 + 0x1p-10);
     }
     CHECK(EmulatedDynamic::GetFormat().precision == 5);
     CHECK((EmulatedDynamic(1.0) / EmulatedDynamic(3.0)).Value() == 0.34375);  // 11/32, up
@@ -297,8 +295,10 @@ void CheckTranscendentals(test::Rng& rng, long& total, long& wrong) {
   for (int i = 0; i < test::Trials(4000); ++i) {
     // Arguments that are values of the format: across exp's whole range, near 0, and log's.
     const double ex = T(rng.Uniform(-1.1 * top, 1.1 * top)).Value();
-    const double small = T(std::ldexp(rng.Uniform(-1, 1), -static_cast<int>(rng.Below(30)))).Value();
-    const double lx = T(std::ldexp(rng.Uniform(0, 2), static_cast<int>(rng.Below(40)) - 20)).Value();
+    const double small =
+        T(std::ldexp(rng.Uniform(-1, 1), -static_cast<int>(rng.Below(30)))).Value();
+    const double lx =
+        T(std::ldexp(rng.Uniform(0, 2), static_cast<int>(rng.Below(40)) - 20)).Value();
     for (double x : {ex, small}) {
       const double got = exp(T::FromFormatValue(x)).Value();
       const double want = CorrectlyRounded(mpfr_exp, x, f, T::kRounding);
@@ -307,15 +307,13 @@ void CheckTranscendentals(test::Rng& rng, long& total, long& wrong) {
       total += 2;
       if (!Same(got, want)) {
         ++wrong;
-        std::cout << "exp " << f.name << " " << RoundingName(T::kRounding) << " "
-                  << test::Exact(x) << ": " << test::Exact(got) << " vs " << test::Exact(want)
-                  << "\n";
+        std::cout << "exp " << f.name << " " << RoundingName(T::kRounding) << " " << test::Exact(x)
+                  << ": " << test::Exact(got) << " vs " << test::Exact(want) << "\n";
       }
       if (!Same(got2, want2)) {
         ++wrong;
-        std::cout << "exp2 " << f.name << " " << RoundingName(T::kRounding) << " "
-                  << test::Exact(x) << ": " << test::Exact(got2) << " vs "
-                  << test::Exact(want2) << "\n";
+        std::cout << "exp2 " << f.name << " " << RoundingName(T::kRounding) << " " << test::Exact(x)
+                  << ": " << test::Exact(got2) << " vs " << test::Exact(want2) << "\n";
       }
     }
     if (lx > 0) {
@@ -324,9 +322,8 @@ void CheckTranscendentals(test::Rng& rng, long& total, long& wrong) {
       ++total;
       if (!Same(got, want)) {
         ++wrong;
-        std::cout << "log " << f.name << " " << RoundingName(T::kRounding) << " "
-                  << test::Exact(lx) << ": " << test::Exact(got) << " vs " << test::Exact(want)
-                  << "\n";
+        std::cout << "log " << f.name << " " << RoundingName(T::kRounding) << " " << test::Exact(lx)
+                  << ": " << test::Exact(got) << " vs " << test::Exact(want) << "\n";
       }
     }
   }
@@ -388,8 +385,8 @@ void CheckBinary16AgainstEmulated(std::uint64_t seed, const char* name) {
     ++compared;
     if (!Same(D(got), want) || (std::isnan(D(got)) && got.bits != 0x7FFF)) {
       FAIL_CHECK(name << " " << op << "(" << test::Exact(D(a)) << ", " << test::Exact(D(b))
-                      << "): got " << test::Exact(D(got)) << " bits " << got.bits
-                      << " want " << test::Exact(want));
+                      << "): got " << test::Exact(D(got)) << " bits " << got.bits << " want "
+                      << test::Exact(want));
     }
   };
   for (int i = 0; i < test::Trials(200000); ++i) {
