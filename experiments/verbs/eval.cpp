@@ -404,7 +404,9 @@ int RunEval(const std::vector<std::string>& argv) {
   add("bound_formula", JsonString(ob.bound.formula));
   const double ratio = ob.bound.value > 0 ? err_for_ratio / ob.bound.value
                                           : (err_for_ratio == 0 ? 0.0 : INFINITY);
-  add("error_to_bound", JsonDouble(ratio));
+  add("error_to_bound", std::isinf(ob.bound.value) ? JsonDouble(NAN) : JsonDouble(ratio));
+  // gamma_D is infinite once D u >= 1: the bound then says nothing, and no ratio is given.
+  add("bound_vacuous", std::isinf(ob.bound.value) ? "true" : "false");
   add("u", JsonDouble(u));
   add("reference_seconds", JsonDouble(std::chrono::duration<double>(t1 - t0).count()));
   add("compute_seconds", JsonDouble(std::chrono::duration<double>(t2 - t1).count()));

@@ -18,6 +18,8 @@ int RunTree(const std::vector<std::string>& args);
 int RunDemo(const std::vector<std::string>& args);
 int RunEval(const std::vector<std::string>& args);
 int RunReferenceBench(const std::vector<std::string>& args);
+int RunLaws(const std::vector<std::string>& args);
+int RunDerive(const std::vector<std::string>& args);
 
 extern const Verb kVerbs[];
 extern const std::size_t kVerbCount;
