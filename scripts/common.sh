@@ -37,9 +37,12 @@ carrier_install_deps() {
   apt-get install -y -qq --no-install-recommends $missing >/dev/null
 }
 
+# carrier_build [TARGET...]: configure (Release, Ninja) and build the given targets (all when
+# none are given).
 carrier_build() {
-  local jobs
+  local jobs targets=()
   jobs="$(nproc 2>/dev/null || echo 2)"
-  cmake -S "$CARRIER_ROOT" -B "$CARRIER_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
-  cmake --build "$CARRIER_BUILD_DIR" -j "$jobs"
+  for t in "$@"; do targets+=(--target "$t"); done
+  cmake -S "$CARRIER_ROOT" -B "$CARRIER_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$CARRIER_BUILD_DIR" -j "$jobs" "${targets[@]}"
 }

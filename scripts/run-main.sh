@@ -3,5 +3,5 @@
 # Extra arguments go to the demo, e.g. `bash scripts/run-main.sh --n 2^20`.
 source "$(dirname "$0")/common.sh"
 carrier_install_deps
-carrier_build
+carrier_build carrier
 "$CARRIER_BUILD_DIR/bin/carrier" demo "$@"
