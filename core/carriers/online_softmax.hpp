@@ -45,6 +45,10 @@
 //            definition. PadInput = -inf: it lifts to the identity, and Combine(s, Identity)
 //            is s bitwise (db = 0 * exp(-inf - M) = 0, and d + 0 = d since d is never -0).
 //            The == M guard is bit-neutral on finite inputs (it replaces exp(+0) = 1 by 1).
+// Transport  phi(m, d) = (m, d e^m) maps this twisted combine onto the plain (max, +) monoid,
+//            which is why the max-rescale coupling keeps it associative; the fp version of the
+//            transported monoid overflows where (m, d) does not. Derivation and tests:
+//            core/derivations/online_softmax.hpp, tests/precision/test_transport.cpp.
 // Assumes    no FMA contraction; Exp(0) == 1 and Exp(-inf) == 0 exactly; Exp and Log are the
 //            policy's functions, identical on every path that must agree bit for bit.
 #pragma once

@@ -30,9 +30,8 @@ int RunOne(std::uint64_t trials, std::uint64_t seed) {
   std::cout << "carrier derive " << r.name << " (fp64, " << r.trials << " trials, seed " << seed
             << ")\n";
   std::cout << std::setprecision(3);
-  std::cout << "  leftward fold == rightward fold   "
-            << (r.folds_agree ? "yes" : "NO") << "   max relative difference "
-            << static_cast<double>(r.max_fold_diff) << "\n";
+  std::cout << "  leftward fold == rightward fold   " << (r.folds_agree ? "yes" : "NO")
+            << "   max relative difference " << static_cast<double>(r.max_fold_diff) << "\n";
   if (!r.folds_agree) {
     std::cout << r.counterexample << "\n";
     std::cout << "verdict: REJECTED (" << r.name << " is not a list homomorphism; no combine exists"
@@ -40,8 +39,8 @@ int RunOne(std::uint64_t trials, std::uint64_t seed) {
     return 1;
   }
   std::cout << "  h(h°(s)) == s                      max relative difference "
-            << static_cast<double>(r.max_inverse_diff) << "  (longest h°(s): "
-            << r.max_inverse_length << " elements)\n";
+            << static_cast<double>(r.max_inverse_diff)
+            << "  (longest h°(s): " << r.max_inverse_length << " elements)\n";
   std::cout << "  h(h°(a) ++ h°(b)) vs Combine(a,b)  max relative difference "
             << static_cast<double>(r.max_combine_diff) << " = "
             << static_cast<double>(r.max_combine_diff / u) << " u (u = 2^-53)\n";
@@ -55,7 +54,8 @@ int RunOne(std::uint64_t trials, std::uint64_t seed) {
 
 int RunDerive(const std::vector<std::string>& argv) {
   Args args("derive", argv, {"trials", "seed"}, {}, 1);
-  if (args.Positional().empty()) args.Fail("missing OP (sum max lse welford affine naive-mean naive-lse)");
+  if (args.Positional().empty())
+    args.Fail("missing OP (sum max lse welford affine naive-mean naive-lse)");
   const std::string op = args.Positional()[0];
   const std::uint64_t trials = args.Count("trials", 1000);
   const std::uint64_t seed = args.Count("seed", 1);

@@ -24,6 +24,7 @@
 #include <iomanip>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -201,7 +202,7 @@ Corpus MakeCorpus(const Options& o, const OpTraits& op) {
 bool RawFinite(const RawList& r) { return AllFinite(r.a) && AllFinite(r.b); }
 
 template <template <class> class CT>
-std::vector<Row> MeasureExact(const Options& o, const Corpus& corpus) {
+std::vector<Row> MeasureExact(const Corpus& corpus) {
   using C = CT<Mpfr>;
   std::vector<Row> rows;
   const std::vector<int> bits = {64, 128, 256, 512};
@@ -239,7 +240,10 @@ std::vector<Row> MeasureExact(const Options& o, const Corpus& corpus) {
     if (cls.exact)
       os << "; exact at every precision";
     else
-      os << "; slope " << std::fixed << std::setprecision(1) << cls.slope << " per 64-bit step";
+      os << "; slope " << std::fixed << std::setprecision(1) << cls.slope << " per 64-bit step"
+         << (cls.slope > -32 && cls.floor_limited
+                 ? " (flat but below 2^-256: operands too far apart for 512 bits)"
+                 : "");
     r.figures = os.str();
     r.evidence = "worst triple at 64 bits: " + worst;
     rows.push_back(r);
@@ -290,19 +294,21 @@ std::vector<Row> MeasureExact(const Options& o, const Corpus& corpus) {
     r.law = "commutative (exact, MPFR 256b)";
     r.declared = YesNo(C::kCommutative);
     r.measured = YesNo(g.max_gap <= 0x1p-128L);
-    r.figures = "max rel gap " + Pow2Text(g.max_gap) + " over " + std::to_string(g.checked) +
-                " pairs";
+    r.figures =
+        "max rel gap " + Pow2Text(g.max_gap) + " over " + std::to_string(g.checked) + " pairs";
     r.evidence = g.worst;
     rows.push_back(r);
   }
   return rows;
 }
 
-template <template <class> class CT>
+// W: Emulated in the --dtype format, or native double for fp64 (Emulated needs p <= 26).
+template <template <class> class CT, class W>
 std::vector<Row> MeasureWorking(const Options& o, const Corpus& corpus) {
-  using C = CT<Working>;
+  using C = CT<W>;
   std::vector<Row> rows;
-  EmulationScope scope(o.format, Rounding::kNearestEven);
+  std::optional<EmulationScope> scope;
+  if constexpr (std::is_same_v<W, Working>) scope.emplace(o.format, Rounding::kNearestEven);
   InputMaker<C> maker;
   std::vector<typename C::State> all, finite_states, a, b, c;
   std::vector<typename C::Input> push_inputs;
@@ -318,16 +324,14 @@ std::vector<Row> MeasureWorking(const Options& o, const Corpus& corpus) {
   {
     const LawReport id = CheckIdentity<C>(finite_states);
     Row r{"identity (bitwise, finite)", "yes", YesNo(id.Holds()),
-          std::to_string(id.checked) + " checks, " + std::to_string(id.violations) +
-              " violations",
+          std::to_string(id.checked) + " checks, " + std::to_string(id.violations) + " violations",
           id.counterexample};
     rows.push_back(r);
   }
   {
-    const auto ulps = AssociativityUlps<C>(std::span<const typename C::State>(a),
-                                           std::span<const typename C::State>(b),
-                                           std::span<const typename C::State>(c),
-                                           [&](long double v) { return UlpOf(v, o.format); });
+    const auto ulps = AssociativityUlps<C>(
+        std::span<const typename C::State>(a), std::span<const typename C::State>(b),
+        std::span<const typename C::State>(c), [&](long double v) { return UlpOf(v, o.format); });
     std::vector<double> sorted = ulps;
     std::sort(sorted.begin(), sorted.end());
     const double max = sorted.empty() ? 0 : sorted.back();
@@ -367,15 +371,15 @@ std::vector<Row> MeasureWorking(const Options& o, const Corpus& corpus) {
     r.measured = "-";
     r.informational = true;
     r.figures = "bitwise equal " +
-                Num(100.0 * (total.checked - total.violations) / std::max<std::uint64_t>(1, total.checked)) +
+                Num(100.0 * (total.checked - total.violations) /
+                    std::max<std::uint64_t>(1, total.checked)) +
                 "% of " + std::to_string(total.checked) + " splits, max rel diff " +
                 Num(static_cast<double>(total.max_rel_diff));
     rows.push_back(r);
   }
   {
     const LawReport bc = CheckBitwiseCommutative<C>(all);
-    Row r{"bitwise commutative (" + o.dtype + ")", YesNo(C::kBitwiseCommutative),
-          YesNo(bc.Holds()),
+    Row r{"bitwise commutative (" + o.dtype + ")", YesNo(C::kBitwiseCommutative), YesNo(bc.Holds()),
           std::to_string(bc.checked) + " pairs, " + std::to_string(bc.violations) +
               " differ; GPU xor butterfly " + (bc.Holds() ? "allowed" : "NOT allowed"),
           bc.Holds() ? "no witness among " + std::to_string(bc.checked) + " pairs"
@@ -393,8 +397,7 @@ std::vector<Row> MeasureWorking(const Options& o, const Corpus& corpus) {
   if constexpr (C::kHasPadInput) {
     const LawReport pad = CheckPadInput<C>(all);
     Row r{"pad input is a no-op", "yes", YesNo(pad.Holds()),
-          std::to_string(pad.checked) + " states, " + std::to_string(pad.violations) +
-              " changed",
+          std::to_string(pad.checked) + " states, " + std::to_string(pad.violations) + " changed",
           pad.counterexample};
     rows.push_back(r);
   }
@@ -404,16 +407,16 @@ std::vector<Row> MeasureWorking(const Options& o, const Corpus& corpus) {
 template <template <class> class CT>
 int RunLawsFor(const Options& o, const OpTraits& traits) {
   const Corpus corpus = MakeCorpus(o, traits);
-  std::vector<Row> rows = MeasureWorking<CT>(o, corpus);
-  std::vector<Row> exact = MeasureExact<CT>(o, corpus);
+  std::vector<Row> rows = o.dtype == "fp64" ? MeasureWorking<CT, double>(o, corpus)
+                                            : MeasureWorking<CT, Working>(o, corpus);
+  std::vector<Row> exact = MeasureExact<CT>(corpus);
   rows.insert(rows.begin() + 1, exact[0]);
-  rows.insert(rows.begin() + 4, exact[1]);
+  rows.insert(rows.begin() + 3, exact[1]);
   rows.insert(rows.begin() + 5, exact[2]);
 
   std::cout << "carrier laws " << o.op << "  (working format " << o.dtype << ", " << o.trials
-            << " trials x 3 lists, seed " << o.seed
-            << "; random, signed-zero, huge-range, tie" << (traits.neg_inf_meaningful ? ", -inf" : "")
-            << " lists; exact laws in MPFR)\n";
+            << " trials x 3 lists, seed " << o.seed << "; random, signed-zero, huge-range, tie"
+            << (traits.neg_inf_meaningful ? ", -inf" : "") << " lists; exact laws in MPFR)\n";
   std::size_t w = 4;
   for (const auto& r : rows) w = std::max(w, r.law.size());
   std::cout << std::left << std::setw(static_cast<int>(w) + 2) << "law" << std::setw(10)
@@ -424,8 +427,8 @@ int RunLawsFor(const Options& o, const OpTraits& traits) {
     const std::string verdict = r.informational ? "info" : r.Matches() ? "ok" : "MISMATCH";
     mismatches += r.Matches() ? 0 : 1;
     std::cout << std::left << std::setw(static_cast<int>(w) + 2) << r.law << std::setw(10)
-              << r.declared << std::setw(10) << r.measured << std::setw(10) << verdict
-              << r.figures << "\n";
+              << r.declared << std::setw(10) << r.measured << std::setw(10) << verdict << r.figures
+              << "\n";
   }
   if (mismatches == 0) {
     std::cout << "verdict: every declaration of " << o.op << " matches what was measured\n";
@@ -456,7 +459,7 @@ int RunLaws(const std::vector<std::string>& argv) {
   if (o.trials == 0 || o.trials > 100000) args.Fail("--trials must be between 1 and 10^5");
   try {
     o.format = ParseFormat(o.dtype);
-    EmulationScope probe(o.format, Rounding::kNearestEven);
+    if (o.dtype != "fp64") EmulationScope probe(o.format, Rounding::kNearestEven);
   } catch (const std::exception& e) {
     args.Fail("--dtype '" + o.dtype + "': " + e.what());
   }
