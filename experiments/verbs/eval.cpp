@@ -5,6 +5,12 @@
 // the compute type -> Replay of the schedule's tree -> the result, beside the certified
 // reference of the op on the STORED values (precision/reference), the error metrics
 // (precision/metrics.hpp) and the bound for the tree's depth (precision/op_bounds.hpp).
+//
+// An op that is not built in may be a registered user carrier (experiments/registry/): it is
+// replayed the same way; its reference is the carrier itself in MPFR at p and 2p bits,
+// certified when they agree to 2^-100 relative (reference_tier "mpfr-carrier"), and it has no
+// a-priori bound (reported as unavailable).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iomanip>
@@ -34,6 +40,7 @@
 #include "precision/reference/reference.hpp"
 #include "precision/rounding.hpp"
 #include "precision/scalars.hpp"
+#include "registry/registry.hpp"
 
 namespace carrier::cli {
 
@@ -210,14 +217,18 @@ int RunEval(const std::vector<std::string>& argv) {
             {"op", "dtype", "acc", "round", "schedule", "exp", "input", "gen", "n", "seed",
              "format", "backend", "sr-seed"},
             {"allow-nonfinite"});
-  const std::string op = args.Choice("op", kOps, "");
-  if (op.empty()) {
-    if (args.Get("op") && *args.Get("op") == "attention")
-      args.Fail("--op attention needs query/key/value inputs, which arrive with the "
-                "FlashAttention issue; ops now: sum kahan max argmax lse softmax welford "
-                "norm2 dot affine");
-    args.Require("op");
-  }
+  std::vector<std::string> ops = kOps;
+  for (const auto& n : registry::Names())
+    if (std::find(kOps.begin(), kOps.end(), n) == kOps.end()) ops.push_back(n);
+  if (args.Get("op") && *args.Get("op") == "attention")
+    args.Fail("--op attention needs query/key/value inputs, which arrive with the "
+              "FlashAttention issue; ops now: sum kahan max argmax lse softmax welford "
+              "norm2 dot affine" + registry::NamesSuffix());
+  const std::string op = args.Choice("op", ops, "");
+  if (op.empty()) args.Require("op");
+  // A registered user carrier (built-in names take precedence).
+  const registry::Entry* user =
+      std::find(kOps.begin(), kOps.end(), op) == kOps.end() ? registry::Find(op) : nullptr;
   const std::string dtype = args.Require("dtype");
   Format storage;
   try {
@@ -235,6 +246,9 @@ int RunEval(const std::vector<std::string>& argv) {
   }
   const ComputeSpec compute = ParseCompute(args, args.Get("acc").value_or(dtype), rounding);
   const std::string exp = args.Choice("exp", {"libm", "portable", "fast"}, "libm");
+  if (user && exp != "libm")
+    args.Fail("--exp " + exp + " applies to the built-in ops only; user carrier '" + op +
+              "' uses its scalar's own functions");
   const std::string backend = args.Choice("backend", {"replay", "simd", "omp", "cuda"}, "replay");
   if (backend != "replay")
     args.Fail("--backend " + backend + " is not built yet (the SIMD/OpenMP and CUDA issues add "
@@ -292,7 +306,18 @@ int RunEval(const std::vector<std::string>& argv) {
   // The certified reference of the stored values.
   const auto t0 = std::chrono::steady_clock::now();
   reference::Reference ref;
-  if (op == "dot") {
+  if (user) {
+    const registry::CarrierReference ur = user->reference(a);
+    ref.op = op;
+    ref.count = a.size();
+    ref.as_double = ur.as_double;
+    ref.as_long_double = ur.as_long_double;
+    ref.cert.certified = ur.certified;
+    ref.cert.precision_bits = ur.precision_bits;
+    ref.cert.note = ur.certified ? "the carrier itself in MPFR at p and 2p bits, agreeing to "
+                                   "2^-100 relative per component (the mpfr tier's assumption)"
+                                 : ur.note;
+  } else if (op == "dot") {
     ref = reference::ReferenceDot(pairs);
   } else if (op == "affine") {
     ref = reference::ReferenceAffine(pairs);
@@ -303,26 +328,38 @@ int RunEval(const std::vector<std::string>& argv) {
 
   // The replay in the compute type.
   const MergeTree tree = BuildTree(schedule, a.size());
-  if (tree.permutes && (op == "argmax" || op == "affine"))
+  if (tree.permutes && (op == "argmax" || op == "affine" || (user && !user->commutative)))
     args.Fail("schedule '" + tree.schedule + "' reorders inputs, but " + op +
               "'s combine is not commutative");
   Computed got;
+  got.schedule = tree.schedule;
+  auto replay = [&](registry::ScalarKind k, auto&& builtin) {
+    if (user)
+      got.components = user->replay(k, tree, a);
+    else
+      got = builtin();
+  };
   switch (compute.kind) {
     case ComputeKind::kFloat:
-      got = ComputeWithExp<float>(exp, op, tree, a, b);
+      replay(registry::ScalarKind::kFloat,
+             [&] { return ComputeWithExp<float>(exp, op, tree, a, b); });
       break;
     case ComputeKind::kDouble:
-      got = ComputeWithExp<double>(exp, op, tree, a, b);
+      replay(registry::ScalarKind::kDouble,
+             [&] { return ComputeWithExp<double>(exp, op, tree, a, b); });
       break;
     case ComputeKind::kEmulated: {
       EmulationScope scope(compute.format, rounding, sr_seed);
-      got = ComputeWithExp<Emulated<DynamicFormatTag, kDynamicRounding>>(exp, op, tree, a, b);
+      replay(registry::ScalarKind::kEmulated, [&] {
+        return ComputeWithExp<Emulated<DynamicFormatTag, kDynamicRounding>>(exp, op, tree, a, b);
+      });
       break;
     }
     case ComputeKind::kMpfr: {
       if (exp == "portable") args.Fail("--exp portable needs --acc fp32 or fp64 (native compute)");
       MpfrPrecisionScope scope(compute.mpfr_bits);
-      got = ComputeWithExp<Mpfr>(exp, op, tree, a, b);
+      replay(registry::ScalarKind::kMpfr,
+             [&] { return ComputeWithExp<Mpfr>(exp, op, tree, a, b); });
       break;
     }
   }
@@ -338,7 +375,13 @@ int RunEval(const std::vector<std::string>& argv) {
   const bool vector_out = op == "softmax";
   const long double exact_main = vector_out || ref.as_long_double.empty() ? 0 : ref.as_long_double[main];
   const long double exact_mean = op == "welford" ? ref.as_long_double[0] : 0;
-  const OpBound ob = BoundForOp(op, ctx, a, pairs, exact_main, exact_mean);
+  OpBound ob;
+  if (user) {
+    ob.bound.value = NAN;  // a registered carrier declares no a-priori bound
+    ob.relative = true;
+  } else {
+    ob = BoundForOp(op, ctx, a, pairs, exact_main, exact_mean);
+  }
 
   std::vector<std::pair<std::string, std::string>> fields;  // key, JSON value
   auto add = [&](const std::string& k, const std::string& v) { fields.push_back({k, v}); };
@@ -371,6 +414,13 @@ int RunEval(const std::vector<std::string>& argv) {
       add("result_index", std::to_string(got.index));
       add("reference_index", std::to_string(ref.index));
     }
+    if (user) {
+      // The other components of a multi-component user carrier.
+      for (std::size_t k = 1; k < got.components.size() && k < ref.as_double.size(); ++k) {
+        add("result_c" + std::to_string(k), JsonNumber(got.components[k], compute.kind));
+        add("reference_c" + std::to_string(k), JsonDouble(ref.as_double[k]));
+      }
+    }
     if (op == "welford") {
       add("result_mean", JsonNumber(got.components[0], compute.kind));
       add("reference_mean", JsonDouble(ref.as_double[0]));
@@ -394,19 +444,28 @@ int RunEval(const std::vector<std::string>& argv) {
     add("special_value_mismatch", se.special_mismatch ? "true" : "false");
     err_for_ratio = ob.relative ? se.rel : se.abs;
   }
-  add("reference_tier", JsonString(std::string(reference::TierName(ref.cert.tier))));
+  add("reference_tier", JsonString(user ? std::string("mpfr-carrier")
+                                        : std::string(reference::TierName(ref.cert.tier))));
   add("reference_precision_bits", std::to_string(ref.cert.precision_bits));
   add("reference_certified", ref.cert.certified ? "true" : "false");
   if (!ref.cert.note.empty()) add("reference_note", JsonString(ref.cert.note));
-  add("bound", JsonDouble(ob.bound.value));
-  add("bound_kind", JsonString(std::string(ob.relative ? "relative" : "absolute") +
-                               (ob.bound.rigorous ? ", rigorous" : ", first-order estimate")));
-  add("bound_formula", JsonString(ob.bound.formula));
-  const double ratio = ob.bound.value > 0 ? err_for_ratio / ob.bound.value
-                                          : (err_for_ratio == 0 ? 0.0 : INFINITY);
-  add("error_to_bound", std::isinf(ob.bound.value) ? JsonDouble(NAN) : JsonDouble(ratio));
-  // gamma_D is infinite once D u >= 1: the bound then says nothing, and no ratio is given.
-  add("bound_vacuous", std::isinf(ob.bound.value) ? "true" : "false");
+  if (user) {
+    add("bound", JsonString("unavailable"));
+    add("bound_kind", JsonString("unavailable"));
+    add("bound_formula", JsonString("none: a registered user carrier declares no a-priori bound"));
+    add("error_to_bound", JsonDouble(NAN));
+    add("bound_vacuous", "false");
+  } else {
+    add("bound", JsonDouble(ob.bound.value));
+    add("bound_kind", JsonString(std::string(ob.relative ? "relative" : "absolute") +
+                                 (ob.bound.rigorous ? ", rigorous" : ", first-order estimate")));
+    add("bound_formula", JsonString(ob.bound.formula));
+    const double ratio = ob.bound.value > 0 ? err_for_ratio / ob.bound.value
+                                            : (err_for_ratio == 0 ? 0.0 : INFINITY);
+    add("error_to_bound", std::isinf(ob.bound.value) ? JsonDouble(NAN) : JsonDouble(ratio));
+    // gamma_D is infinite once D u >= 1: the bound then says nothing, and no ratio is given.
+    add("bound_vacuous", std::isinf(ob.bound.value) ? "true" : "false");
+  }
   add("u", JsonDouble(u));
   add("reference_seconds", JsonDouble(std::chrono::duration<double>(t1 - t0).count()));
   add("compute_seconds", JsonDouble(std::chrono::duration<double>(t2 - t1).count()));

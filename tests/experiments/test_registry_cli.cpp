@@ -1,0 +1,166 @@
+// User-defined carriers (experiments/registry/, experiments/user_carriers/): the registry
+// finds the example carrier `range` (its registration source is compiled into this binary, as
+// into `carrier`), and `carrier laws|derive|eval` run it end to end; an unknown name still
+// exits 2 with one line that lists the registered names among the choices.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <span>
+#include <sstream>
+#include <string>
+
+#include "registry/registry.hpp"
+
+namespace {
+
+struct Run {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+Run Carrier(const std::string& args) {
+  static int counter = 0;
+  const std::string base = "/tmp/carrier_registry_cli_test_" + std::to_string(getpid()) + "_" +
+                           std::to_string(counter++);
+  const std::string cmd =
+      std::string(CARRIER_EXE) + " " + args + " >" + base + ".out 2>" + base + ".err";
+  const int status = std::system(cmd.c_str());
+  Run r{WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), Slurp(base + ".out"),
+        Slurp(base + ".err")};
+  std::remove((base + ".out").c_str());
+  std::remove((base + ".err").c_str());
+  return r;
+}
+
+int Lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+void CheckRejected(const std::string& args, const std::string& must_mention) {
+  Run r = Carrier(args);
+  std::cout << "  carrier " << args << "  -> exit " << r.code << ": " << r.err;
+  INFO("carrier " << args << "\nstderr: " << r.err << "\nstdout: " << r.out);
+  CHECK(r.code == 2);
+  CHECK(Lines(r.err) == 1);
+  CHECK(r.err.find(must_mention) != std::string::npos);
+  CHECK(r.out.empty());
+}
+
+// The value of `key` in eval's text output ("key   value" lines).
+std::string Field(const std::string& out, const std::string& key) {
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key + " ", 0) == 0) {
+      const auto v = line.find_first_not_of(' ', key.size());
+      return v == std::string::npos ? "" : line.substr(v);
+    }
+  }
+  return "<missing>";
+}
+
+}  // namespace
+
+TEST_CASE("registry: the example carrier range is registered with every part", "[fast][registry]") {
+  namespace reg = carrier::registry;
+  const reg::Entry* e = reg::Find("range");
+  REQUIRE(e != nullptr);
+  CHECK(e->name == "range");
+  CHECK(e->commutative);
+  CHECK(e->components == 1);
+  CHECK(e->laws != nullptr);
+  CHECK(e->derive != nullptr);
+  CHECK(e->replay != nullptr);
+  CHECK(e->reference != nullptr);
+  CHECK(reg::Find("no-such-carrier") == nullptr);
+  const auto names = reg::Names();
+  CHECK(std::find(names.begin(), names.end(), "range") != names.end());
+  CHECK(std::is_sorted(names.begin(), names.end()));
+  CHECK(reg::NamesSuffix().find(" range") != std::string::npos);
+  // The MPFR reference in process: max - min of {3, -1.5, 2} is 4.5, certified at 128 bits.
+  const double x[] = {3.0, -1.5, 2.0};
+  const reg::CarrierReference ref = e->reference(std::span<const double>(x));
+  CHECK(ref.certified);
+  CHECK(ref.precision_bits == 128);
+  REQUIRE(ref.as_double.size() == 1);
+  CHECK(ref.as_double[0] == 4.5);
+}
+
+TEST_CASE("registry: carrier laws range passes every declaration", "[fast][registry]") {
+  for (const char* dtype : {"bf16", "fp32", "fp64"}) {
+    const std::string args = std::string("laws range --dtype ") + dtype + " --trials 60";
+    Run r = Carrier(args);
+    INFO("carrier " << args << "\nstdout:\n" << r.out << "\nstderr: " << r.err);
+    CHECK(r.code == 0);
+    CHECK(r.out.find("MISMATCH") == std::string::npos);
+    CHECK(r.out.find("exact at every precision") != std::string::npos);
+    CHECK(r.out.find("verdict: every declaration of range matches") != std::string::npos);
+    CHECK(r.err.empty());
+  }
+}
+
+TEST_CASE("registry: carrier derive range agrees with the hand-written combine",
+          "[fast][registry]") {
+  Run r = Carrier("derive range --trials 300");
+  std::cout << r.out;
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("verdict: AGREES") != std::string::npos);
+  CHECK(r.out.find("max relative difference 0 = 0 u") != std::string::npos);  // exact
+}
+
+TEST_CASE("registry: carrier eval --op range is exact with a certified MPFR reference",
+          "[fast][registry]") {
+  const std::string file =
+      "/tmp/carrier_registry_cli_input_" + std::to_string(getpid()) + ".txt";
+  {
+    std::ofstream f(file);
+    f << "# max 7.25, min -3.5: range 10.75 (exact in fp32)\n1\n-3.5\n7.25\n0.5\n2\n";
+  }
+  for (const char* schedule : {"seq", "pairwise", "blocked:2", "strided:2"}) {
+    const std::string args =
+        std::string("eval --op range --dtype fp32 --input ") + file + " --schedule " + schedule;
+    Run r = Carrier(args);
+    std::cout << "carrier " << args << " -> exit " << r.code << "\n" << r.out;
+    INFO("carrier " << args << "\nstdout:\n" << r.out << "\nstderr: " << r.err);
+    CHECK(r.code == 0);
+    CHECK(Field(r.out, "result") == "10.75");
+    CHECK(Field(r.out, "reference") == "10.75");
+    CHECK(Field(r.out, "abs_error") == "0");
+    CHECK(Field(r.out, "reference_tier") == "mpfr-carrier");
+    CHECK(Field(r.out, "reference_certified") == "true");
+    CHECK(Field(r.out, "reference_precision_bits") == "128");
+    CHECK(Field(r.out, "bound") == "unavailable");
+  }
+  Run gen = Carrier("eval --op range --dtype bf16 --acc fp32 --gen normal --n 1000 "
+                    "--schedule pairwise --format json");
+  INFO(gen.out << gen.err);
+  CHECK(gen.code == 0);
+  CHECK(gen.out.find("\"reference_tier\":\"mpfr-carrier\"") != std::string::npos);
+  CHECK(gen.out.find("\"abs_error\":0") != std::string::npos);
+  std::remove(file.c_str());
+}
+
+TEST_CASE("registry: unknown names exit 2 with one line listing the registered ones",
+          "[fast][registry]") {
+  CheckRejected("laws no-such-carrier", "range");
+  CheckRejected("derive no-such-carrier", "range");
+  CheckRejected("eval --op no-such-carrier --dtype fp32 --gen normal --n 10", "range");
+  CheckRejected("eval --op range --dtype fp32 --gen normal --n 10 --exp fast", "built-in ops only");
+}
