@@ -137,6 +137,8 @@ TEST_CASE("carrier demo prints its table", "[fast][cli]") {
   CHECK(r.out.find("nan") == std::string::npos);
 }
 
+#if CARRIER_TEST_HAVE_MPFR
+
 TEST_CASE("carrier eval measures against the certified reference", "[fast][cli][eval]") {
   Run r = Carrier("eval --op sum --dtype fp32 --gen uniform01 --n 1000 --seed 3 --format json");
   INFO(r.out << r.err);
@@ -221,3 +223,12 @@ TEST_CASE("carrier eval rejects bad input with one line and exit 2", "[fast][cli
   CHECK(special.out.find("result                     nan") != std::string::npos);
   std::system(("rm -rf " + dir).c_str());
 }
+
+#else  // a build without MPFR: eval has no certified reference and says so
+
+TEST_CASE("carrier eval without MPFR refuses with one line", "[fast][cli][eval]") {
+  CheckRejected("eval --op sum --dtype fp32 --gen normal --n 10", "no MPFR");
+  CheckRejected("laws sum", "MPFR");
+}
+
+#endif
