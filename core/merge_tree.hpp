@@ -65,6 +65,13 @@ struct MergeTree {
   }
 };
 
+// Start of chunk c of the static partition of omp:P over n inputs: floor(c n / P), computed
+// without overflow (128-bit product). kernels/omp uses the same function, so both agree.
+inline std::uint64_t OmpChunkStart(std::uint64_t n, std::uint64_t parts, std::uint64_t c) {
+  __extension__ typedef unsigned __int128 Wide;  // a GNU extension: -Wpedantic stays quiet
+  return static_cast<std::uint64_t>((static_cast<Wide>(c) * n) / parts);
+}
+
 namespace tree_detail {
 
 class Builder {
@@ -154,8 +161,11 @@ inline std::uint64_t RandomOver(Builder& b, std::uint64_t seed, std::uint64_t lo
 
 }  // namespace tree_detail
 
+// The tree of a `cuda:` schedule: core/cuda_tree.hpp (included at the end of this file).
+inline MergeTree BuildCudaTree(const CudaSchedule& s, std::uint64_t n);
+
 // The explicit tree of schedule s over n inputs.
-inline MergeTree BuildTree(const Schedule& s, std::uint64_t n) {
+inline MergeTree BuildTree(const Schedule& s, std::uint64_t n) {  // NOLINT(misc-no-recursion)
   using namespace tree_detail;
   Builder b(n, s);
   switch (s.kind) {
@@ -195,14 +205,74 @@ inline MergeTree BuildTree(const Schedule& s, std::uint64_t n) {
       // Always K lanes, empty ones included: a SIMD kernel's idle lanes hold Identity and are
       // merged like the others, and replay must see the same combines.
       std::vector<std::uint64_t> lanes;
-      for (std::uint64_t k = 0; k < s.lanes; ++k) {
-        std::uint64_t count = k < n ? (n - k + s.lanes - 1) / s.lanes : 0;
-        lanes.push_back(b.AddChain(k < n ? k : 0, count, s.lanes));
+      if (s.tile == 0) {
+        for (std::uint64_t k = 0; k < s.lanes; ++k) {
+          std::uint64_t count = k < n ? (n - k + s.lanes - 1) / s.lanes : 0;
+          lanes.push_back(b.AddChain(k < n ? k : 0, count, s.lanes));
+        }
+      } else {
+        // Lane k's tile j holds its elements k + (jT + t)K, t < T: all chains first (lane
+        // major), then each lane's tiles merged in order, then the lanes pairwise. A lane with
+        // no element is one empty chain; no other tile is empty.
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> lane_chains;  // first id, count
+        for (std::uint64_t k = 0; k < s.lanes; ++k) {
+          const std::uint64_t count = k < n ? (n - k + s.lanes - 1) / s.lanes : 0;
+          const std::uint64_t first_id = b.tree().chains.size();
+          if (count == 0) b.AddChain(0, 0, s.lanes);
+          for (std::uint64_t j = 0; j * s.tile < count; ++j)
+            b.AddChain(k + j * s.tile * s.lanes, std::min(s.tile, count - j * s.tile), s.lanes);
+          lane_chains.push_back({first_id, b.tree().chains.size() - first_id});
+        }
+        for (auto [first_id, count] : lane_chains) {
+          std::vector<std::uint64_t> ids;
+          for (std::uint64_t j = 0; j < count; ++j) ids.push_back(first_id + j);
+          lanes.push_back(SeqOver(b, ids));
+        }
       }
       PairwiseOver(b, lanes, 0, lanes.size());
       b.tree().permutes = n > 1 && s.lanes > 1;
       break;
     }
+    case ScheduleKind::kOmp: {
+      // Chunk c = [floor(c n / P), floor((c + 1) n / P)), each the inner schedule's tree
+      // shifted to its start. Node ids: every chunk's chains (chunk order), then every chunk's
+      // combines (chunk order), then the outer merge of the non-empty chunk roots.
+      const Schedule inner = s.inner.empty() ? Schedule::Seq() : ParseSchedule(s.inner);
+      std::vector<MergeTree> sub;
+      std::uint64_t total_chains = 0;
+      for (std::uint64_t c = 0; c < s.parts; ++c) {
+        const std::uint64_t lo = OmpChunkStart(n, s.parts, c);
+        const std::uint64_t hi = OmpChunkStart(n, s.parts, c + 1);
+        sub.push_back(BuildTree(inner, hi - lo));
+        for (Chain ch : sub.back().chains) {
+          if (ch.count > 0) ch.first += lo;
+          b.tree().chains.push_back(ch);
+        }
+        b.tree().permutes = b.tree().permutes || sub.back().permutes;
+        total_chains += sub.back().chains.size();
+      }
+      std::vector<std::uint64_t> roots;
+      std::uint64_t chain_base = 0, combine_base = 0;
+      for (const MergeTree& t : sub) {
+        auto global = [&](std::uint64_t id) {
+          return id < t.chains.size() ? chain_base + id
+                                      : total_chains + combine_base + (id - t.chains.size());
+        };
+        for (const CombineOp& op : t.combines) b.AddCombine(global(op.left), global(op.right));
+        if (!t.Empty()) roots.push_back(global(t.Root()));
+        chain_base += t.chains.size();
+        combine_base += t.combines.size();
+      }
+      if (roots.empty()) break;
+      if (s.outer == OuterOrder::kSeq) {
+        SeqOver(b, roots);
+      } else {
+        PairwiseOver(b, roots, 0, roots.size());
+      }
+      break;
+    }
+    case ScheduleKind::kCuda:
+      return BuildCudaTree(s.cuda, n);
     case ScheduleKind::kRandom: {
       for (std::uint64_t i = 0; i < n; ++i) b.AddChain(i, 1);
       if (n > 1) RandomOver(b, s.seed, 0, n);
@@ -442,3 +512,5 @@ inline std::string ToText(const MergeTree& t, std::uint64_t max_nodes = 256) {
 }
 
 }  // namespace carrier
+
+#include "core/cuda_tree.hpp"  // NOLINT(misc-header-include-cycle): BuildCudaTree

@@ -8,11 +8,17 @@
 // Errors (ScheduleError, one line): input count differs from the tree's n; a tree that
 // permutes inputs for a carrier whose Combine is not commutative; a tile-lifting tree for a
 // carrier without LiftTile; a tree that fails ValidateTree.
+//
+// ReplayMixed<Inner, Outer> (below, with its own contract) is the two-precision variant:
+// chains in Inner, each chain's state converted, combines in Outer (FABsum's shape).
 #pragma once
 
 #include <cstddef>
 #include <span>
 #include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/carrier.hpp"
@@ -85,6 +91,89 @@ typename C::Result ReplayResult(const MergeTree& t, std::span<const typename C::
 template <Carrier C>
 typename C::Result ReplayResult(const Schedule& s, std::span<const typename C::Input> x) {
   return C::Finalize(Replay<C>(BuildTree(s, x.size()), x));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mixed-precision replay: ReplayMixed<Inner, Outer>(tree, x, convert).
+//
+// Computes   the tree's reduction in two precisions, the shape of FABsum (Blanchard, Higham &
+//            Mary, SISC 42(3), 2020): every chain (Push or LiftTile, exactly as ReplayChain)
+//            in carrier Inner, each chain's state then converted to Outer::State by
+//            convert(const Inner::State&), and every combine in carrier Outer. With Sum<fp16>
+//            and Sum<float> over blocked:b that is "tiles of b summed in fp16, tile sums
+//            accumulated in fp32".
+// Tree       the tree's own order: chains in index order (inputs increasing), then combines
+//            in the tree's declared order, earlier segment on the left — the order Replay uses,
+//            so ReplayMixed<C, C> with the identity conversion equals Replay<C> bit for bit.
+//            An empty chain yields convert(Inner::Identity()), which for the field casts below
+//            is Outer's identity whenever Inner's identity casts to it (+0, -inf, 0 counts).
+// Convert    StateFieldCast<Inner, Outer, F> converts field by field through Tie(): field i
+//            of Outer::State = F::template Cast<type of Outer's field i>(Inner's field i).
+//            The default F (StaticCastField) is static_cast, i.e. for the carriers' scalars
+//            rounding to nearest (even) into the wider or narrower type; counts (Welford's n)
+//            are copied. It fits carriers whose Inner and Outer states list the same fields
+//            in the same order (Sum, Compensated, OnlineSoftmax, Welford, ... over two scalar
+//            types); anything else passes its own convert.
+// Special    values go through the chain carrier's own rules, then the cast: NaN stays NaN,
+//            +-inf stay +-inf, and a finite Inner value beyond Outer's range becomes +-inf
+//            (static_cast's rounding). A cast from a narrower to a wider format is exact.
+// Errors     as Replay, checked for both carriers (ScheduleError, one line).
+// Threads    none of its own; Inner and Outer may depend on per-thread scalar contexts
+//            (emulated formats): ReplayMixedChains and ReplayCombines let a caller run the two
+//            phases under different contexts, and ReplayMixed is exactly their composition.
+
+// Casts one field; the default conversion.
+struct StaticCastField {
+  template <class To, class From>
+  static To Cast(const From& v) {
+    return static_cast<To>(v);
+  }
+};
+
+template <Carrier Inner, Carrier Outer, class F = StaticCastField>
+struct StateFieldCast {
+  typename Outer::State operator()(const typename Inner::State& s) const {
+    using OuterTie = decltype(std::declval<const typename Outer::State&>().Tie());
+    const auto in = s.Tie();
+    static_assert(std::tuple_size_v<decltype(in)> == std::tuple_size_v<OuterTie>,
+                  "StateFieldCast: Inner and Outer states have different field counts");
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      return typename Outer::State{
+          F::template Cast<std::remove_cvref_t<std::tuple_element_t<I, OuterTie>>>(
+              std::get<I>(in))...};
+    }(std::make_index_sequence<std::tuple_size_v<OuterTie>>{});
+  }
+};
+
+// Phase 1: the chains in Inner, converted. Returns a vector of NodeCount() Outer states whose
+// first chains.size() entries are the converted chain states (the rest: Outer::Identity()).
+template <Carrier Inner, Carrier Outer, class Convert>
+std::vector<typename Outer::State> ReplayMixedChains(const MergeTree& t,
+                                                     std::span<const typename Inner::Input> x,
+                                                     Convert&& convert) {
+  CheckReplayable<Inner>(t, x.size());
+  CheckReplayable<Outer>(t, x.size());
+  std::vector<typename Outer::State> state(t.NodeCount(), Outer::Identity());
+  std::vector<typename Inner::Input> gather;
+  for (std::size_t k = 0; k < t.chains.size(); ++k)
+    state[k] = convert(ReplayChain<Inner>(t.chains[k], x, gather));
+  return state;
+}
+
+// Phase 2: the combines in C over states whose chain entries are filled (ReplayMixedChains).
+template <Carrier C>
+typename C::State ReplayCombines(const MergeTree& t, std::vector<typename C::State> state) {
+  if (t.Empty()) return C::Identity();
+  for (std::size_t m = 0; m < t.combines.size(); ++m)
+    state[t.chains.size() + m] =
+        C::Combine(state[t.combines[m].left], state[t.combines[m].right]);
+  return state[t.Root()];
+}
+
+template <Carrier Inner, Carrier Outer, class Convert = StateFieldCast<Inner, Outer>>
+typename Outer::State ReplayMixed(const MergeTree& t, std::span<const typename Inner::Input> x,
+                                  Convert&& convert = Convert{}) {
+  return ReplayCombines<Outer>(t, ReplayMixedChains<Inner, Outer>(t, x, convert));
 }
 
 }  // namespace carrier

@@ -8,7 +8,15 @@
 //   blocked:TILE[:seq|pairwise][:lift]
 //                                tiles of TILE contiguous elements, each folded sequentially,
 //                                tile states merged by the outer order (default seq)
-//   strided:K                    element i to lane i mod K; lanes merged pairwise in lane order
+//   strided:K[:tile:T][:lift]    element i to lane i mod K; lanes merged pairwise in lane order.
+//                                With tile:T each lane's chain is cut into tiles of T of its
+//                                elements (lane k, tile j: inputs k + (jT + t)K, t < T), folded
+//                                (or, with :lift, lifted whole) and merged in order within the
+//                                lane: the SIMD kernels' lifted tiles (kernels/simd)
+//   omp:P[:seq|pairwise][:INNER] an explicit static partition into P chunks, chunk c being
+//                                [floor(c n / P), floor((c+1) n / P)); each chunk reduced by
+//                                the INNER schedule (any non-omp schedule, default seq) over
+//                                its own elements, chunk states merged by the outer order
 //   random:SEED                  a seeded random binary tree over the input in order
 // `:lift` makes every leaf chain a whole-tile lift by the carrier's LiftTile (its documented
 // inner algorithm, e.g. softmax: tile max, then one exp per element) instead of a fold.
@@ -22,7 +30,10 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
+
+#include "core/cuda_schedule.hpp"
 
 namespace carrier {
 
@@ -31,17 +42,20 @@ class ScheduleError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-enum class ScheduleKind { kSeq, kReverse, kPairwise, kBlocked, kStrided, kRandom };
+enum class ScheduleKind { kSeq, kReverse, kPairwise, kBlocked, kStrided, kRandom, kOmp, kCuda };
 enum class OuterOrder { kSeq, kPairwise };
 
 struct Schedule {
   ScheduleKind kind = ScheduleKind::kSeq;
   std::uint64_t leaf = 1;   // pairwise: largest leaf chain
-  std::uint64_t tile = 0;   // blocked: tile size
+  std::uint64_t tile = 0;   // blocked: tile size; strided: lane tile (0 = whole lane)
   OuterOrder outer = OuterOrder::kSeq;  // blocked: how tile states are merged
   std::uint64_t lanes = 0;  // strided: K
   std::uint64_t seed = 0;   // random
   bool lift = false;        // leaf chains lifted whole by LiftTile
+  std::uint64_t parts = 0;  // omp: P, the number of chunks
+  std::string inner{};      // omp: canonical text of the per-chunk schedule ("" = seq)
+  CudaSchedule cuda{};      // cuda: kernels/cuda's block/grid reduction (cuda_schedule.hpp)
 
   friend bool operator==(const Schedule&, const Schedule&) = default;
 
@@ -60,11 +74,19 @@ struct Schedule {
   static Schedule Random(std::uint64_t seed) {
     return {.kind = ScheduleKind::kRandom, .seed = seed};
   }
+  static Schedule StridedTiles(std::uint64_t lanes, std::uint64_t tile, bool lift) {
+    return {.kind = ScheduleKind::kStrided, .tile = tile, .lanes = lanes, .lift = lift};
+  }
+  static Schedule Omp(std::uint64_t parts, OuterOrder outer = OuterOrder::kSeq,
+                      std::string inner = "") {
+    return {.kind = ScheduleKind::kOmp, .outer = outer, .parts = parts, .inner = std::move(inner)};
+  }
 };
 
 inline constexpr const char* kScheduleGrammar =
-    "seq | reverse | pairwise[:LEAF][:lift] | blocked:TILE[:seq|pairwise][:lift] | strided:K | "
-    "random:SEED";
+    "seq | reverse | pairwise[:LEAF][:lift] | blocked:TILE[:seq|pairwise][:lift] | "
+    "strided:K[:tile:T][:lift] | random:SEED | omp:P[:seq|pairwise][:INNER] | "
+    "cuda:THREADS[:ITEMS[:blocked|striped[:shfl|xor[:seq|pairwise[:auto|BLOCKS]]]]][:lift]";
 
 namespace schedule_detail {
 
@@ -98,6 +120,8 @@ inline std::uint64_t ParseCount(std::string_view text, std::string_view field,
 }
 
 }  // namespace schedule_detail
+
+inline std::string ToString(const Schedule& s);
 
 inline Schedule ParseSchedule(std::string_view text) {
   using schedule_detail::Fail;
@@ -145,9 +169,49 @@ inline Schedule ParseSchedule(std::string_view text) {
     return s;
   }
   if (head == "strided") {
-    if (nparts < 2) Fail(text, "strided needs a lane count: strided:K");
-    expect_at_most(2);
-    return Schedule::Strided(ParseCount(text, parts[1], "K", false));
+    if (nparts < 2) Fail(text, "strided needs a lane count: strided:K[:tile:T][:lift]");
+    Schedule s = Schedule::Strided(ParseCount(text, parts[1], "K", false));
+    std::size_t i = 2;
+    if (i < nparts && parts[i] == "tile") {
+      if (i + 1 >= nparts) Fail(text, "tile needs a size: strided:K:tile:T");
+      s.tile = ParseCount(text, parts[i + 1], "T", false);
+      i += 2;
+    }
+    if (i < nparts && parts[i] == "lift") {
+      s.lift = true;
+      ++i;
+    }
+    expect_at_most(i);
+    return s;
+  }
+  if (head == "omp") {
+    if (nparts < 2) Fail(text, "omp needs a chunk count: omp:P[:seq|pairwise][:INNER]");
+    Schedule s = Schedule::Omp(ParseCount(text, parts[1], "P", false));
+    std::size_t i = 2;
+    if (i < nparts && (parts[i] == "seq" || parts[i] == "pairwise")) {
+      s.outer = parts[i] == "seq" ? OuterOrder::kSeq : OuterOrder::kPairwise;
+      ++i;
+    }
+    if (i < nparts) {
+      // The rest of the text is the inner schedule (it contains ':' itself).
+      const std::size_t offset = static_cast<std::size_t>(parts[i].data() - text.data());
+      const std::string_view rest = text.substr(offset);
+      if (rest.substr(0, 4) == "omp:" || rest == "omp")
+        Fail(text, "the inner schedule of omp cannot be omp");
+      try {
+        s.inner = ToString(ParseSchedule(rest));
+      } catch (const ScheduleError& e) {
+        Fail(text, std::string("inner schedule: ") + e.what());
+      }
+    }
+    return s;
+  }
+  if (head == "cuda") {
+    Schedule s;
+    s.kind = ScheduleKind::kCuda;
+    const std::vector<std::string_view> fields(parts.begin() + 1, parts.end());
+    if (std::string why = ParseCudaFields(fields, s.cuda); !why.empty()) Fail(text, why);
+    return s;
   }
   if (head == "random") {
     if (nparts < 2) Fail(text, "random needs a seed: random:SEED");
@@ -170,9 +234,16 @@ inline std::string ToString(const Schedule& s) {
       return "blocked:" + std::to_string(s.tile) +
              (s.outer == OuterOrder::kPairwise ? ":pairwise" : "") + lift;
     case ScheduleKind::kStrided:
-      return "strided:" + std::to_string(s.lanes);
+      return "strided:" + std::to_string(s.lanes) +
+             (s.tile ? ":tile:" + std::to_string(s.tile) : std::string()) + lift;
     case ScheduleKind::kRandom:
       return "random:" + std::to_string(s.seed);
+    case ScheduleKind::kCuda:
+      return ToString(s.cuda);
+    case ScheduleKind::kOmp:
+      return "omp:" + std::to_string(s.parts) +
+             (s.outer == OuterOrder::kPairwise ? ":pairwise" : ":seq") +
+             (s.inner.empty() ? std::string() : ":" + s.inner);
   }
   return "?";
 }

@@ -123,6 +123,42 @@ TEST_CASE("tree shapes are the documented ones", "[fast][tree]") {
   CHECK(str.combines[2] == carrier::CombineOp{4, 5});
 }
 
+TEST_CASE("strided lane tiles and omp chunks build the documented trees", "[fast][tree]") {
+  using carrier::Chain;
+  using carrier::ChainMode;
+  using carrier::CombineOp;
+  MergeTree t = BuildTree("strided:2:tile:2:lift", 7);  // lane 0: x0 x2 | x4 x6; lane 1: x1 x3 | x5
+  REQUIRE(t.chains.size() == 4);
+  CHECK(t.chains[0] == Chain{0, 2, 2, ChainMode::kLiftTile});
+  CHECK(t.chains[1] == Chain{4, 2, 2, ChainMode::kLiftTile});
+  CHECK(t.chains[2] == Chain{1, 2, 2, ChainMode::kLiftTile});
+  CHECK(t.chains[3] == Chain{5, 1, 2, ChainMode::kLiftTile});
+  REQUIRE(t.combines.size() == 3);
+  CHECK(t.combines[0] == CombineOp{0, 1});
+  CHECK(t.combines[1] == CombineOp{2, 3});
+  CHECK(t.combines[2] == CombineOp{4, 5});
+  MergeTree o = BuildTree("omp:2", 5);  // chunks [0, 2) and [2, 5), each one seq chain
+  REQUIRE(o.chains.size() == 2);
+  CHECK(o.chains[0] == Chain{0, 2, 1, ChainMode::kPush});
+  CHECK(o.chains[1] == Chain{2, 3, 1, ChainMode::kPush});
+  CHECK(o.combines == std::vector<CombineOp>{{0, 1}});
+  CHECK(BuildTree("omp:3", 1).chains.size() == 1);  // empty chunks have no node
+  for (const std::string text : {"strided:4:tile:3:lift", "strided:16:tile:1", "omp:3:seq",
+                                 "omp:4:pairwise:strided:4:tile:2:lift", "omp:7:seq:pairwise:3",
+                                 "omp:2:pairwise:strided:16"}) {
+    for (std::uint64_t n : Sizes()) {
+      MergeTree m = BuildTree(text, n);
+      INFO("schedule=" << text << " n=" << n);
+      REQUIRE(ValidateTree(m) == "");
+      CHECK(m.schedule == text);
+      std::uint64_t covered = 0;
+      for (const auto& c : m.chains) covered += c.count;
+      CHECK(covered == n);
+      CHECK((m.Empty() || m.combines.size() + 1 == m.chains.size()));
+    }
+  }
+}
+
 TEST_CASE("the validator rejects broken trees with a reason", "[fast][tree]") {
   const MergeTree good = BuildTree("pairwise", 8);
   REQUIRE(ValidateTree(good) == "");

@@ -18,7 +18,9 @@ TEST_CASE("schedule text round-trips in canonical form", "[fast][schedule]") {
       "seq",        "reverse",          "pairwise",           "pairwise:8",
       "pairwise:lift", "pairwise:64:lift", "blocked:64",       "blocked:64:pairwise",
       "blocked:1",  "blocked:64:lift",  "blocked:4096:pairwise:lift", "strided:16",
-      "strided:1",  "random:0",         "random:18446744073709551615"};
+      "strided:1",  "random:0",         "random:18446744073709551615",
+      "strided:16:tile:4:lift", "strided:8:lift", "strided:8:tile:2", "omp:4:seq",
+      "omp:2:pairwise:strided:16:tile:16:lift", "omp:3:seq:seq", "omp:1:pairwise:blocked:8"};
   for (const auto& text : canonical) {
     INFO("text: " << text);
     Schedule s = ParseSchedule(text);
@@ -34,6 +36,10 @@ TEST_CASE("schedule text variants canonicalise", "[fast][schedule]") {
   CHECK(ParseSchedule("blocked:32:pairwise").outer == carrier::OuterOrder::kPairwise);
   CHECK(ParseSchedule("random:7").seed == 7u);
   CHECK(ParseSchedule("strided:16").lanes == 16u);
+  CHECK(carrier::ToString(ParseSchedule("omp:4")) == "omp:4:seq");
+  CHECK(ParseSchedule("omp:4:pairwise").outer == carrier::OuterOrder::kPairwise);
+  CHECK(ParseSchedule("omp:4:seq:strided:8:tile:2:lift").inner == "strided:8:tile:2:lift");
+  CHECK(ParseSchedule("strided:8:tile:2:lift").tile == 2u);
 }
 
 TEST_CASE("bad schedule text is a one-line error naming the problem", "[fast][schedule]") {
@@ -61,6 +67,13 @@ TEST_CASE("bad schedule text is a one-line error naming the problem", "[fast][sc
       {"strided", "needs a lane count"},
       {"strided:0", "K must be a positive integer"},
       {"strided:4:2", "unexpected field '2'"},
+      {"strided:4:tile", "tile needs a size"},
+      {"strided:4:tile:0", "T must be a positive integer"},
+      {"strided:4:lift:tile:2", "unexpected field 'tile'"},
+      {"omp", "needs a chunk count"},
+      {"omp:0", "P must be a positive integer"},
+      {"omp:2:seq:omp:2", "cannot be omp"},
+      {"omp:2:seq:foo", "inner schedule: bad schedule 'foo'"},
       {"random", "needs a seed"},
       {"random:", "SEED must be a non-negative integer"},
       {"random:1.5", "got '1.5'"},
