@@ -63,8 +63,18 @@ OpBound BoundForOp(const std::string& op, const BoundContext& ctx, std::span<con
       return {LseBound(d, ctx.u, ctx.u_exp, ctx.u_log, static_cast<double>(lse), spread,
                        static_cast<double>(lse - m)),
               false};
-    // The componentwise bound is largest for the smallest element.
-    return {SoftmaxRelBound(d, ctx.u, ctx.u_exp, spread, static_cast<double>(m - min_x)), true};
+    // The componentwise bound is largest for the smallest element. Outputs below the normal
+    // range lose relative accuracy: e^{x_i - m} and the division by d each round to a multiple
+    // of the subnormal spacing eta, an absolute error of at most eta apiece, so component i
+    // gains 2 eta / p_i relative, largest for the smallest output p_min = e^{min x - lse}.
+    Bound b = SoftmaxRelBound(d, ctx.u, ctx.u_exp, spread, static_cast<double>(m - min_x));
+    if (ctx.eta > 0) {
+      const long double p_min = std::exp(min_x - lse);
+      b.value += p_min > 0 ? static_cast<double>(2 * static_cast<long double>(ctx.eta) / p_min)
+                           : INFINITY;
+      b.formula = "rho + u_e + u(M - x_i) + 2u + 2 eta / p_i (relative; eta: subnormal spacing)";
+    }
+    return {b, true};
   }
   if (op == "welford") {
     const double n = static_cast<double>(x.size());
