@@ -49,6 +49,19 @@ if(NOT _w STREQUAL "OFF")
 endif()
 _carrier_resolve(CARRIER_WITH_OPENMP _omp_found CARRIER_HAVE_OPENMP "OpenMP")
 
+# toml++ (Debian libtomlplusplus-dev, header-only): the parser of `carrier sweep` configs. It is
+# required by the sweep alone, so it is looked for, not demanded: without it everything else
+# builds (the core-only preset included) and `carrier sweep` refuses with one line.
+# Result: CARRIER_HAVE_TOMLPP (the header's folder is a system include path on Debian, and is
+# added to carrier_experiments' include path otherwise).
+find_path(CARRIER_TOMLPP_INCLUDE_DIR toml++/toml.h)
+if(CARRIER_TOMLPP_INCLUDE_DIR)
+  set(CARRIER_HAVE_TOMLPP ON)
+else()
+  message(STATUS "carrier: toml++ (libtomlplusplus-dev) not found; `carrier sweep` will refuse")
+  set(CARRIER_HAVE_TOMLPP OFF)
+endif()
+
 carrier_enable_cuda()
 
 if(CARRIER_BUILD_TESTS)

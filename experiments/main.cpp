@@ -17,6 +17,20 @@
 namespace carrier::cli {
 
 const Verb kVerbs[] = {
+    {"bench", "time the SIMD/OpenMP kernels against scalar loops, two-pass versions and numpy/scipy",
+     "usage: carrier bench [--sizes P,P,...] [--quick] [--peers] [--lanes K] [--seed S]\n"
+     "                     [--max-repeats R] [--csv FILE]\n"
+     "\n"
+     "Times each SIMD kernel (min and median of repeats, GB/s, ns per element) at n = 2^P for\n"
+     "P in --sizes (default 12,16,20,24,26; --quick: 12,16,20) against a plain scalar loop\n"
+     "compiled with the same flags, the two-pass SIMD log-sum-exp and variance, native against\n"
+     "pinned (strided:K, --lanes K = 16|32|64, default 32) mode, and omp:2 with 1 and 2 threads.\n"
+     "--peers also runs scripts/bench_peers.py (numpy.sum, scipy.special.logsumexp, numpy.var on\n"
+     "the same values) and prints one table, then the ratios of the issue's targets and the\n"
+     "fp64 variance errors at 2^24 against the certified reference. Not part of the tests.\n"
+     "--csv FILE also writes every row (case, variant, median and min seconds) in the bench\n"
+     "schema of analysis/README.md: /usr/bin/python3 -m analysis perf-bars --csv FILE ...\n",
+     RunBench},
     {"demo", "log-sum-exp, variance and sum in fp32 through four merge orders",
      "usage: carrier demo [--n N] [--seed S]\n"
      "\n"
@@ -50,6 +64,7 @@ const Verb kVerbs[] = {
      "usage: carrier eval --op OP --dtype T [--acc T] [--round MODE] [--schedule S]\n"
      "                    [--exp POLICY] (--input FILE | --gen DIST --n N [--seed S])\n"
      "                    [--format text|json] [--allow-nonfinite] [--sr-seed S]\n"
+     "                    [--backend replay|simd|omp|cuda] [--head-dim D]\n"
      "\n"
      "Rounds the inputs to the storage format T (round to nearest even), reduces them in the\n"
      "compute format (--acc, default T) through the schedule's merge tree, and prints the\n"
@@ -59,13 +74,20 @@ const Verb kVerbs[] = {
      "non-finite values are inf, -inf, nan (strings in JSON). Exit 1 if the reference could\n"
      "not be certified.\n"
      "\n"
-     "  --op OP        sum kahan max argmax lse softmax welford norm2 dot affine, or a\n"
+     "  --op OP        sum kahan max argmax lse softmax welford norm2 dot affine,\n"
+     "                 var-twopass var-textbook (variance formulas), attention (one\n"
+     "                 FlashAttention head: --n keys, --head-dim 64|128, --acc fp32|fp64, or an\n"
+     "                 emulated format such as bf16 on the replay backend), or a\n"
      "                 registered user carrier (experiments/user_carriers/, e.g. range; one\n"
      "                 column; reference: the carrier in MPFR at p and 2p bits, tier\n"
      "                 mpfr-carrier; no a-priori bound)\n"
      "  --dtype T      storage: fp8e4m3 fp8e4m3sat fp8e5m2 fp16 bf16 tf32 fp32 fp64\n"
      "                 custom:p=P,emin=E,emax=E[,subnormals=0][,inf=0][,saturate=1]\n"
-     "  --acc T        compute format: as --dtype, or mpfr:BITS\n"
+     "  --acc T        compute format: as --dtype, or mpfr:BITS; or INNER>OUTER, two-level\n"
+     "                 accumulation (FABsum): chains/tiles in INNER, combines in OUTER, e.g.\n"
+     "                 --acc 'fp16>fp32' --schedule blocked:32 (ops sum kahan lse welford,\n"
+     "                 backend replay; INNER a format no wider than OUTER, OUTER a format or\n"
+     "                 mpfr:BITS; u is INNER's, sum's bound (b-1)u_in + D_out u_out)\n"
      "  --round MODE   compute rounding: rne rna rz ru rd ro sr (default rne; sr is seeded\n"
      "                 by --sr-seed, default the --seed)\n"
      "  --schedule S   merge order (default seq; see carrier tree --help)\n"
@@ -75,7 +97,9 @@ const Verb kVerbs[] = {
      "  --gen DIST     uniform01 uniform11 normal lognormal (each with :asc or :desc), or\n"
      "                 ill:COND (a sum with condition number about COND)\n"
      "  --n N --seed S generator size and seed (default seed 1)\n"
-     "  --backend B    replay (the only backend so far)\n"
+     "  --backend B    replay (default: core's Replay of the tree), simd, omp, cuda (the\n"
+     "                 fast kernels; exit 2 with the reason when not built or no device)\n"
+     "  --head-dim D   attention's head dimension (64 or 128)\n"
      "  --allow-nonfinite  accept nan/inf in an input file (special-value studies)\n",
      RunEval},
     {"laws", "check a carrier's algebraic laws against its declarations",
@@ -104,6 +128,7 @@ const Verb kVerbs[] = {
      "  --trials N triples of lists (default 300)\n"
      "  --seed S   generator seed (default 1)\n",
      RunLaws},
+    {"merge", "join the output folders of sharded sweeps into one", kMergeHelp, RunMerge},
     {"reference-bench", "time the certified log-sum-exp reference against plain MPFR",
      "usage: carrier reference-bench [--n N] [--seed S] [--dtype T] [--repeats R] [--gen DIST]\n"
      "\n"
@@ -111,6 +136,9 @@ const Verb kVerbs[] = {
      "escalating MPFR reference and plain MPFR at 256 bits per element over the same N\n"
      "(default 10^6) fp32 values, and prints the times, ratios and agreement.\n",
      RunReferenceBench},
+    {"study", "paper experiments that are not sweep grids (stagnation, lse-mnist, ...)",
+     kStudyHelp, RunStudy},
+    {"sweep", "run a TOML grid of trials into a tidy CSV and a manifest", kSweepHelp, RunSweep},
     {"tree", "print the merge tree a schedule builds",
      "usage: carrier tree --schedule S --n N [--format text|dot|json] [--max-nodes M]\n"
      "\n"
@@ -118,9 +146,16 @@ const Verb kVerbs[] = {
      "and a drawing when it has at most M nodes, default 256), Graphviz DOT, or JSON.\n"
      "\n"
      "Schedules: seq | reverse | pairwise[:LEAF][:lift] | blocked:TILE[:seq|pairwise][:lift] |\n"
-     "           strided:K | random:SEED\n"
+     "           strided:K[:tile:T][:lift] | random:SEED\n"
+     "           omp:P[:seq|pairwise][:INNER]  (P static chunks [cn/P, (c+1)n/P), each reduced by\n"
+     "           INNER, default seq; chunk states merged in the outer order; kernels/omp)\n"
+     "           strided:K:tile:T:lift is the SIMD kernels' lifted lane tiles (kernels/simd)\n"
+     "           cuda:THREADS[:ITEMS[:blocked|striped[:shfl|xor[:seq|pairwise[:auto|BLOCKS]]]]][:lift]\n"
+     "           (the GPU block/grid reduction of kernels/cuda; see core/cuda_schedule.hpp)\n"
      "  e.g. carrier tree --schedule blocked:4:pairwise --n 16\n"
-     "       carrier tree --schedule strided:8 --n 64 --format dot | dot -Tpng > tree.png\n",
+     "       carrier tree --schedule cuda:64:2:blocked:shfl:pairwise --n 300\n"
+     "       carrier tree --schedule strided:8 --n 64 --format dot | dot -Tpng > tree.png\n"
+     "       carrier tree --schedule omp:2:pairwise:strided:4:tile:2:lift --n 40\n",
      RunTree},
 };
 const std::size_t kVerbCount = sizeof(kVerbs) / sizeof(kVerbs[0]);

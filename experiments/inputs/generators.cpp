@@ -43,12 +43,21 @@ GeneratorSpec ParseGenerator(const std::string& text) {
       throw std::invalid_argument("ill:COND needs a condition number >= 1, got '" + arg + "'");
     return spec;
   }
+  if (spec.dist == "offset") {
+    // MU + N(0, 1): a variance whose condition number kappa grows like sqrt(1 + MU^2).
+    const std::string arg = colon == std::string::npos ? "" : text.substr(colon + 1);
+    char* end = nullptr;
+    spec.offset = std::strtod(arg.c_str(), &end);
+    if (arg.empty() || *end != '\0' || !std::isfinite(spec.offset))
+      throw std::invalid_argument("offset:MU needs a finite number MU, got '" + arg + "'");
+    return spec;
+  }
   if (colon != std::string::npos) spec.order = text.substr(colon + 1);
   if (spec.dist != "uniform01" && spec.dist != "uniform11" && spec.dist != "normal" &&
       spec.dist != "lognormal")
     throw std::invalid_argument("unknown generator '" + spec.dist +
                                 "'; expected uniform01, uniform11, normal, lognormal (each "
-                                "with optional :asc or :desc) or ill:COND");
+                                "with optional :asc or :desc), ill:COND or offset:MU");
   if (colon != std::string::npos && spec.order != "asc" && spec.order != "desc")
     throw std::invalid_argument("generator order must be asc or desc, got '" + spec.order + "'");
   return spec;
@@ -97,6 +106,8 @@ std::vector<double> Generate(const GeneratorSpec& spec, std::uint64_t n, std::ui
       x[i] = 2.0 * UniformAt(seed, i) - 1.0;
     } else if (spec.dist == "normal") {
       x[i] = NormalAt(seed, i);
+    } else if (spec.dist == "offset") {
+      x[i] = spec.offset + NormalAt(seed, i);
     } else {
       x[i] = std::exp(NormalAt(seed, i));
     }

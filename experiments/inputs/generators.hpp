@@ -7,7 +7,8 @@
 // has random signs and exponents spread over [0, log2(COND)/2], the second half exponents
 // falling linearly to 0, each minus the running exact sum so the total cancels; the values
 // are rounded to the storage format as they are made (the cancellation is computed from the
-// rounded values) and then shuffled. The achieved condition number is reported by whoever
+// rounded values) and then shuffled; or offset:MU, MU + N(0,1) (a variance with condition
+// number kappa = sqrt(1 + MU^2 / sigma^2) about sqrt(1 + MU^2), Chan, Golub & LeVeque 1983). The achieved condition number is reported by whoever
 // computes the certified reference. Values come
 // from a counter-based SplitMix64 stream of (seed, index), so value i does not depend on how
 // many values are drawn or on the thread that draws them; normals use Box-Muller on the pair
@@ -21,9 +22,10 @@
 namespace carrier::inputs {
 
 struct GeneratorSpec {
-  std::string dist;     // uniform01 | uniform11 | normal | lognormal | ill
+  std::string dist;     // uniform01 | uniform11 | normal | lognormal | ill | offset
   std::string order;    // "" | asc | desc
   double cond = 0;      // ill: target condition number (>= 1)
+  double offset = 0;    // offset: the mean MU
   std::string text;     // as given
   const std::string& Text() const { return text; }
 };

@@ -15,11 +15,19 @@ struct Verb {
 };
 
 int RunTree(const std::vector<std::string>& args);
+int RunBench(const std::vector<std::string>& args);
 int RunDemo(const std::vector<std::string>& args);
 int RunEval(const std::vector<std::string>& args);
 int RunReferenceBench(const std::vector<std::string>& args);
 int RunLaws(const std::vector<std::string>& args);
 int RunDerive(const std::vector<std::string>& args);
+int RunStudy(const std::vector<std::string>& args);
+int RunSweep(const std::vector<std::string>& args);
+int RunMerge(const std::vector<std::string>& args);
+extern const char kSweepHelp[];
+extern const char kMergeHelp[];
+// The study verb keeps its help beside its studies (verbs/study.cpp).
+extern const char kStudyHelp[];
 
 extern const Verb kVerbs[];
 extern const std::size_t kVerbCount;

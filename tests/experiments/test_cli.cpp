@@ -2,6 +2,7 @@
 // exactly one line on stderr and exit code 2 (never a crash, never a silent default).
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -10,6 +11,12 @@
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "precision/half.hpp"
+#include "support/test_support.hpp"
 
 namespace {
 
@@ -168,10 +175,60 @@ TEST_CASE("carrier eval measures against the certified reference", "[fast][cli][
   CHECK(soft.out.find("componentwise_error") != std::string::npos);
   Run mp = Carrier("eval --op welford --dtype fp32 --acc mpfr:200 --gen normal --n 100");
   CHECK(mp.code == 0);
+  Run att = Carrier("eval --op attention --head-dim 64 --dtype bf16 --acc fp32 --schedule "
+                    "blocked:16:lift --gen normal --n 48 --format json");
+  INFO(att.out << att.err);
+  CHECK(att.code == 0);
+  CHECK(att.out.find("\"componentwise_error\":") != std::string::npos);
+  CHECK(att.out.find("\"reference_certified\":true") != std::string::npos);
+  for (const char* op : {"var-twopass", "var-textbook"}) {
+    Run var = Carrier(std::string("eval --op ") + op + " --dtype fp32 --gen normal --n 1000 --format json");
+    INFO(var.out << var.err);
+    CHECK(var.code == 0);
+    CHECK(var.out.find("\"reference_tier\":\"exact\"") != std::string::npos);
+    CHECK(var.out.find("\"condition_number\":") != std::string::npos);
+  }
   Run sr = Carrier("eval --op sum --dtype bf16 --round sr --sr-seed 9 --gen uniform01 --n 100 --format json");
   CHECK(sr.code == 0);
   CHECK(sr.out.find("\"sr_seed\":9") != std::string::npos);
 }
+
+#if CARRIER_TEST_HAVE_MPFR
+TEST_CASE("carrier eval computes attention in an emulated bf16 or fp16 format", "[fast][cli][eval]") {
+  // acc bf16 / fp16: every operation of the replay rounds into that format (emulated), so the
+  // error scales with its unit roundoff, which is the u the bound uses.
+  auto field = [](const std::string& json, const std::string& key) {
+    const auto at = json.find("\"" + key + "\":");
+    return at == std::string::npos ? std::nan("") : std::strtod(json.c_str() + at + key.size() + 3, nullptr);
+  };
+  const std::string common = "eval --op attention --head-dim 64 --dtype bf16 --schedule "
+                             "blocked:16:lift --gen normal --n 64 --seed 3 --format json --acc ";
+  Run f32 = Carrier(common + "fp32"), b16 = Carrier(common + "bf16"), h16 = Carrier(common + "fp16");
+  INFO("reproduce: carrier " << common << "{fp32,bf16,fp16}\n" << f32.out << b16.out << h16.out
+                             << f32.err << b16.err << h16.err);
+  REQUIRE(f32.code == 0);
+  REQUIRE(b16.code == 0);
+  REQUIRE(h16.code == 0);
+  const double e32 = field(f32.out, "normwise_inf_error"), eb = field(b16.out, "normwise_inf_error"),
+               eh = field(h16.out, "normwise_inf_error");
+  std::cout << "eval attention n=64 Bc=16 normwise-inf error: fp32 " << e32 << ", fp16 " << eh
+            << ", bf16 " << eb << "\n";
+  CHECK(field(b16.out, "u") == 0x1p-8);
+  CHECK(field(h16.out, "u") == 0x1p-11);
+  CHECK(eb > 1000 * e32);  // u ratio 2^16
+  CHECK(eh > 100 * e32);   // u ratio 2^13
+  CHECK(eb > eh);
+  CHECK(eb < field(b16.out, "bound"));
+  CHECK(eh < field(h16.out, "bound"));
+  // Emulated attention runs on the replay only, and not in mpfr.
+  Run simd = Carrier(common + "bf16 --backend simd");
+  Run mp = Carrier(common + "mpfr:100");
+  CHECK(simd.code == 2);
+  CHECK(simd.err.find("replay only") != std::string::npos);
+  CHECK(mp.code == 2);
+  CHECK(mp.err.find("attention computes in one format") != std::string::npos);
+}
+#endif
 
 TEST_CASE("carrier eval rejects bad input with one line and exit 2", "[fast][cli][eval]") {
   const std::string dir = "/tmp/carrier_cli_eval_" + std::to_string(getpid());
@@ -213,15 +270,83 @@ TEST_CASE("carrier eval rejects bad input with one line and exit 2", "[fast][cli
       {"eval --op dot --dtype fp32 --input " + one_col, "expected 2 numbers per line, found 1"},
       {"eval --op sum --dtype fp32 --input " + dir + "/missing.txt", "cannot open"},
       {"eval --op argmax --dtype fp32 --schedule strided:4 --gen normal --n 10", "not commutative"},
-      {"eval --op sum --dtype fp32 --backend simd --gen normal --n 10", "not built yet"},
+      {"eval --op sum --dtype fp32 --backend gpu --gen normal --n 10", "--backend must be one of"},
+      {"eval --op attention --dtype fp32 --head-dim 48 --gen normal --n 10", "head_dim 48"},
+      {"eval --op sum --dtype fp32 --head-dim 64 --gen normal --n 10", "--head-dim goes with"},
       {"eval --op sum --dtype fp32 --schedule blocked:0 --gen normal --n 10", "TILE"},
   };
   for (const auto& c : cases) CheckRejected(c.args, c.must_mention);
+  // A fast backend either runs (exit 0) or, not built here or without a device, says so in
+  // one line with exit 2 (backends::Unavailable).
+  for (const char* b : {"simd", "omp", "cuda"}) {
+    Run r = Carrier(std::string("eval --op sum --dtype fp32 --gen normal --n 100 --backend ") + b);
+    std::cout << "  eval --backend " << b << " -> exit " << r.code << " " << r.err;
+    INFO(b << ": " << r.out << r.err);
+    CHECK((r.code == 0 || (r.code == 2 && Lines(r.err) == 1 && r.out.empty())));
+  }
   // Special values are accepted on request and follow the project's table.
   Run special = Carrier("eval --op lse --dtype fp32 --allow-nonfinite --input " + nan);
   CHECK(special.code == 0);
   CHECK(special.out.find("result                     nan") != std::string::npos);
   std::system(("rm -rf " + dir).c_str());
+}
+
+// Two-level accumulation (FABsum, acc INNER>OUTER): binary16 tiles of 32, float tile sums.
+// The expectation is a plain loop: each tile folded from +0 with every sum rounded to binary16
+// (the float sum of two binary16 values rounded once more to 11 bits is the correctly rounded
+// sum: 24 >= 2 * 11 + 2), then the tile sums added left to right in float.
+TEST_CASE("carrier eval runs FABsum with acc fp16>fp32 like a plain loop", "[fast][cli][eval]") {
+  const std::uint64_t seed = 31;
+  carrier::test::Rng rng(seed);
+  const std::size_t n = 1000, b = 32;
+  std::vector<float> x(n);
+  const std::string file = "/tmp/carrier_cli_fabsum_" + std::to_string(getpid()) + ".txt";
+  {
+    std::ofstream f(file);
+    for (auto& v : x) {
+      v = carrier::Half(rng.Uniform01()).ToFloat();
+      f << carrier::test::Exact(v) << "\n";
+    }
+  }
+  float outer = 0.0f, all16 = 0.0f;
+  for (std::size_t lo = 0; lo < n; lo += b) {
+    float tile = 0.0f;
+    for (std::size_t i = lo; i < n && i < lo + b; ++i) tile = carrier::Half(tile + x[i]).ToFloat();
+    outer = lo == 0 ? tile : outer + tile;
+    all16 = lo == 0 ? tile : carrier::Half(all16 + tile).ToFloat();
+  }
+  Run r = Carrier("eval --op sum --dtype fp16 --acc 'fp16>fp32' --schedule blocked:32 --format json --input " + file);
+  Run same = Carrier("eval --op sum --dtype fp16 --schedule blocked:32 --format json --input " + file);
+  std::remove(file.c_str());
+  INFO("reproduce: seed=" << seed << " n=" << n << " schedule=blocked:32 types=fp16 tiles, fp32 "
+       "tile sums; loop " << carrier::test::Exact(outer) << "\n" << r.out << r.err);
+  REQUIRE(r.code == 0);
+  auto field = [](const std::string& json, const std::string& key) {
+    const auto at = json.find("\"" + key + "\":");
+    return at == std::string::npos ? std::string() : json.substr(at + key.size() + 3, 40);
+  };
+  const float got = std::strtof(field(r.out, "result").c_str(), nullptr);
+  const float got16 = std::strtof(field(same.out, "result").c_str(), nullptr);
+  std::cout << "eval fp16>fp32 blocked:32 n=1000: " << carrier::test::Exact(got) << " (loop "
+            << carrier::test::Exact(outer) << "; all-fp16: eval " << carrier::test::Exact(got16)
+            << ", loop " << carrier::test::Exact(all16) << ")\n";
+  CHECK(got == outer);
+  CHECK(r.out.find("\"acc\":\"fp16>fp32\"") != std::string::npos);
+  CHECK(r.out.find("FABsum") != std::string::npos);  // the bound's formula names it
+  // u is the inner (binary16) unit roundoff.
+  CHECK(std::strtod(field(r.out, "u").c_str(), nullptr) == 0x1p-11);
+  // The all-fp16 run differs (so the two-level run is not one-precision by accident).
+  CHECK(got16 == all16);
+  CHECK(all16 != outer);
+
+  CheckRejected("eval --op sum --dtype fp32 --acc 'fp32>fp16' --gen normal --n 10", "wider");
+  CheckRejected("eval --op sum --dtype fp16 --acc 'bf16>fp16' --gen normal --n 10", "wider");
+  CheckRejected("eval --op max --dtype fp16 --acc 'fp16>fp32' --gen normal --n 10",
+                "not 'max'");
+  CheckRejected("eval --op sum --dtype fp16 --acc 'fp16>' --gen normal --n 10", "INNER>OUTER");
+  CheckRejected("eval --op sum --dtype fp16 --acc 'mpfr:30>fp64' --gen normal --n 10", "inner");
+  CheckRejected("eval --op sum --dtype fp16 --acc 'fp16>fp32' --backend simd --gen normal --n 10",
+                "replay only");
 }
 
 #else  // a build without MPFR: eval has no certified reference and says so

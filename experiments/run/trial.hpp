@@ -1,0 +1,183 @@
+// experiments/run/trial.hpp: one trial of carrier's measurement, shared by `carrier eval` (one
+// trial, printed) and `carrier sweep` (many, as CSV rows).
+//
+// A trial is (op, storage dtype, compute type, rounding, exp policy, schedule, backend) applied
+// to one input. It runs in three steps so that a sweep can share the expensive middle one:
+//   1. ResolveTrial: parse and check the parameters. Throws SpecError (one line, no flag names)
+//      for a value or combination that cannot run; eval turns it into exit 2, sweep into a
+//      failed row.
+//   2. MakeInput + ComputeReference: the stored input (rounded to the storage dtype, rne) and
+//      its certified reference. Both depend only on ReferenceKey(trial) and the input's
+//      generator, n, seed and head_dim, so one reference serves every schedule, compute type,
+//      rounding, exp policy and backend of that input.
+//   3. RunTrial: the reduction (core Replay for backend replay; experiments/backends for simd,
+//      omp, cuda, whose Unavailable propagates) and its measurement: errors against the
+//      reference (precision/metrics.hpp), the a-priori bound for the executed tree's depth
+//      (precision/op_bounds.hpp) and the ratio, with the columns of experiments/sweep/FORMAT.md.
+// Thread safety: every function may run on several threads at once. Emulated arithmetic keeps
+// its format and stochastic-rounding stream in a thread_local context and Mpfr its working
+// precision in a thread_local (never Boost's process-wide default_precision), so concurrent
+// trials never share mutable state; the reference functions are documented thread-safe.
+//
+// Ops beyond the carriers' own (FORMAT.md): var-twopass (mean by Sum through the schedule,
+// then the Sum of (x - mean)^2 through the same schedule, divided by n) and var-textbook (the
+// one-pass formula (sum x^2 - (sum x)^2 / n) / n, both sums through the schedule), each in the
+// compute type and measured against Welford's certified population variance; and attention
+// (one head of FlashAttention-2's forward pass, non-causal, n = the sequence length:
+// core/attention.hpp's AttentionForwardReplay with every row merged in the schedule's order,
+// blocked:Bc:lift being the kernel's key tiles of Bc; measured normwise and componentwise over
+// all n x head_dim outputs against the per-row certified references; fp32/fp64 compute; its
+// bound is FlashRow's first-order FA2 bound (core/carriers/flash_row.hpp) plus the first-order
+// effect of the scores' own rounding, normwise: see FORMAT.md).
+//
+// Two-level accumulation (acc "INNER>OUTER", ResolvedTrial::mixed): chains in INNER, combines
+// in OUTER through core/replay.hpp's ReplayMixed (FABsum's shape), for sum kahan lse welford on
+// backend replay; sum's bound is FABsum's first-order max_k ((L_k-1) u_in + D_out,k u_out)
+// sum|x| (blocked:b: (b-1) u_in + (n/b-1 or ceil(log2(n/b))) u_out), the others' their
+// one-precision bound at u = u_inner.
+#pragma once
+
+#if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/schedule.hpp"
+#include "inputs/generators.hpp"
+#include "precision/format.hpp"
+#include "precision/reference/reference.hpp"
+#include "precision/rounding.hpp"
+
+namespace carrier::registry {
+struct Entry;
+}
+
+namespace carrier::run {
+
+// A parameter value or combination that cannot run; the message is one line and names it.
+class SpecError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// The built-in ops, and the ones the trial runner adds (see above).
+const std::vector<std::string>& BuiltinOps();      // sum kahan max argmax lse softmax welford norm2 dot affine
+const std::vector<std::string>& RunnerOps();       // BuiltinOps + var-twopass var-textbook attention
+const std::vector<std::uint64_t>& AttentionHeadDims();  // 64 128 (core/attention.hpp)
+
+struct TrialSpec {
+  std::string op;
+  std::string dtype;
+  std::string acc;  // empty or "same": the storage dtype; else a format or mpfr:BITS; or
+                    // "INNER>OUTER", two-level accumulation (ResolvedTrial::mixed)
+  std::string round = "rne";
+  std::string exp = "libm";
+  std::string schedule = "seq";
+  std::string backend = "replay";
+  std::uint64_t head_dim = 0;  // attention only
+  std::uint64_t sr_seed = 1;   // the stochastic rounding stream (round = sr)
+};
+
+enum class ComputeKind { kFloat, kDouble, kEmulated, kMpfr };
+
+struct ComputeSpec {
+  ComputeKind kind = ComputeKind::kDouble;
+  Format format;  // for kMpfr: a p-bit format with fp64's exponent range (for ulps)
+  long mpfr_bits = 0;
+  std::string text;  // as given (the dtype's name for "same")
+};
+
+struct ResolvedTrial {
+  TrialSpec spec;
+  Format storage;
+  // The compute type of the result. For acc "INNER>OUTER" (mixed) it is OUTER's, with text the
+  // whole pair, and `inner` is INNER's: every chain (tile) runs in INNER, each chain's state
+  // is converted exactly to OUTER (ResolveTrial requires every INNER value to be an OUTER
+  // value) and every combine runs in OUTER — core/replay.hpp's ReplayMixed, FABsum's shape
+  // (Blanchard, Higham & Mary 2020). Ops sum kahan lse welford, backend replay only; INNER is
+  // a format (not mpfr), OUTER a format or mpfr:BITS. Emulated levels both round with `round`;
+  // OUTER's stochastic stream is seeded from sr_seed mixed once (not the inner stream's).
+  // The outcome's u is INNER's unit roundoff; ulp_error is in OUTER's format.
+  ComputeSpec compute;
+  bool mixed = false;
+  ComputeSpec inner;
+  Rounding rounding = Rounding::kNearestEven;
+  Schedule schedule;
+  const registry::Entry* user = nullptr;  // a registered user carrier, else null
+};
+
+// Throws SpecError.
+ResolvedTrial ResolveTrial(const TrialSpec& spec);
+
+// Ops sharing a reference on the same input: sum and kahan -> "sum"; welford, var-twopass and
+// var-textbook -> "welford"; attention -> "attention:<head_dim>"; otherwise the op.
+std::string ReferenceKey(const ResolvedTrial& t);
+
+// The stored input. One-column ops: a. dot and affine: (a, b) from seeds seed and seed + 1.
+// attention: a = q, k, v concatenated (each n x head_dim, row-major): q and k from the
+// generator (seeds seed, seed + 1), v normal (seed + 2), as backends.hpp's cuda backend takes. Every value already rounded to the storage format (rne).
+struct TrialInput {
+  std::vector<double> a;
+  std::vector<double> b;
+  std::uint64_t n = 0;  // the reduction's length (attention: the sequence length)
+  std::string text;     // how it was made, for eval's output
+};
+TrialInput MakeInput(const ResolvedTrial& t, const inputs::GeneratorSpec& gen, std::uint64_t n,
+                     std::uint64_t seed);
+// From numbers already read (a file): rounds them to the storage format.
+TrialInput MakeInputFromValues(const ResolvedTrial& t, std::vector<double> a,
+                               std::vector<double> b, std::string text);
+
+struct SharedReference {
+  reference::Reference ref;
+  double seconds = 0;  // time to compute it
+  std::string tier;    // "exact", "fast", "mpfr" or "mpfr-carrier" (user carriers)
+  // attention only, the data-dependent parts of its bound (RunTrial): per output component j
+  // of row i, A = sum_k w_k (|v_kj| + |o_ij|) and B = sum_k w_k (|v_kj| + |o_ij|) (M_i - s_ik),
+  // with w the exact softmax weights of the row, s its exact scores, M_i their maximum and o
+  // the reference output; per row, Q_i = max_k sum_c |q_ic k_kc| / sqrt(d) (scales the error of
+  // the scores the replay forms in the compute type). Row-major like the outputs.
+  std::vector<double> attention_a, attention_b, attention_q;
+};
+SharedReference ComputeReference(const ResolvedTrial& t, const TrialInput& input);
+
+// Everything one trial measured. Scalar ops fill result..ulp_error; softmax and attention
+// (vector_out) fill the vector errors, abs_error = normwise inf, rel_error = componentwise.
+struct TrialOutcome {
+  std::string schedule_used;
+  std::uint64_t n = 0;
+  std::vector<long double> components;  // as computed (see backends.hpp for the layout)
+  std::int64_t index = -1;              // argmax
+  std::size_t main = 0;                 // index of the main component
+  bool vector_out = false;
+  long double result = 0;
+  double reference = 0;
+  double abs_error = 0, rel_error = 0, ulp_error = 0;
+  bool reference_zero = false, special_mismatch = false;
+  double normwise_inf = 0, normwise_2 = 0, componentwise = 0;
+  std::size_t zero_components = 0;
+  double cond = NAN;  // see FORMAT.md; NaN when undefined for the op
+  bool has_bound = false;  // false: user carrier or an op without an a-priori bound
+  double bound = NAN;
+  bool bound_relative = true, bound_rigorous = false, bound_vacuous = false;
+  std::string bound_formula;
+  double error_to_bound = NAN;
+  double u = 0;
+  std::uint64_t tree_max_depth = 0;
+  double tree_mean_depth = 0;
+  double seconds = 0;  // the reduction alone (replay or kernel)
+};
+
+// Runs the reduction and measures it. Throws SpecError (e.g. a permuting schedule for a
+// non-commutative op) and backends::Unavailable.
+TrialOutcome RunTrial(const ResolvedTrial& t, const TrialInput& input, const SharedReference& ref);
+
+// Frees the calling thread's MPFR caches; worker threads call it before they end.
+void ReleaseThreadCaches();
+
+}  // namespace carrier::run
+
+#endif  // CARRIER_HAVE_MPFR

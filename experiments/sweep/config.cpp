@@ -1,0 +1,436 @@
+#include "sweep/config.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "cli/args.hpp"
+
+#if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR && defined(CARRIER_HAVE_TOMLPP) && \
+    CARRIER_HAVE_TOMLPP
+#define CARRIER_SWEEP_CONFIG 1
+#include <toml++/toml.h>
+
+#include "core/schedule.hpp"
+#include "inputs/generators.hpp"
+#include "precision/format.hpp"
+#include "precision/rounding.hpp"
+#include "registry/registry.hpp"
+#include "run/trial.hpp"
+#endif
+
+namespace carrier::sweep {
+
+namespace {
+
+std::uint64_t Fnv1a(const std::string& s, std::uint64_t h = 1469598103934665603ULL) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+std::uint64_t Mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+std::uint64_t ParseRangeNumber(const std::string& t, const std::string& whole) {
+  auto v = cli::ParseCountText(t);
+  if (!v)
+    throw std::invalid_argument("range '" + whole + "': '" + t +
+                                "' is not a non-negative integer (123, 1e6 or 2^20)");
+  return *v;
+}
+
+std::string Trim(std::string s) {
+  while (!s.empty() && s.front() == ' ') s.erase(s.begin());
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+std::string ConfigHash(const std::string& text) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(Fnv1a(text)));
+  return buf;
+}
+
+std::uint64_t InputSeed(std::uint64_t base, const std::string& input, std::uint64_t n,
+                        std::uint64_t head_dim, std::uint64_t trial) {
+  std::uint64_t h = Fnv1a(input, Mix(base));
+  h = Mix(h ^ Mix(n));
+  h = Mix(h ^ Mix(head_dim + 0x100));
+  return Mix(h ^ Mix(trial + 0x10000)) >> 1;  // below 2^63: prints the same as signed
+}
+
+std::vector<std::string> ExpandRange(const std::string& text) {
+  const auto open = text.find('{');
+  if (open == std::string::npos) {
+    if (text.find('}') != std::string::npos)
+      throw std::invalid_argument("'" + text + "' has a '}' without '{'");
+    return {text};
+  }
+  const auto close = text.find('}', open);
+  if (close == std::string::npos) throw std::invalid_argument("range in '" + text + "' has no '}'");
+  if (text.find('{', close) != std::string::npos)
+    throw std::invalid_argument("'" + text + "' holds more than one range");
+  const std::string inner = text.substr(open + 1, close - open - 1);
+  const auto dots = inner.find("..");
+  if (dots == std::string::npos)
+    throw std::invalid_argument("range '{" + inner + "}' needs the form {A..B}, {A..B by +S} or "
+                                "{A..B by xF}");
+  const std::string a_text = Trim(inner.substr(0, dots));
+  std::string rest = inner.substr(dots + 2);
+  std::string b_text = rest, step_text;
+  const auto by = rest.find(" by ");
+  if (by != std::string::npos) {
+    b_text = rest.substr(0, by);
+    step_text = Trim(rest.substr(by + 4));
+  }
+  const std::uint64_t a = ParseRangeNumber(Trim(a_text), text);
+  const std::uint64_t b = ParseRangeNumber(Trim(b_text), text);
+  if (b < a) throw std::invalid_argument("range '" + text + "' ends below its start");
+  bool geometric = false;
+  std::uint64_t step = 1;
+  if (!step_text.empty()) {
+    if (step_text[0] == 'x' || step_text[0] == '*') {
+      geometric = true;
+      step = ParseRangeNumber(step_text.substr(1), text);
+      if (step < 2 || a == 0)
+        throw std::invalid_argument("range '" + text + "': a geometric step xF needs F >= 2 and "
+                                    "a start >= 1");
+    } else {
+      step = ParseRangeNumber(step_text[0] == '+' ? step_text.substr(1) : step_text, text);
+      if (step == 0) throw std::invalid_argument("range '" + text + "': step must be >= 1");
+    }
+  }
+  std::vector<std::string> out;
+  const std::string pre = text.substr(0, open), post = text.substr(close + 1);
+  for (std::uint64_t v = a; v <= b;) {
+    out.push_back(pre + std::to_string(v) + post);
+    if (out.size() > 100000) throw std::invalid_argument("range '" + text + "' has over 10^5 values");
+    const std::uint64_t next = geometric ? v * step : v + step;
+    if (next <= v) break;  // overflow
+    v = next;
+  }
+  return out;
+}
+
+#if defined(CARRIER_SWEEP_CONFIG)
+
+namespace {
+
+const std::map<std::string, std::vector<std::string>>& GridDefaults() {
+  static const std::map<std::string, std::vector<std::string>> d = {
+      {"acc", {"same"}},          {"round", {"rne"}},      {"exp", {"libm"}},
+      {"schedule", {"seq"}},      {"backend", {"replay"}}, {"head_dim", {"64"}}};
+  return d;
+}
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : " ") + x;
+  return s;
+}
+
+struct Checker {
+  std::string path;
+  [[noreturn]] void Fail(const std::string& key, const std::string& value,
+                         const std::string& why) const {
+    throw ConfigError("carrier sweep: " + path + ": " + key + " = '" + value + "': " + why);
+  }
+};
+
+// Checks one value of one grid key on its own; throws via Fail with the allowed values.
+void CheckValue(const Checker& c, const std::string& key, const std::string& v) {
+  const std::string k = "[grid] " + key;
+  if (key == "op") {
+    const auto& ops = run::RunnerOps();
+    if (std::find(ops.begin(), ops.end(), v) == ops.end() && !registry::Find(v))
+      c.Fail(k, v, "unknown op; allowed: " + Join(ops) + registry::NamesSuffix());
+  } else if (key == "dtype") {
+    try {
+      ParseFormat(v);
+    } catch (const std::exception& e) {
+      c.Fail(k, v, std::string(e.what()) +
+                       "; allowed: fp8e4m3 fp8e4m3sat fp8e5m2 fp16 bf16 tf32 fp32 fp64 custom:...");
+    }
+  } else if (key == "acc") {
+    if (v == "same") return;
+    if (const auto gt = v.find('>'); gt != std::string::npos) {
+      // Two-level "INNER>OUTER" (FORMAT.md): each side alone must be a compute type; whether
+      // the pair and the op can run is the trial's question (a failed row).
+      const std::string in = v.substr(0, gt), out = v.substr(gt + 1);
+      if (in.empty() || out.empty() || out.find('>') != std::string::npos)
+        c.Fail(k, v, "two-level acc is INNER>OUTER, e.g. fp16>fp32");
+      for (const std::string& side : {in, out}) {
+        if (side == "same" || side.rfind("mpfr:", 0) == 0) continue;
+        try {
+          ParseFormat(side);
+        } catch (const std::exception& e) {
+          c.Fail(k, v, std::string(e.what()) + "; each side of INNER>OUTER: same, a dtype, or mpfr:BITS");
+        }
+      }
+      return;
+    }
+    if (v.rfind("mpfr:", 0) == 0) {
+      auto bits = cli::ParseCountText(v.substr(5));
+      if (!bits || *bits < 2 || *bits > (1u << 20))
+        c.Fail(k, v, "mpfr:BITS needs BITS between 2 and 2^20");
+      return;
+    }
+    try {
+      ParseFormat(v);
+    } catch (const std::exception& e) {
+      c.Fail(k, v, std::string(e.what()) + "; allowed: same, a dtype, or mpfr:BITS");
+    }
+  } else if (key == "round") {
+    try {
+      ParseRounding(v);
+    } catch (const std::exception&) {
+      c.Fail(k, v, "allowed: rne rna rz ru rd ro sr");
+    }
+  } else if (key == "exp") {
+    if (v != "libm" && v != "portable" && v != "fast") c.Fail(k, v, "allowed: libm portable fast");
+  } else if (key == "schedule") {
+    try {
+      ParseSchedule(v);
+    } catch (const std::exception& e) {
+      c.Fail(k, v, std::string(e.what()) +
+                       "; allowed: seq reverse pairwise[:LEAF][:lift] "
+                       "blocked:TILE[:seq|pairwise][:lift] strided:K random:SEED");
+    }
+  } else if (key == "backend") {
+    if (v != "replay" && v != "simd" && v != "omp" && v != "cuda")
+      c.Fail(k, v, "allowed: replay simd omp cuda");
+  } else if (key == "n") {
+    auto n = cli::ParseCountText(v);
+    if (!n || *n < 1 || *n > (std::uint64_t{1} << 26))
+      c.Fail(k, v, "n must be an integer from 1 to 2^26 (123, 1e6, 2^20 or a range)");
+  } else if (key == "input") {
+    try {
+      inputs::ParseGenerator(v);
+    } catch (const std::exception& e) {
+      c.Fail(k, v, e.what());
+    }
+  } else if (key == "head_dim") {
+    std::vector<std::string> dims;
+    for (auto d : run::AttentionHeadDims()) dims.push_back(std::to_string(d));
+    if (std::find(dims.begin(), dims.end(), v) == dims.end())
+      c.Fail(k, v, "allowed: " + Join(dims));
+  }
+}
+
+// One TOML value (or array of them) of a grid or exclude key -> expanded texts.
+std::vector<std::string> Values(const Checker& c, const std::string& where, const toml::node& node) {
+  std::vector<const toml::node*> items;
+  if (const auto* arr = node.as_array()) {
+    for (const auto& e : *arr) items.push_back(&e);
+    if (items.empty()) c.Fail(where, "[]", "an empty list; give at least one value");
+  } else {
+    items.push_back(&node);
+  }
+  std::vector<std::string> out;
+  for (const toml::node* it : items) {
+    std::string text;
+    if (auto s = it->value_exact<std::string>()) {
+      text = *s;
+    } else if (auto i = it->value_exact<std::int64_t>()) {
+      if (*i < 0) c.Fail(where, std::to_string(*i), "must not be negative");
+      text = std::to_string(*i);
+    } else if (auto f = it->value_exact<double>()) {
+      if (!(*f >= 0) || *f != std::floor(*f) || *f > 9.0e15)
+        c.Fail(where, std::to_string(*f), "a number here must be a non-negative integer");
+      text = std::to_string(static_cast<std::uint64_t>(*f));
+    } else {
+      c.Fail(where, "?", "values must be strings or integers (or a list of them)");
+    }
+    std::vector<std::string> expanded;
+    try {
+      expanded = ExpandRange(text);
+    } catch (const std::exception& e) {
+      c.Fail(where, text, e.what());
+    }
+    out.insert(out.end(), expanded.begin(), expanded.end());
+  }
+  return out;
+}
+
+std::string Canonical(const std::string& key, const std::string& v) {
+  if (key == "n" || key == "head_dim")
+    if (auto n = cli::ParseCountText(v)) return std::to_string(*n);
+  return v;
+}
+
+}  // namespace
+
+Config ParseConfig(const std::string& text, const std::string& path) {
+  Config cfg;
+  cfg.path = path;
+  cfg.text = text;
+  const Checker c{path};
+  toml::table root;
+  try {
+    root = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    throw ConfigError("carrier sweep: " + path + ":" + std::to_string(e.source().begin.line) +
+                      ": not valid TOML: " + std::string(e.description()));
+  }
+  for (auto&& [k, v] : root) {
+    const std::string key(k.str());
+    if (key != "sweep" && key != "grid" && key != "exclude")
+      c.Fail("section [" + key + "]", key, "unknown section; allowed: [sweep] [grid] [[exclude]]");
+    if ((key == "sweep" || key == "grid") && !v.is_table())
+      c.Fail(key, "?", "must be a table ([" + key + "])");
+    if (key == "exclude" && !v.is_array_of_tables())
+      c.Fail(key, "?", "must be an array of tables ([[exclude]])");
+  }
+  // [sweep]
+  std::string stem = path;
+  if (auto slash = stem.find_last_of('/'); slash != std::string::npos) stem = stem.substr(slash + 1);
+  if (auto dot = stem.rfind(".toml"); dot != std::string::npos) stem = stem.substr(0, dot);
+  cfg.name = stem;
+  cfg.seed = 1;
+  if (const auto* sweep = root["sweep"].as_table()) {
+    for (auto&& [k, v] : *sweep) {
+      const std::string key(k.str());
+      const std::string where = "[sweep] " + key;
+      if (key == "name") {
+        auto s = v.value_exact<std::string>();
+        if (!s || s->empty() || s->find_first_of("/ ,\"\\") != std::string::npos)
+          c.Fail(where, s ? *s : "?", "a non-empty string without '/', spaces, commas or quotes");
+        cfg.name = *s;
+      } else if (key == "seed" || key == "trials") {
+        auto i = v.value_exact<std::int64_t>();
+        if (!i || *i < (key == "trials" ? 1 : 0) || (key == "trials" && *i > 1000000))
+          c.Fail(where, i ? std::to_string(*i) : "?",
+                 key == "trials" ? "an integer from 1 to 10^6" : "a non-negative integer");
+        (key == "seed" ? cfg.seed : cfg.trials) = static_cast<std::uint64_t>(*i);
+      } else {
+        c.Fail(where, key, "unknown key; allowed in [sweep]: name seed trials");
+      }
+    }
+  }
+  // [grid]
+  const auto* grid = root["grid"].as_table();
+  if (!grid) c.Fail("[grid]", "", "missing; it needs at least op, dtype, n and input");
+  for (auto&& [k, v] : *grid) {
+    const std::string key(k.str());
+    const auto& keys = GridKeys();
+    if (std::find(keys.begin(), keys.end(), key) == keys.end())
+      c.Fail("[grid] " + key, key, "unknown key; allowed: " + Join(keys));
+    std::vector<std::string> vals = Values(c, "[grid] " + key, v);
+    std::set<std::string> seen;
+    for (auto& s : vals) {
+      CheckValue(c, key, s);
+      s = Canonical(key, s);
+      if (!seen.insert(s).second) c.Fail("[grid] " + key, s, "listed twice");
+    }
+    cfg.grid[key] = vals;
+  }
+  for (const char* required : {"op", "dtype", "n", "input"})
+    if (!cfg.grid.count(required))
+      c.Fail(std::string("[grid] ") + required, "", "missing; a sweep needs op, dtype, n and input");
+  for (const auto& [k, d] : GridDefaults())
+    if (!cfg.grid.count(k)) cfg.grid[k] = d;
+  // [[exclude]]
+  if (const auto* ex = root["exclude"].as_array()) {
+    for (std::size_t i = 0; i < ex->size(); ++i) {
+      const auto* t = (*ex)[i].as_table();
+      Exclusion e;
+      for (auto&& [k, v] : *t) {
+        const std::string key(k.str());
+        const std::string where = "[[exclude]] #" + std::to_string(i + 1) + " " + key;
+        const auto& keys = GridKeys();
+        if (std::find(keys.begin(), keys.end(), key) == keys.end())
+          c.Fail(where, key, "unknown key; allowed: " + Join(keys));
+        for (auto& s : Values(c, where, v)) {
+          CheckValue(c, key, s);
+          e.match[key].push_back(Canonical(key, s));
+        }
+      }
+      if (e.match.empty()) c.Fail("[[exclude]] #" + std::to_string(i + 1), "", "empty: it would drop every trial");
+      cfg.exclude.push_back(std::move(e));
+    }
+  }
+  if (Enumerate(cfg).empty())
+    c.Fail("[grid]", "", "the cross product (after [[exclude]]) is empty");
+  return cfg;
+}
+
+std::vector<TrialParams> Enumerate(const Config& c) {
+  std::vector<TrialParams> out;
+  const auto& g = c.grid;
+  auto excluded = [&](const std::map<std::string, std::string>& cell) {
+    for (const auto& e : c.exclude) {
+      bool all = true;
+      for (const auto& [k, vals] : e.match) {
+        const auto it = cell.find(k);
+        if (it == cell.end() || std::find(vals.begin(), vals.end(), it->second) == vals.end()) {
+          all = false;
+          break;
+        }
+      }
+      if (all) return true;
+    }
+    return false;
+  };
+  std::uint64_t id = 0;
+  std::map<std::string, std::string> cell;
+  const std::vector<std::string> none = {""};
+  for (const auto& op : g.at("op"))
+    for (const auto& dtype : g.at("dtype"))
+      for (const auto& acc : g.at("acc"))
+        for (const auto& round : g.at("round"))
+          for (const auto& exp : g.at("exp"))
+            for (const auto& schedule : g.at("schedule"))
+              for (const auto& backend : g.at("backend"))
+                for (const auto& n : g.at("n"))
+                  for (const auto& input : g.at("input"))
+                    for (const auto& hd : op == "attention" ? g.at("head_dim") : none) {
+                      cell = {{"op", op},         {"dtype", dtype},     {"acc", acc},
+                              {"round", round},   {"exp", exp},         {"schedule", schedule},
+                              {"backend", backend}, {"n", n},           {"input", input}};
+                      if (!hd.empty()) cell["head_dim"] = hd;
+                      if (excluded(cell)) continue;
+                      for (std::uint64_t t = 0; t < c.trials; ++t) {
+                        TrialParams p;
+                        p.trial_id = id++;
+                        p.op = op;
+                        p.dtype = dtype;
+                        p.acc = acc;
+                        p.round = round;
+                        p.exp = exp;
+                        p.schedule = schedule;
+                        p.backend = backend;
+                        p.n = std::stoull(n);
+                        p.input = input;
+                        p.head_dim = hd.empty() ? 0 : std::stoull(hd);
+                        p.trial = t;
+                        p.input_seed = InputSeed(c.seed, input, p.n, p.head_dim, t);
+                        // Stochastic rounding: one stream per trial, from its input and cell.
+                        p.sr_seed = Mix(p.input_seed ^
+                                        Fnv1a(op + "|" + dtype + "|" + acc + "|" + round + "|" +
+                                              exp + "|" + schedule + "|" + backend)) >> 1;
+                        out.push_back(std::move(p));
+                      }
+                    }
+  return out;
+}
+
+#else  // no toml++ or no MPFR: ParseConfig is never reached (sweep refuses first)
+
+Config ParseConfig(const std::string&, const std::string& path) {
+  throw ConfigError("carrier sweep: " + path + ": this build cannot parse sweep configs");
+}
+std::vector<TrialParams> Enumerate(const Config&) { return {}; }
+
+#endif
+
+}  // namespace carrier::sweep

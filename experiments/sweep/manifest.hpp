@@ -1,0 +1,41 @@
+// experiments/sweep/manifest.hpp: manifest.json beside a sweep's trials.csv (FORMAT.md): where
+// and how the numbers were made (git state, compiler and flags, CPU and SIMD target, GPU,
+// library versions), which config (its text and hash), when, and how many trials.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace carrier::sweep {
+
+struct ManifestRun {
+  std::string config_path;
+  std::string config_hash;
+  std::string config_text;
+  std::string start_time;  // UTC ISO 8601
+  std::string end_time;    // empty while running: written as null
+  std::uint64_t trials_total = 0;     // trials of the whole config
+  std::uint64_t trials_in_shard = 0;  // trials this folder is responsible for
+  std::uint64_t trials_done = 0;      // rows in trials.csv
+  std::uint64_t trials_failed = 0;
+  std::string shard;  // "K/N", or empty: null
+  unsigned jobs = 1;
+  double wall_seconds = 0;             // this invocation (a resumed run: the last one)
+  double reference_seconds_total = 0;  // summed over the trials of this invocation
+  double trial_seconds_total = 0;      // the same for the reductions
+};
+
+// The whole manifest, with the machine and build fields filled in here.
+std::string ManifestJson(const ManifestRun& run);
+
+// The raw JSON text of a top-level field of a manifest this module wrote (a number, true,
+// false, null or a quoted string); nullopt when absent.
+std::optional<std::string> ManifestField(const std::string& json, const std::string& key);
+// A quoted JSON string's contents (the escapes ManifestJson writes undone).
+std::string JsonUnquote(const std::string& raw);
+std::string JsonQuote(const std::string& s);
+
+std::string UtcNow();
+
+}  // namespace carrier::sweep

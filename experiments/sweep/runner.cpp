@@ -1,0 +1,530 @@
+#include "sweep/runner.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <unordered_map>
+
+#include "cli/args.hpp"
+#include "cli/number_format.hpp"
+#include "sweep/csv.hpp"
+#include "sweep/manifest.hpp"
+
+#if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+#include "backends/backends.hpp"
+#include "run/trial.hpp"
+#endif
+
+namespace carrier::sweep {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+std::string Slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Writes a whole file through a temporary and a rename, so a reader never sees half of it.
+void WriteFileAtomic(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw cli::UsageError("carrier sweep: cannot write " + tmp);
+    f << text;
+  }
+  fs::rename(tmp, path);
+}
+
+// done/total with rate and ETA on stderr: a redrawn bar on a terminal, else a line per 10%.
+class Progress {
+ public:
+  Progress(std::uint64_t total, bool quiet)
+      : total_(total), quiet_(quiet || total == 0), tty_(isatty(2) != 0), start_(Clock::now()) {}
+  void Tick(std::uint64_t done) {
+    if (quiet_) return;
+    const double secs = std::chrono::duration<double>(Clock::now() - start_).count();
+    if (tty_) {
+      if (done != total_ && secs - last_draw_ < 0.2) return;
+      last_draw_ = secs;
+      std::fprintf(stderr, "\r%s", Line(done, secs, true).c_str());
+      if (done == total_) std::fprintf(stderr, "\n");
+    } else {
+      const std::uint64_t decile = done * 10 / total_;
+      if (decile <= last_decile_) return;
+      last_decile_ = decile;
+      std::fprintf(stderr, "%s\n", Line(done, secs, false).c_str());
+    }
+    std::fflush(stderr);
+  }
+
+ private:
+  std::string Line(std::uint64_t done, double secs, bool bar) const {
+    const double rate = secs > 0 ? done / secs : 0;
+    const double eta = rate > 0 ? (total_ - done) / rate : 0;
+    char buf[160];
+    std::string b;
+    if (bar) {
+      const int width = 30, fill = static_cast<int>(width * done / total_);
+      b = "[" + std::string(fill, '=') + std::string(width - fill, ' ') + "] ";
+    }
+    std::snprintf(buf, sizeof buf, "sweep: %s%llu/%llu trials (%3.0f%%), %.1f trials/s, ETA %d:%02d",
+                  b.c_str(), static_cast<unsigned long long>(done),
+                  static_cast<unsigned long long>(total_), 100.0 * done / total_, rate,
+                  static_cast<int>(eta) / 60, static_cast<int>(eta) % 60);
+    return buf;
+  }
+  std::uint64_t total_;
+  bool quiet_, tty_;
+  Clock::time_point start_;
+  double last_draw_ = -1;
+  std::uint64_t last_decile_ = 0;
+};
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+double ParseDouble(const std::string& s) {
+  if (s.empty()) return NAN;
+  try {
+    return std::stod(s);
+  } catch (const std::exception&) {
+    return s == "inf" ? INFINITY : s == "-inf" ? -INFINITY : NAN;
+  }
+}
+
+}  // namespace
+
+void PrintSummary(const std::string& csv_path) {
+  const CsvFile f = ReadTrialsCsv(csv_path);
+  const auto& cols = CsvColumns();
+  auto col = [&](const char* name) {
+    return static_cast<std::size_t>(std::find(cols.begin(), cols.end(), name) - cols.begin());
+  };
+  const std::size_t c_op = col("op"), c_dtype = col("dtype"), c_acc = col("acc"),
+                    c_round = col("round"), c_backend = col("backend"), c_sched = col("schedule"),
+                    c_status = col("status"), c_rel = col("rel_error"), c_ratio = col("error_to_bound");
+  struct Sched {
+    std::vector<double> rel;
+    double max_ratio = NAN;
+  };
+  std::map<std::string, std::map<std::string, Sched>> groups;  // group -> schedule -> data
+  std::vector<std::string> order;
+  std::uint64_t failed = 0;
+  for (const auto& line : f.rows) {
+    const auto fld = SplitCsvLine(line);
+    if (fld[c_status] != "ok") {
+      ++failed;
+      continue;
+    }
+    std::string g = fld[c_op] + " " + fld[c_dtype];
+    if (fld[c_acc] != "same" && fld[c_acc] != fld[c_dtype]) g += " acc " + fld[c_acc];
+    if (fld[c_round] != "rne") g += " " + fld[c_round];
+    if (fld[c_backend] != "replay") g += " " + fld[c_backend];
+    if (!groups.count(g)) order.push_back(g);
+    Sched& s = groups[g][fld[c_sched]];
+    s.rel.push_back(ParseDouble(fld[c_rel]));
+    const double r = ParseDouble(fld[c_ratio]);
+    if (!std::isnan(r)) s.max_ratio = std::isnan(s.max_ratio) ? r : std::max(s.max_ratio, r);
+  }
+  std::printf("\nsummary: per op and format, the worst and the best merge order by median relative\n"
+              "error over its trials (and the largest error/bound of that order; '-' = no bound)\n\n");
+  std::printf("%-26s %-22s %-10s %-9s   %-22s %-10s %-9s\n", "op / format", "worst order",
+              "median err", "err/bound", "best order", "median err", "err/bound");
+  std::printf("%s\n", std::string(116, '-').c_str());
+  auto ratio = [](double r) { return std::isnan(r) ? std::string("-") : cli::Sig(r, 2); };
+  for (const auto& g : order) {
+    std::string worst, best;
+    double wv = -1, bv = INFINITY;
+    for (const auto& [sched, s] : groups[g]) {
+      const double m = Median(s.rel);
+      if (m > wv || worst.empty()) wv = m, worst = sched;
+      if (m < bv || best.empty()) bv = m, best = sched;
+    }
+    const Sched& w = groups[g][worst];
+    const Sched& b = groups[g][best];
+    if (groups[g].size() > 1 && wv == bv) {
+      std::printf("%-26s every order gives median %s (err/bound up to %s)\n", g.c_str(),
+                  cli::Sig(wv, 2).c_str(), ratio(w.max_ratio).c_str());
+      continue;
+    }
+    std::printf("%-26s %-22s %-10s %-9s   %-22s %-10s %-9s\n", g.c_str(), worst.c_str(),
+                cli::Sig(wv, 2).c_str(), ratio(w.max_ratio).c_str(), best.c_str(),
+                cli::Sig(bv, 2).c_str(), ratio(b.max_ratio).c_str());
+  }
+  if (failed) std::printf("(%llu failed trials not summarised; see the error column)\n",
+                          static_cast<unsigned long long>(failed));
+}
+
+#if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+
+namespace {
+
+struct Job {
+  const TrialParams* p = nullptr;
+  run::ResolvedTrial trial;
+  std::string spec_error;  // non-empty: the trial cannot run
+  std::string group;       // input + reference key
+};
+
+struct CacheEntry {
+  std::mutex m;
+  bool ready = false;
+  std::unique_ptr<run::TrialInput> input;
+  std::unique_ptr<run::SharedReference> ref;
+  std::string error;
+  std::uint64_t remaining = 0;
+};
+
+std::vector<std::string> RowFields(const TrialParams& p, const std::string& status,
+                                   const std::string& error, const run::TrialOutcome* o,
+                                   const run::SharedReference* ref, double ref_seconds) {
+  auto num = [](double v) { return CsvNumber(v); };
+  std::vector<std::string> f = {
+      std::to_string(p.trial_id), p.op, p.dtype, p.acc, p.round, p.exp, p.schedule, p.backend,
+      std::to_string(p.n), p.input, p.head_dim ? std::to_string(p.head_dim) : "",
+      std::to_string(p.trial), std::to_string(p.input_seed), status, error};
+  if (!o) {
+    f.resize(CsvColumns().size());
+    if (ref) {
+      f[18] = ref->tier;
+      f[19] = std::to_string(ref->ref.cert.precision_bits);
+      f[20] = ref->ref.cert.certified ? "true" : "false";
+    }
+    f.back() = num(ref_seconds);
+    return f;
+  }
+  f.push_back(o->schedule_used);
+  f.push_back(o->vector_out ? "" : num(static_cast<double>(o->result)));
+  f.push_back(o->vector_out ? "" : num(o->reference));
+  f.push_back(ref->tier);
+  f.push_back(std::to_string(ref->ref.cert.precision_bits));
+  f.push_back(ref->ref.cert.certified ? "true" : "false");
+  f.push_back(num(o->abs_error));
+  f.push_back(num(o->rel_error));
+  f.push_back(o->vector_out ? "" : num(o->ulp_error));
+  if (o->has_bound && !o->bound_vacuous) {
+    f.push_back(num(o->bound));
+    f.push_back(std::string(o->bound_relative ? "relative" : "absolute") +
+                (o->bound_rigorous ? " rigorous" : " first-order"));
+    f.push_back(num(o->error_to_bound));
+  } else {
+    f.push_back("");
+    f.push_back("none");
+    f.push_back("");
+  }
+  f.push_back(num(o->u));
+  f.push_back(std::to_string(o->tree_max_depth));
+  f.push_back(num(o->tree_mean_depth));
+  f.push_back(std::isnan(o->cond) ? "" : num(o->cond));
+  f.push_back(num(o->seconds));
+  f.push_back(num(ref_seconds));
+  return f;
+}
+
+std::string OneLine(std::string s) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  return s;
+}
+
+}  // namespace
+
+int RunSweep(const Config& cfg, const SweepOptions& opt) {
+  const std::vector<TrialParams> all = Enumerate(cfg);
+  const std::uint64_t total = all.size();
+  std::vector<const TrialParams*> mine;
+  for (const auto& p : all)
+    if (opt.shard_n == 0 || p.trial_id % opt.shard_n == opt.shard_k - 1) mine.push_back(&p);
+  const std::string shard =
+      opt.shard_n ? std::to_string(opt.shard_k) + "/" + std::to_string(opt.shard_n) : "";
+
+  // Resolve every trial and group by shared input + reference.
+  std::vector<Job> jobs(mine.size());
+  std::set<std::string> group_names;
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    const TrialParams& p = *mine[i];
+    Job& j = jobs[i];
+    j.p = &p;
+    run::TrialSpec s;
+    s.op = p.op;
+    s.dtype = p.dtype;
+    s.acc = p.acc;
+    s.round = p.round;
+    s.exp = p.exp;
+    s.schedule = p.schedule;
+    s.backend = p.backend;
+    s.head_dim = p.head_dim;
+    s.sr_seed = p.sr_seed;
+    try {
+      j.trial = run::ResolveTrial(s);
+      j.group = run::ReferenceKey(j.trial) + "|" + p.dtype + "|" + p.input + "|" +
+                std::to_string(p.n) + "|" + std::to_string(p.head_dim) + "|" + std::to_string(p.trial);
+      group_names.insert(j.group);
+    } catch (const run::SpecError& e) {
+      j.spec_error = OneLine(e.what());
+    }
+  }
+
+  if (opt.dry_run) {
+    std::printf("sweep %s: %llu trials", cfg.name.c_str(), static_cast<unsigned long long>(total));
+    if (!shard.empty())
+      std::printf(", shard %s runs %llu of them", shard.c_str(),
+                  static_cast<unsigned long long>(mine.size()));
+    std::printf("; %zu distinct inputs and references", group_names.size());
+    std::uint64_t bad = 0;
+    for (const auto& j : jobs) bad += !j.spec_error.empty();
+    if (bad) std::printf("; %llu trials will fail (parameters that cannot run together)",
+                         static_cast<unsigned long long>(bad));
+    std::printf("\nfirst trials:\n");
+    for (std::size_t i = 0; i < jobs.size() && i < 10; ++i) {
+      const TrialParams& p = *jobs[i].p;
+      std::printf("  %llu op=%s dtype=%s acc=%s round=%s exp=%s schedule=%s backend=%s n=%llu "
+                  "input=%s%s trial=%llu%s\n",
+                  static_cast<unsigned long long>(p.trial_id), p.op.c_str(), p.dtype.c_str(),
+                  p.acc.c_str(), p.round.c_str(), p.exp.c_str(), p.schedule.c_str(),
+                  p.backend.c_str(), static_cast<unsigned long long>(p.n), p.input.c_str(),
+                  p.head_dim ? (" head_dim=" + std::to_string(p.head_dim)).c_str() : "",
+                  static_cast<unsigned long long>(p.trial),
+                  jobs[i].spec_error.empty() ? "" : ("  (fails: " + jobs[i].spec_error + ")").c_str());
+    }
+    return 0;
+  }
+
+  // The output folder.
+  const std::string dir = opt.out_dir.empty() ? "sweep-" + cfg.name : opt.out_dir;
+  const std::string csv = dir + "/trials.csv", manifest_path = dir + "/manifest.json";
+  const std::string hash = ConfigHash(cfg.text);
+  std::set<std::uint64_t> done;
+  bool have_csv = fs::exists(csv) && fs::file_size(csv) > 0;
+  if (have_csv && !opt.resume)
+    throw cli::UsageError("carrier sweep: " + csv + " already exists; give --resume to continue "
+                          "that run, or -o another folder");
+  if (have_csv) {
+    const std::string m = Slurp(manifest_path);
+    const auto mh = ManifestField(m, "config_hash");
+    if (!mh || JsonUnquote(*mh) != hash)
+      throw cli::UsageError("carrier sweep: --resume: " + manifest_path + " is missing or records "
+                            "another config (hash " + (mh ? JsonUnquote(*mh) : "none") +
+                            ", this config " + hash + ")");
+    const auto ms = ManifestField(m, "shard");
+    if (!ms || (*ms == "null" ? "" : JsonUnquote(*ms)) != shard)
+      throw cli::UsageError("carrier sweep: --resume: " + dir + " was run as shard '" +
+                            (ms ? JsonUnquote(*ms) : "?") + "', not '" + shard + "'");
+    CsvFile f;
+    try {
+      f = ReadTrialsCsv(csv);
+    } catch (const std::exception& e) {
+      throw cli::UsageError("carrier sweep: --resume: " + std::string(e.what()));
+    }
+    if (f.header + "\n" != CsvHeaderLine())
+      throw cli::UsageError("carrier sweep: --resume: " + csv + " has another header");
+    std::set<std::uint64_t> allowed;
+    for (const auto* p : mine) allowed.insert(p->trial_id);
+    for (auto id : f.ids) {
+      if (!allowed.count(id))
+        throw cli::UsageError("carrier sweep: --resume: " + csv + " holds trial_id " +
+                              std::to_string(id) + ", which is not a trial of this config/shard");
+      if (!done.insert(id).second)
+        throw cli::UsageError("carrier sweep: --resume: " + csv + " holds trial_id " +
+                              std::to_string(id) + " twice");
+    }
+    if (f.partial_tail) {
+      // A row cut short by a kill: drop it (its trial runs again).
+      if (truncate(csv.c_str(), static_cast<off_t>(f.complete_bytes)) != 0)
+        throw cli::UsageError("carrier sweep: --resume: cannot truncate the partial last row of " + csv);
+      std::fprintf(stderr, "sweep: dropped a partial last row of %s\n", csv.c_str());
+    }
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw cli::UsageError("carrier sweep: cannot create " + dir + ": " + ec.message());
+  if (!have_csv) {
+    std::ofstream f(csv, std::ios::binary | std::ios::trunc);
+    if (!f) throw cli::UsageError("carrier sweep: cannot write " + csv);
+    f << CsvHeaderLine();
+  }
+  WriteFileAtomic(dir + "/config.toml", cfg.text);
+  ManifestRun mr;
+  mr.config_path = cfg.path;
+  mr.config_hash = hash;
+  mr.config_text = cfg.text;
+  mr.start_time = UtcNow();
+  mr.trials_total = total;
+  mr.trials_in_shard = mine.size();
+  mr.trials_done = done.size();
+  mr.shard = shard;
+  mr.jobs = opt.jobs;
+  if (have_csv) {
+    // A resumed run keeps its first start time.
+    const auto st = ManifestField(Slurp(manifest_path), "start_time");
+    if (st && *st != "null") mr.start_time = JsonUnquote(*st);
+  }
+  WriteFileAtomic(manifest_path, ManifestJson(mr));
+
+  // What is left, ordered so that each group's trials run together.
+  std::vector<Job*> todo;
+  std::unordered_map<std::string, std::size_t> group_rank;
+  std::unordered_map<std::string, std::uint64_t> group_count;
+  for (auto& j : jobs) {
+    if (done.count(j.p->trial_id)) continue;
+    todo.push_back(&j);
+    if (!j.group.empty()) {
+      group_rank.emplace(j.group, group_rank.size());
+      ++group_count[j.group];
+    }
+  }
+  std::stable_sort(todo.begin(), todo.end(), [&](const Job* a, const Job* b) {
+    const std::size_t ra = a->group.empty() ? 0 : group_rank[a->group] + 1;
+    const std::size_t rb = b->group.empty() ? 0 : group_rank[b->group] + 1;
+    return ra < rb;
+  });
+
+  const int fd = open(csv.c_str(), O_WRONLY | O_APPEND);
+  if (fd < 0) throw cli::UsageError("carrier sweep: cannot append to " + csv);
+  std::mutex cache_mutex, write_mutex;
+  std::unordered_map<std::string, std::shared_ptr<CacheEntry>> cache;
+  std::atomic<std::size_t> next{0};
+  std::uint64_t finished = 0, failed = 0;
+  double ref_total = 0, trial_total = 0;
+  Progress progress(todo.size(), opt.quiet);
+  bool write_failed = false;
+  const auto t_start = Clock::now();
+
+  auto emit = [&](const std::vector<std::string>& fields, bool ok, double ref_s, double trial_s) {
+    const std::string line = CsvLine(fields);
+    std::lock_guard<std::mutex> lock(write_mutex);
+    // One write(2) per row: a kill leaves whole rows (and at most one cut-off tail).
+    if (write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) write_failed = true;
+    ++finished;
+    failed += !ok;
+    ref_total += ref_s;
+    trial_total += trial_s;
+    progress.Tick(finished);
+  };
+
+  auto worker = [&] {
+    for (;;) {
+      const std::size_t i = next.fetch_add(1);
+      if (i >= todo.size()) break;
+      const Job& j = *todo[i];
+      const TrialParams& p = *j.p;
+      if (!j.spec_error.empty()) {
+        emit(RowFields(p, "failed", j.spec_error, nullptr, nullptr, 0), false, 0, 0);
+        continue;
+      }
+      std::shared_ptr<CacheEntry> e;
+      {
+        std::lock_guard<std::mutex> lock(cache_mutex);
+        auto& slot = cache[j.group];
+        if (!slot) {
+          slot = std::make_shared<CacheEntry>();
+          slot->remaining = group_count[j.group];
+        }
+        e = slot;
+      }
+      double ref_seconds = 0;
+      {
+        std::lock_guard<std::mutex> lock(e->m);
+        if (!e->ready) {
+          try {
+            const auto gen = inputs::ParseGenerator(p.input);
+            e->input = std::make_unique<run::TrialInput>(run::MakeInput(j.trial, gen, p.n, p.input_seed));
+            e->ref = std::make_unique<run::SharedReference>(run::ComputeReference(j.trial, *e->input));
+            ref_seconds = e->ref->seconds;
+          } catch (const std::exception& ex) {
+            e->error = "input or reference: " + OneLine(ex.what());
+          }
+          e->ready = true;
+        }
+      }
+      std::vector<std::string> row;
+      bool ok = false;
+      double trial_seconds = 0;
+      if (!e->error.empty()) {
+        row = RowFields(p, "failed", e->error, nullptr, nullptr, ref_seconds);
+      } else {
+        try {
+          const run::TrialOutcome o = run::RunTrial(j.trial, *e->input, *e->ref);
+          row = RowFields(p, "ok", "", &o, e->ref.get(), ref_seconds);
+          trial_seconds = o.seconds;
+          ok = true;
+        } catch (const backends::Unavailable& ex) {
+          row = RowFields(p, "failed", OneLine(ex.what()), nullptr, e->ref.get(), ref_seconds);
+        } catch (const std::exception& ex) {
+          row = RowFields(p, "failed", OneLine(ex.what()), nullptr, e->ref.get(), ref_seconds);
+        }
+      }
+      emit(row, ok, ref_seconds, trial_seconds);
+      {
+        std::lock_guard<std::mutex> lock(cache_mutex);
+        if (--e->remaining == 0) cache.erase(j.group);
+      }
+    }
+    run::ReleaseThreadCaches();
+  };
+  const unsigned n_threads = std::max(1u, std::min<unsigned>(opt.jobs, std::max<std::size_t>(todo.size(), 1)));
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < n_threads; ++t) threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+  close(fd);
+  if (write_failed) throw std::runtime_error("writing " + csv + " failed (disk full?)");
+
+  // Final manifest from the file as it now stands.
+  const CsvFile f = ReadTrialsCsv(csv);
+  const auto& cols = CsvColumns();
+  const std::size_t c_status =
+      static_cast<std::size_t>(std::find(cols.begin(), cols.end(), "status") - cols.begin());
+  mr.trials_done = f.rows.size();
+  mr.trials_failed = 0;
+  for (const auto& line : f.rows) mr.trials_failed += SplitCsvLine(line)[c_status] != "ok";
+  mr.end_time = UtcNow();
+  mr.wall_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
+  mr.reference_seconds_total = ref_total;
+  mr.trial_seconds_total = trial_total;
+  WriteFileAtomic(manifest_path, ManifestJson(mr));
+  const double wall = mr.wall_seconds;
+  std::printf("sweep %s: %llu trials run in %.2f s with %u jobs (%.1f trials/s; %.0f%% of the "
+              "summed time in references), %llu failed this run; %s holds %llu of %llu rows\n",
+              cfg.name.c_str(), static_cast<unsigned long long>(finished), wall, n_threads,
+              wall > 0 ? finished / wall : 0.0,
+              ref_total + trial_total > 0 ? 100 * ref_total / (ref_total + trial_total) : 0.0,
+              static_cast<unsigned long long>(failed), csv.c_str(),
+              static_cast<unsigned long long>(mr.trials_done),
+              static_cast<unsigned long long>(mr.trials_in_shard));
+  std::fflush(stdout);
+  return 0;
+}
+
+#else
+
+int RunSweep(const Config&, const SweepOptions&) {
+  throw cli::UsageError("carrier sweep: this build has no MPFR, so it has no certified references");
+}
+
+#endif
+
+}  // namespace carrier::sweep

@@ -1,0 +1,104 @@
+// carrier sweep: a TOML grid of trials (experiments/sweep/FORMAT.md) run in parallel into a
+// tidy CSV and a manifest; carrier merge joins shards of one into a single output folder.
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/args.hpp"
+#include "sweep/config.hpp"
+#include "sweep/runner.hpp"
+#include "verbs/verbs.hpp"
+
+#if defined(CARRIER_HAVE_TOMLPP) && CARRIER_HAVE_TOMLPP
+#include "sweep/default_config.hpp"
+#endif
+
+namespace carrier::cli {
+
+const char kSweepHelp[] =
+    "usage: carrier sweep CONFIG.toml [-o DIR] [--jobs J] [--resume] [--shard K/N] [--dry-run]\n"
+    "       carrier sweep --default [-o DIR] [--jobs J] ...   (the embedded default study)\n"
+    "\n"
+    "Expands the config's grid (experiments/sweep/FORMAT.md: op, dtype, acc, round, exp,\n"
+    "schedule, backend, n, input, head_dim; ranges like blocked:{2..4096 by x2}; [[exclude]]\n"
+    "rules) into trials, runs them on J threads (each input's certified reference computed once\n"
+    "and shared) and appends one row per trial to DIR/trials.csv as it finishes, beside\n"
+    "DIR/manifest.json and DIR/config.toml; then prints a summary table (worst and best merge\n"
+    "order per op and format). A trial that cannot run is a row with status failed and the\n"
+    "reason. Progress goes to stderr. A bad config: one line naming file, key, value and the\n"
+    "allowed values, exit 2, nothing written.\n"
+    "\n"
+    "  -o DIR       output folder (default sweep-NAME)\n"
+    "  --jobs J     threads (default: the number of cores)\n"
+    "  --resume     continue DIR's run: skip the trial_ids already in trials.csv\n"
+    "  --shard K/N  run only the trials with trial_id % N == K-1 (merge with carrier merge)\n"
+    "  --dry-run    print the trial count and the first trials; run and write nothing\n"
+    "  --quiet      no progress lines\n";
+
+int RunSweep(const std::vector<std::string>& argv) {
+  // -o is the one short flag (as in FORMAT.md); Args knows long flags only.
+  std::vector<std::string> v = argv;
+  for (auto& a : v)
+    if (a == "-o") a = "--o";
+  Args args("sweep", v, {"o", "jobs", "shard"}, {"resume", "dry-run", "default", "quiet"}, 1);
+#if !(defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR)
+  args.Fail("this build has no MPFR (configured with CARRIER_WITH_MPFR=OFF or without "
+            "libmpfr-dev), so it has no certified references");
+#elif !(defined(CARRIER_HAVE_TOMLPP) && CARRIER_HAVE_TOMLPP)
+  args.Fail("this build has no toml++ (Debian: libtomlplusplus-dev; rerun cmake after "
+            "installing it), so it cannot read sweep configs");
+#else
+  std::string text, path;
+  if (args.Has("default")) {
+    if (!args.Positional().empty()) args.Fail("give either CONFIG.toml or --default, not both");
+    text = sweep::kDefaultConfigText;
+    path = "(embedded experiments/configs/default.toml)";
+  } else {
+    if (args.Positional().empty()) args.Fail("give the config: carrier sweep CONFIG.toml (or --default)");
+    path = args.Positional()[0];
+    std::ifstream f(path, std::ios::binary);
+    if (!f) args.Fail("cannot open config '" + path + "'");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    text = ss.str();
+  }
+  sweep::SweepOptions opt;
+  if (auto o = args.Get("o")) {
+    if (o->empty()) args.Fail("-o needs a folder");
+    opt.out_dir = *o;
+  }
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const std::uint64_t jobs = args.Count("jobs", hw);
+  if (jobs < 1 || jobs > 1024) args.Fail("--jobs must be from 1 to 1024");
+  opt.jobs = static_cast<unsigned>(jobs);
+  opt.resume = args.Has("resume");
+  opt.dry_run = args.Has("dry-run");
+  opt.quiet = args.Has("quiet");
+  if (auto s = args.Get("shard")) {
+    const auto slash = s->find('/');
+    const auto k = slash == std::string::npos ? std::nullopt : ParseCountText(s->substr(0, slash));
+    const auto n = slash == std::string::npos ? std::nullopt : ParseCountText(s->substr(slash + 1));
+    if (!k || !n || *n < 1 || *k < 1 || *k > *n)
+      args.Fail("--shard K/N needs 1 <= K <= N, got '" + *s + "'");
+    opt.shard_k = *k;
+    opt.shard_n = *n;
+  }
+  sweep::Config cfg;
+  try {
+    cfg = sweep::ParseConfig(text, path);
+  } catch (const sweep::ConfigError& e) {
+    throw UsageError(e.what());
+  }
+  const int code = sweep::RunSweep(cfg, opt);
+  if (!opt.dry_run) {
+    const std::string dir = opt.out_dir.empty() ? "sweep-" + cfg.name : opt.out_dir;
+    sweep::PrintSummary(dir + "/trials.csv");
+  }
+  return code;
+#endif
+}
+
+}  // namespace carrier::cli
