@@ -1,0 +1,59 @@
+"""Helpers for papers/*/ reproduction scripts: timing-free CSVs and small statistics.
+
+A sweep's trials.csv is in completion order and carries timings (seconds, reference_seconds),
+so two runs of the same config differ byte-wise even when every number measured is identical.
+timing_free() gives the comparable form: sorted by trial_id, timing columns dropped. Papers
+commit that form (papers/NAME/data/) and compare it between runs.
+"""
+import os
+
+import numpy as np
+
+from . import io
+
+TIMING_COLUMNS = ("seconds", "reference_seconds")
+
+
+def timing_free(table, drop=TIMING_COLUMNS):
+    """The table sorted by trial_id (numeric) without the timing columns, as (columns, Table)."""
+    io.require(table, ["trial_id"], "timing-free CSV", table.source)
+    cols = [c for c in table.columns if c not in drop]
+    return cols, table.sorted_by("trial_id", numeric=("trial_id",))
+
+
+def write_timing_free(trials_csv, out_csv, drop=TIMING_COLUMNS):
+    """Read a sweep trials.csv and write its timing-free, trial-ordered copy; return the Table."""
+    table = io.read_table(trials_csv)
+    cols, t = timing_free(table, drop)
+    parent = os.path.dirname(out_csv)
+    if parent:
+        os.makedirs(parent, exist_ok=True)
+    io.write_csv(out_csv, cols, t)
+    return io.read_table(out_csv)
+
+
+def require_ok(table, what):
+    """Raise AnalysisError when any trial failed, quoting the first failure."""
+    if "status" not in table.columns:
+        return
+    bad = [r for r in table.rows if r["status"] != "ok"]
+    if bad:
+        r = bad[0]
+        raise io.AnalysisError(f"{what}: {len(bad)} failed trial(s), first trial_id "
+                               f"{r.get('trial_id')}: {r.get('error')}")
+
+
+def median_by(table, key, value):
+    """{key value (str): median of the finite values of column `value`} over the rows."""
+    out = {}
+    keys, vals = table.column(key), table.floats(value)
+    for k in dict.fromkeys(keys):
+        v = vals[[kk == k for kk in keys]]
+        v = v[np.isfinite(v)]
+        out[k] = float(np.median(v)) if v.size else float("nan")
+    return out
+
+
+def fmt(x, digits=3):
+    """A number for a CLAIMS.md cell: %.{digits}g, 'nan' for nan."""
+    return "nan" if x != x else f"{x:.{digits}g}"

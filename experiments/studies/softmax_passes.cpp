@@ -1,0 +1,225 @@
+#include "studies/softmax_passes.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "inputs/generators.hpp"
+
+#if defined(CARRIER_HAVE_SIMD_KERNELS) && CARRIER_HAVE_SIMD_KERNELS
+#include "kernels/simd/simd.hpp"
+#endif
+
+namespace carrier::studies {
+
+namespace {
+
+// Memory policies: every access to x or y goes through one of them.
+struct PlainMemory {
+  float Load(const float* p) { return *p; }
+  void Store(float* p, float v) { *p = v; }
+  float Exp(float v) { return std::exp(v); }
+};
+
+struct CountingMemory {
+  std::uint64_t loads = 0, stores = 0, exps = 0;
+  float Load(const float* p) {
+    ++loads;
+    return *p;
+  }
+  void Store(float* p, float v) {
+    ++stores;
+    *p = v;
+  }
+  float Exp(float v) {
+    ++exps;
+    return std::exp(v);
+  }
+};
+
+template <class M>
+void Naive(M& mem, const float* x, float* y, std::size_t n) {
+  float d = 0;
+  for (std::size_t i = 0; i < n; ++i) d += mem.Exp(mem.Load(x + i));
+  for (std::size_t i = 0; i < n; ++i) mem.Store(y + i, mem.Exp(mem.Load(x + i)) / d);
+}
+
+template <class M>
+void Safe(M& mem, const float* x, float* y, std::size_t n) {
+  float m = -std::numeric_limits<float>::infinity();
+  for (std::size_t i = 0; i < n; ++i) m = std::max(m, mem.Load(x + i));
+  float d = 0;
+  for (std::size_t i = 0; i < n; ++i) d += mem.Exp(mem.Load(x + i) - m);
+  for (std::size_t i = 0; i < n; ++i) mem.Store(y + i, mem.Exp(mem.Load(x + i) - m) / d);
+}
+
+template <class M>
+void Online(M& mem, const float* x, float* y, std::size_t n) {
+  float m = -std::numeric_limits<float>::infinity();
+  float d = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float xi = mem.Load(x + i);
+    const float m_new = std::max(m, xi);
+    d = d * mem.Exp(m - m_new) + mem.Exp(xi - m_new);
+    m = m_new;
+  }
+  for (std::size_t i = 0; i < n; ++i) mem.Store(y + i, mem.Exp(mem.Load(x + i) - m) / d);
+}
+
+template <class M>
+void OnlineBranch(M& mem, const float* x, float* y, std::size_t n) {
+  float m = -std::numeric_limits<float>::infinity();
+  float d = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float xi = mem.Load(x + i);
+    if (xi > m) {
+      d = d * mem.Exp(m - xi) + 1.0f;
+      m = xi;
+    } else {
+      d += mem.Exp(xi - m);
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) mem.Store(y + i, mem.Exp(mem.Load(x + i) - m) / d);
+}
+
+template <class M>
+void RunVariant(std::size_t variant, M& mem, const float* x, float* y, std::size_t n) {
+  switch (variant) {
+    case 0: Naive(mem, x, y, n); break;
+    case 1: Safe(mem, x, y, n); break;
+    case 2: Online(mem, x, y, n); break;
+    default: OnlineBranch(mem, x, y, n); break;
+  }
+}
+
+#if defined(CARRIER_HAVE_SIMD_KERNELS) && CARRIER_HAVE_SIMD_KERNELS
+// kernels/simd (Highway, the best target of this CPU; PortableExp, not libm): safe softmax is
+// its two-pass log-sum-exp baseline (a max pass, then a sum-of-exp pass) plus the output pass;
+// online softmax is the OnlineSoftmax carrier in the native schedule plus the same output pass.
+using SimdSoftmaxCarrier = OnlineSoftmax<float, PortableExp>;
+
+void SimdSafe(const float* x, float* y, std::size_t n) {
+  const auto state = simd::TwoPassLse<float>(x, n);
+  simd::SoftmaxOutputs<float>(x, n, state, y);
+}
+
+void SimdOnline(const float* x, float* y, std::size_t n, const Schedule& native) {
+  const auto state = simd::Reduce<SimdSoftmaxCarrier, float>(x, n, native);
+  simd::SoftmaxOutputs<float>(x, n, state, y);
+}
+#endif
+
+// The timed variants: the plain loops, then the SIMD kernels when built.
+std::vector<std::string> TimedVariants() {
+  std::vector<std::string> names = SoftmaxVariants();
+#if defined(CARRIER_HAVE_SIMD_KERNELS) && CARRIER_HAVE_SIMD_KERNELS
+  names.push_back("simd-safe");
+  names.push_back("simd-online");
+#endif
+  return names;
+}
+
+void RunTimed(std::size_t variant, const float* x, float* y, std::size_t n) {
+  static PlainMemory mem;
+  if (variant < SoftmaxVariants().size()) return RunVariant(variant, mem, x, y, n);
+#if defined(CARRIER_HAVE_SIMD_KERNELS) && CARRIER_HAVE_SIMD_KERNELS
+  static const Schedule native = simd::NativeSchedule<SimdSoftmaxCarrier, float>();
+  if (variant == SoftmaxVariants().size()) return SimdSafe(x, y, n);
+  return SimdOnline(x, y, n, native);
+#endif
+}
+
+// Largest relative difference of y from softmax of x in fp64.
+double MaxRelError(const std::vector<float>& x, const std::vector<float>& y) {
+  double m = -std::numeric_limits<double>::infinity();
+  for (float v : x) m = std::max(m, static_cast<double>(v));
+  double d = 0;
+  for (float v : x) d += std::exp(static_cast<double>(v) - m);
+  double worst = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double want = std::exp(static_cast<double>(x[i]) - m) / d;
+    const double err = std::isfinite(y[i]) ? std::fabs(y[i] - want) / want
+                                           : std::numeric_limits<double>::infinity();
+    worst = std::max(worst, err);
+  }
+  return worst;
+}
+
+std::vector<float> Inputs(std::uint64_t n, std::uint64_t seed, double scale) {
+  const std::vector<double> g = inputs::Generate(inputs::ParseGenerator("normal"), n, seed);
+  std::vector<float> x(n);
+  for (std::uint64_t i = 0; i < n; ++i) x[i] = static_cast<float>(g[i] * scale);
+  return x;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t k = v.size() / 2;
+  return v.size() % 2 ? v[k] : (v[k - 1] + v[k]) / 2;
+}
+
+}  // namespace
+
+const std::vector<std::string>& SoftmaxVariants() {
+  static const std::vector<std::string> names = {"naive", "safe", "online", "online-branch"};
+  return names;
+}
+
+std::vector<SoftmaxPassCount> CountSoftmaxPasses(std::uint64_t n, std::uint64_t seed,
+                                                 double scale) {
+  const std::vector<float> x = Inputs(n, seed, scale);
+  std::vector<SoftmaxPassCount> out;
+  for (std::size_t variant = 0; variant < SoftmaxVariants().size(); ++variant) {
+    std::vector<float> y(n);
+    CountingMemory mem;
+    RunVariant(variant, mem, x.data(), y.data(), n);
+    SoftmaxPassCount c;
+    c.variant = SoftmaxVariants()[variant];
+    c.loads_per_element = static_cast<double>(mem.loads) / static_cast<double>(n);
+    c.stores_per_element = static_cast<double>(mem.stores) / static_cast<double>(n);
+    c.exps_per_element = static_cast<double>(mem.exps) / static_cast<double>(n);
+    c.max_rel_error = MaxRelError(x, y);
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<SoftmaxTiming> TimeSoftmax(std::uint64_t n, std::uint64_t repeats, std::uint64_t seed,
+                                       double scale) {
+  const std::vector<float> x = Inputs(n, seed, scale);
+  std::vector<float> y(n);
+  const std::vector<std::string> names = TimedVariants();
+  const std::size_t count = names.size();
+  std::vector<std::vector<double>> times(count);
+  std::vector<double> errors(count);
+  for (std::size_t variant = 0; variant < count; ++variant) {  // warm-up and check
+    RunTimed(variant, x.data(), y.data(), n);
+    errors[variant] = MaxRelError(x, y);
+  }
+  volatile float sink = 0;  // keeps the outputs observable
+  for (std::uint64_t r = 0; r < repeats; ++r) {
+    for (std::size_t j = 0; j < count; ++j) {
+      const std::size_t variant = (j + r) % count;
+      const auto t0 = std::chrono::steady_clock::now();
+      RunTimed(variant, x.data(), y.data(), n);
+      const auto t1 = std::chrono::steady_clock::now();
+      sink = sink + y[n / 2];
+      times[variant].push_back(std::chrono::duration<double>(t1 - t0).count());
+    }
+  }
+  std::vector<SoftmaxTiming> out;
+  for (std::size_t variant = 0; variant < count; ++variant) {
+    SoftmaxTiming t;
+    t.variant = names[variant];
+    t.max_rel_error = errors[variant];
+    t.n = n;
+    t.repeats = repeats;
+    t.min_seconds = *std::min_element(times[variant].begin(), times[variant].end());
+    t.median_seconds = Median(times[variant]);
+    out.push_back(t);
+  }
+  return out;
+}
+
+}  // namespace carrier::studies

@@ -1,0 +1,251 @@
+// carrier study NAME: the paper experiments that are not sweep grids (experiments/studies/).
+//
+// Each study parses its own flags strictly (cli::Args: bad input is one line and exit 2),
+// computes everything first and then writes its CSV whole (studies/csv_out.hpp), so a failed
+// run never leaves a partial or clobbered file.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/args.hpp"
+#include "precision/format.hpp"
+#include "precision/rounding.hpp"
+#include "studies/csv_out.hpp"
+#include "studies/lse_mnist.hpp"
+#include "studies/softmax_passes.hpp"
+#include "studies/stagnation.hpp"
+#include "verbs/verbs.hpp"
+
+namespace carrier::cli {
+
+const char kStudyHelp[] =
+    "usage: carrier study NAME [options] [-o FILE]\n"
+    "\n"
+    "Runs one paper experiment (papers/*/reproduce.sh call these) and writes its CSV to -o\n"
+    "FILE (written whole or not at all) or to stdout. Bad input: one line, exit 2.\n"
+    "\n"
+    "  stagnation --series harmonic|ones --dtype fp16|bf16|fp32 [--round MODE] [--seed S]\n"
+    "             [--max-terms N]\n"
+    "      Recursive summation of 1/k (each term rounded to nearest even into the format) or of\n"
+    "      ones, every addition rounded with MODE (rne default; rna rz ru rd ro sr; sr seeded\n"
+    "      by S, default 0), until the first term whose addition leaves the sum unchanged with\n"
+    "      certainty (under sr only a zero term or an infinite sum does), or N terms (default\n"
+    "      2^22). One row: series,dtype,round,seed,stagnation_term (empty when none),\n"
+    "      stagnation_value (the sum then, or after N terms),exact_partial_sum_at_stagnation\n"
+    "      (the exact sum of the mathematical terms up to that term).\n"
+    "\n"
+    "  lse-mnist [--input FILE] [--dtype fp16,bf16]\n"
+    "      Blanchard, Higham & Higham 2021: each vector of FILE (CSV: a header, then one vector\n"
+    "      per row; default papers/bhh2021-lse-softmax/data/bhh2021_mnist_presoftmax.csv) is\n"
+    "      rounded to each format (list; also fp8e4m3 fp8e5m2 tf32) and log-sum-exp and\n"
+    "      softmax are computed there (rne) by lse-basic, lse-shifted, softmax-basic,\n"
+    "      softmax-shifted and softmax-shifted-nodiv (studies/lse_mnist.hpp). One row per\n"
+    "      dtype,vector,algorithm: overflow (an exp or the sum overflowed), value (lse, or\n"
+    "      softmax at the largest x), err_fp32_u (relative error against the same algorithm in\n"
+    "      fp32, in units of the format's u; softmax: componentwise max over the components\n"
+    "      not below the smallest normal), err_ref_u (the same against the certified\n"
+    "      reference), err_ref_norm_u (softmax normwise), bound_u (leading term of the error\n"
+    "      bound), max_x. Needs MPFR.\n"
+    "\n"
+    "  softmax-passes [--count-n N] [--n LIST] [--repeats R] [--seed S] [--scale X]\n"
+    "                 [--timing FILE]\n"
+    "      Milakov & Gimelshein 2018: naive, safe, online (their Algorithm 3) and online-branch\n"
+    "      (one exp per element) softmax as plain fp32 loops (studies/softmax_passes.hpp) on\n"
+    "      N(0,1)*X values (X default 4, seed S default 42). -o gets, per variant, the loads,\n"
+    "      stores and exps per element counted on N (default 1000) values and the largest\n"
+    "      relative difference from an fp64 softmax. --timing FILE also times every variant\n"
+    "      at each n of LIST (default 1e3,1e4,1e5,1e6,1e7), R repeats (default 7) interleaved,\n"
+    "      one thread: min and median seconds, the speed-up over safe (SIMD variants over\n"
+    "      simd-safe) and the largest relative error; with the SIMD kernels built also\n"
+    "      simd-safe and simd-online (kernels/simd, PortableExp).\n";
+
+namespace {
+
+// The rounding modes a study accepts, by their CLI names.
+Rounding ParseRoundingFlag(const Args& args, const std::string& text) {
+  try {
+    return ParseRounding(text);
+  } catch (const std::invalid_argument& e) {
+    args.Fail(std::string("--round: ") + e.what());
+  }
+}
+
+int StudyStagnation(const std::vector<std::string>& argv) {
+  Args args("study stagnation", argv, {"series", "dtype", "round", "seed", "max-terms", "o"});
+  studies::StagnationSpec spec;
+  const std::string series = args.Choice("series", {"harmonic", "ones"}, "");
+  if (series.empty()) args.Fail("missing required flag --series (harmonic or ones)");
+  spec.series = series == "harmonic" ? studies::Series::kHarmonic : studies::Series::kOnes;
+  const std::string dtype = args.Choice("dtype", {"fp16", "bf16", "fp32"}, "");
+  if (dtype.empty()) args.Fail("missing required flag --dtype (fp16, bf16 or fp32)");
+  spec.format = ParseFormat(dtype);
+  const std::string round = args.Get("round").value_or("rne");
+  spec.rounding = ParseRoundingFlag(args, round);
+  spec.seed = args.Count("seed", 0);
+  spec.max_terms = args.Count("max-terms", std::uint64_t{1} << 22);
+  if (spec.max_terms < 1 || spec.max_terms > (std::uint64_t{1} << 32))
+    args.Fail("--max-terms must be between 1 and 2^32, got " + std::to_string(spec.max_terms));
+
+  const studies::StagnationResult r = studies::RunStagnation(spec);
+  std::ostringstream csv;
+  csv << "series,dtype,round,seed,stagnation_term,stagnation_value,"
+         "exact_partial_sum_at_stagnation\n";
+  csv << series << "," << dtype << "," << RoundingName(spec.rounding) << "," << spec.seed << ","
+      << (r.stagnated ? std::to_string(r.term) : std::string()) << "," << studies::Field(r.value)
+      << "," << studies::Field(static_cast<double>(r.exact_partial_sum)) << "\n";
+  studies::WriteCsv(args.Get("o").value_or(""), csv.str(), "carrier study stagnation");
+  return 0;
+}
+
+// A comma-separated list of format names, each one of `allowed`.
+std::vector<Format> FormatList(const Args& args, const std::string& flag, const std::string& text,
+                               const std::vector<std::string>& allowed) {
+  std::vector<Format> formats;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::string name = text.substr(start, comma == std::string::npos ? std::string::npos
+                                                                           : comma - start);
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      args.Fail("--" + flag + ": '" + name + "' is not one of " + list);
+    }
+    formats.push_back(ParseFormat(name));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return formats;
+}
+
+int StudyLseMnist(const std::vector<std::string>& argv) {
+  Args args("study lse-mnist", argv, {"input", "dtype", "o"});
+  const std::string input =
+      args.Get("input").value_or("papers/bhh2021-lse-softmax/data/bhh2021_mnist_presoftmax.csv");
+  const std::vector<Format> formats =
+      FormatList(args, "dtype", args.Get("dtype").value_or("fp16,bf16"),
+                 {"fp8e4m3", "fp8e5m2", "fp16", "bf16", "tf32"});
+#if !(defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR)
+  args.Fail("needs the certified references, and this carrier was built without MPFR");
+#endif
+  const auto vectors = studies::ReadVectorsCsv(input);
+  const auto rows = studies::RunLseMnist(vectors, formats);
+  std::ostringstream csv;
+  csv << "dtype,vector,algorithm,overflow,value,err_fp32_u,err_ref_u,err_ref_norm_u,bound_u,"
+         "max_x\n";
+  for (const auto& r : rows)
+    csv << r.dtype << "," << r.vector << "," << r.algorithm << "," << (r.overflow ? 1 : 0) << ","
+        << studies::Field(r.value) << "," << studies::Field(r.err_fp32_u) << ","
+        << studies::Field(r.err_ref_u) << "," << studies::Field(r.err_ref_norm_u) << ","
+        << studies::Field(r.bound_u) << ","
+        << studies::Field(r.max_x) << "\n";
+  studies::WriteCsv(args.Get("o").value_or(""), csv.str(), "carrier study lse-mnist");
+  return 0;
+}
+
+// A comma-separated list of counts (1000, 1e6, 2^20 forms).
+std::vector<std::uint64_t> CountList(const Args& args, const std::string& flag,
+                                     const std::string& text) {
+  std::vector<std::uint64_t> counts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos
+                                                                           : comma - start);
+    const auto v = ParseCountText(item);
+    if (!v) args.Fail("--" + flag + ": '" + item + "' is not a count (e.g. 1000, 1e6, 2^20)");
+    counts.push_back(*v);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return counts;
+}
+
+int StudySoftmaxPasses(const std::vector<std::string>& argv) {
+  Args args("study softmax-passes", argv, {"n", "count-n", "repeats", "seed", "scale", "o", "timing"});
+  const std::uint64_t count_n = args.Count("count-n", 1000);
+  const std::uint64_t repeats = args.Count("repeats", 7);
+  const std::uint64_t seed = args.Count("seed", 42);
+  const std::vector<std::uint64_t> sizes =
+      CountList(args, "n", args.Get("n").value_or("1e3,1e4,1e5,1e6,1e7"));
+  double scale = 4;
+  if (auto text = args.Get("scale")) {
+    char* end = nullptr;
+    scale = std::strtod(text->c_str(), &end);
+    if (text->empty() || *end != '\0' || !std::isfinite(scale) || !(scale > 0))
+      args.Fail("--scale must be a positive finite number, got '" + *text + "'");
+  }
+  if (count_n < 1 || count_n > 100000000) args.Fail("--count-n must be between 1 and 10^8");
+  if (repeats < 1 || repeats > 1000) args.Fail("--repeats must be between 1 and 1000");
+  for (std::uint64_t n : sizes)
+    if (n < 1 || n > 200000000) args.Fail("--n values must be between 1 and 2*10^8");
+
+  std::ostringstream passes;
+  passes << "variant,n,loads_per_element,stores_per_element,accesses_per_element,"
+            "exps_per_element,max_rel_error\n";
+  for (const auto& c : studies::CountSoftmaxPasses(count_n, seed, scale))
+    passes << c.variant << "," << count_n << "," << studies::Field(c.loads_per_element) << ","
+           << studies::Field(c.stores_per_element) << ","
+           << studies::Field(c.loads_per_element + c.stores_per_element) << ","
+           << studies::Field(c.exps_per_element) << "," << studies::Field(c.max_rel_error) << "\n";
+  std::ostringstream timing;
+  if (args.Get("timing")) {
+    timing << "variant,n,repeats,min_seconds,median_seconds,speedup_min_vs_safe,"
+              "speedup_median_vs_safe,max_rel_error\n";
+    for (std::uint64_t n : sizes) {
+      const auto rows = studies::TimeSoftmax(n, repeats, seed, scale);
+      // Each variant against its own family's safe softmax (plain loops: safe; SIMD: simd-safe).
+      auto find = [&](const std::string& name) {
+        return *std::find_if(rows.begin(), rows.end(),
+                             [&](const auto& r) { return r.variant == name; });
+      };
+      for (const auto& r : rows) {
+        const auto& safe = find(r.variant.rfind("simd-", 0) == 0 ? "simd-safe" : "safe");
+        timing << r.variant << "," << r.n << "," << r.repeats << ","
+               << studies::Field(r.min_seconds) << "," << studies::Field(r.median_seconds) << ","
+               << studies::Field(safe.min_seconds / r.min_seconds) << ","
+               << studies::Field(safe.median_seconds / r.median_seconds) << ","
+               << studies::Field(r.max_rel_error) << "\n";
+      }
+    }
+  }
+  studies::WriteCsv(args.Get("o").value_or(""), passes.str(), "carrier study softmax-passes");
+  if (args.Get("timing"))
+    studies::WriteCsv(*args.Get("timing"), timing.str(), "carrier study softmax-passes");
+  return 0;
+}
+
+struct Study {
+  const char* name;
+  int (*run)(const std::vector<std::string>& argv);
+};
+
+const Study kStudies[] = {
+    {"stagnation", StudyStagnation},
+    {"lse-mnist", StudyLseMnist},
+    {"softmax-passes", StudySoftmaxPasses},
+};
+
+}  // namespace
+
+int RunStudy(const std::vector<std::string>& argv) {
+  std::string names;
+  for (const Study& s : kStudies) names += (names.empty() ? "" : ", ") + std::string(s.name);
+  if (argv.empty() || argv[0].rfind("-", 0) == 0)
+    throw UsageError("carrier study: missing study NAME (one of " + names +
+                     "; see carrier study --help)");
+  // -o FILE is the project's spelling for the output (as in `carrier sweep`); cli::Args knows
+  // only --flags, so it travels as --o.
+  std::vector<std::string> rest;
+  for (std::size_t i = 1; i < argv.size(); ++i)
+    rest.push_back(argv[i] == "-o" ? std::string("--o") : argv[i]);
+  for (const Study& s : kStudies)
+    if (argv[0] == s.name) return s.run(rest);
+  throw UsageError("carrier study: unknown study '" + argv[0] + "' (one of " + names +
+                   "; see carrier study --help)");
+}
+
+}  // namespace carrier::cli

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# papers/chan-golub-leveque1983/reproduce.sh [OUT_DIR]: regenerate every CSV, figure and
+# CLAIMS.md of this folder from an empty OUT_DIR (default out/papers/chan-golub-leveque1983).
+# carrier: $CARRIER_BIN if set, else built (scripts/paper-common.sh).
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=../../scripts/paper-common.sh
+source "$HERE/../../scripts/paper-common.sh" "$@"
+
+paper_python "$HERE/run_variance.py" --carrier "$CARRIER_BIN" --out "$OUT"
+
+paper_python "$HERE/make_figures.py" --out "$OUT"

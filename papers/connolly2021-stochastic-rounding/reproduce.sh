@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# papers/connolly2021-stochastic-rounding/reproduce.sh [OUT_DIR]: regenerate every CSV, figure and
+# CLAIMS.md of this folder from an empty OUT_DIR (default out/papers/connolly2021-stochastic-rounding).
+# carrier: $CARRIER_BIN if set, else built (scripts/paper-common.sh).
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=../../scripts/paper-common.sh
+source "$HERE/../../scripts/paper-common.sh" "$@"
+
+"$CARRIER_BIN" sweep "$HERE/sr-vs-rn.toml" -o "$OUT/sr-vs-rn" --jobs "$JOBS"
+MAX_TERMS=1048576
+"$CARRIER_BIN" study stagnation --series harmonic --dtype fp16 --round rne \
+  --max-terms "$MAX_TERMS" -o "$OUT/harmonic-fp16-rne.csv"
+for seed in 1 2 3 4 5; do
+  "$CARRIER_BIN" study stagnation --series harmonic --dtype fp16 --round sr --seed "$seed" \
+    --max-terms "$MAX_TERMS" -o "$OUT/harmonic-fp16-sr-$seed.csv"
+done
+
+paper_python "$HERE/make_figures.py" --out "$OUT" --carrier "$CARRIER_BIN"

@@ -1,0 +1,158 @@
+"""Figures, timing-free CSVs and CLAIMS.md for higham1993-summation from reproduce.sh's OUT_DIR.
+
+Inputs: OUT/error-vs-n/trials.csv (carrier sweep) and OUT/stagnation-{harmonic,ones}-{fp16,bf16}.csv
+(carrier study stagnation). Outputs (this folder): data/error-vs-n.csv, data/stagnation.csv,
+figures/*.png, CLAIMS.md. Every bound below is the paper's formula evaluated here, per trial.
+"""
+import argparse
+import math
+import os
+import sys
+
+import numpy as np
+
+from analysis import bounds, claims, io, plots, repro
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REL = "papers/higham1993-summation"
+
+
+def bound_for(op, schedule, n, u):
+    """The paper's relative-error bound of one trial (nan when vacuous)."""
+    if op == "kahan":
+        # 2u + O(n u^2), the O-term written as n u^2; like gamma_n it says nothing once
+        # n u >= 1 (there the compensation term, itself in the low format, stagnates too).
+        return 2 * u + n * u * u if n * u < 1 else math.nan
+    if schedule == "pairwise":
+        return float(bounds.gamma(math.ceil(math.log2(n)), u))
+    return float(bounds.gamma(n - 1, u))
+
+
+def error_claims(t):
+    out = []
+    for dtype in t.unique("dtype"):
+        u = bounds.unit_roundoff(dtype)
+        for op, sched, name, formula in [("sum", "seq", "recursive", "gamma_{n-1}"),
+                                         ("sum", "pairwise", "pairwise", "gamma_{ceil(log2 n)}"),
+                                         ("kahan", "seq", "compensated (Kahan-Neumaier)",
+                                          "2u + O(nu^2)")]:
+            sub = t.where(op=op, schedule=sched, dtype=dtype)
+            if len(sub) == 0:
+                continue
+            ns, errs = sub.floats("n"), sub.floats("rel_error")
+            ratios = np.array([e / bound_for(op, sched, n, u) for n, e in zip(ns, errs)])
+            ok = np.isfinite(ratios)
+            worst = float(np.max(ratios[ok]))
+            nmax = int(ns.max())
+            med_top = float(np.median(errs[ns == nmax])) / u
+            skipped = int(np.count_nonzero(~ok))
+            note = f"{len(sub)} trials, n = {int(ns.min())}..{nmax}"
+            if skipped:
+                worst_vac = float(np.max(errs[~ok]))
+                note += (f"; {skipped} trials with n u >= 1 (bound vacuous) not counted: their "
+                         f"largest error is {repro.fmt(worst_vac)}")
+            out.append(claims.Claim(
+                f"{name} summation in {dtype}: error <= {formula} for every trial",
+                f"carrier sweep {REL}/error-vs-n.toml",
+                f"max error/bound = {repro.fmt(worst)}; median error at n={nmax}: "
+                f"{repro.fmt(med_top)} u",
+                "error/bound <= 1", worst <= 1.0, figure=f"figures/error_vs_n_{dtype}.png",
+                note=note))
+    return out
+
+
+def error_figures(t):
+    for dtype in t.unique("dtype"):
+        u = bounds.unit_roundoff(dtype)
+        sub = t.where(dtype=dtype)
+        curves = [("$\\gamma_{n-1}$ (recursive)", lambda n: bounds.gamma(n - 1, u)),
+                  ("$\\gamma_{\\lceil \\log_2 n \\rceil}$ (pairwise)",
+                   lambda n: bounds.gamma(np.ceil(np.log2(n)), u)),
+                  ("$2u + nu^2$ (Kahan, while $nu < 1$)",
+                   lambda n: np.where(n * u < 1, 2 * u + n * u * u, np.nan)),
+                  ("$\\sqrt{n}u$ (probabilistic)", lambda n: bounds.prob_bound(n, u))]
+        plots.error_vs_n(sub, os.path.join(HERE, "figures", f"error_vs_n_{dtype}"),
+                         series=("op", "schedule"), bounds=curves, formats=("png",),
+                         title=f"Summation of uniform[0,1) in {dtype}: error vs n "
+                               f"(Higham 1993 bounds)")
+
+
+def _num(x):
+    """7.0859375 -> '7.0859375', 2048.0 -> '2048' (the exact value, no rounding)."""
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+PUBLISHED = {("harmonic", "fp16"): (513, 7.0859375), ("harmonic", "bf16"): (65, 5.0625),
+             ("ones", "fp16"): (2049, 2048.0), ("ones", "bf16"): (257, 256.0)}
+
+
+def stagnation(out_dir):
+    rows, cols, found = [], None, []
+    for series in ("harmonic", "ones"):
+        for dtype in ("fp16", "bf16"):
+            t = io.read_table(os.path.join(out_dir, f"stagnation-{series}-{dtype}.csv"))
+            io.require(t, ["series", "dtype", "stagnation_term", "stagnation_value"],
+                       "stagnation", t.source)
+            cols = t.columns
+            rows += t.rows
+            r = t.rows[0]
+            found.append((series, dtype, r["stagnation_term"], r["stagnation_value"]))
+    io.write_csv(os.path.join(HERE, "data", "stagnation.csv"), cols, rows)
+    out = []
+    for series, dtype, term, value in found:
+        pterm, pvalue = PUBLISHED[(series, dtype)]
+        what = "1/k" if series == "harmonic" else "ones"
+        ok = term != "" and int(term) == pterm and float(value) == pvalue
+        note = None
+        if series == "ones":
+            note = "the published number is the value; the first term that no longer changes it is " \
+                   f"{pterm}"
+        out.append(claims.Claim(
+            f"summing {what} in {dtype} (rne) stagnates at {_num(pvalue)}",
+            f"carrier study stagnation --series {series} --dtype {dtype}",
+            f"{value} at term {term}", f"{_num(pvalue)} at term {pterm}", ok,
+            figure="figures/stagnation.png", note=note))
+    fig, ax = plots.new_figure()
+    k = np.arange(1, 16385)
+    ax.plot(k, np.cumsum(1.0 / k), color="black", lw=1.2, label="$H_k$ (exact)")
+    for i, (series, dtype, term, value) in enumerate(found):
+        if series != "harmonic":
+            continue
+        ax.axhline(float(value), color=plots.COLORS[i], ls="--", lw=1,
+                   label=f"{dtype} sum stops at {value} (term {term})")
+        ax.plot([int(term)], [float(value)], "o", color=plots.COLORS[i])
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("term k")
+    ax.set_ylabel("partial sum")
+    ax.set_title("Harmonic series: recursive summation stagnates (rne)")
+    ax.legend(loc="upper left")
+    plots.save(fig, os.path.join(HERE, "figures", "stagnation"), ("png",))
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--out", required=True)
+    p.add_argument("--carrier", default="carrier")
+    a = p.parse_args()
+    try:
+        t = repro.write_timing_free(os.path.join(a.out, "error-vs-n", "trials.csv"),
+                                    os.path.join(HERE, "data", "error-vs-n.csv"))
+        repro.require_ok(t, "error-vs-n sweep")
+        error_figures(t)
+        cl = error_claims(t) + stagnation(a.out)
+    except (io.AnalysisError, ValueError) as e:
+        print(f"make_figures: {e}", file=sys.stderr)
+        return 2
+    claims.write_claims(os.path.join(HERE, "CLAIMS.md"),
+                        "Higham 1993, The accuracy of floating point summation: claims", cl,
+                        preamble="Regenerate: `bash papers/higham1993-summation/reproduce.sh`. "
+                                 "Errors are relative to |sum x| = sum |x| (positive inputs).")
+    for c in cl:
+        print(f"{'MATCH' if c.match is True else 'DIFF '} {c.claim}: ours {c.ours}; "
+              f"published {c.published}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

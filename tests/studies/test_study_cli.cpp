@@ -1,0 +1,194 @@
+// `carrier study` as a user meets it: the CSV each study writes, -o written whole (a failing
+// run leaves an existing file alone), and bad input answered by one line on stderr, exit 2.
+// lse-mnist runs on the committed BHH2021 logits and checks the paper's qualitative findings
+// against the measured errors.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+struct Run {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string TempPath(const std::string& tag) {
+  static int counter = 0;
+  return "/tmp/carrier_study_test_" + std::to_string(getpid()) + "_" + std::to_string(counter++) +
+         "_" + tag;
+}
+
+Run Carrier(const std::string& args) {
+  const std::string base = TempPath("run");
+  const std::string cmd =
+      std::string(CARRIER_EXE) + " " + args + " >" + base + ".out 2>" + base + ".err";
+  const int status = std::system(cmd.c_str());
+  Run r{WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), Slurp(base + ".out"),
+        Slurp(base + ".err")};
+  std::remove((base + ".out").c_str());
+  std::remove((base + ".err").c_str());
+  return r;
+}
+
+int Lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+std::vector<std::string> Split(const std::string& line) {
+  std::vector<std::string> f;
+  std::stringstream ss(line);
+  std::string item;
+  while (std::getline(ss, item, ',')) f.push_back(item);
+  if (!line.empty() && line.back() == ',') f.push_back("");
+  return f;
+}
+
+// Rows of a CSV text as maps column -> value.
+std::vector<std::map<std::string, std::string>> ParseCsv(const std::string& text) {
+  std::stringstream ss(text);
+  std::string line;
+  std::getline(ss, line);
+  const auto header = Split(line);
+  std::vector<std::map<std::string, std::string>> rows;
+  while (std::getline(ss, line)) {
+    const auto f = Split(line);
+    std::map<std::string, std::string> row;
+    for (std::size_t i = 0; i < header.size() && i < f.size(); ++i) row[header[i]] = f[i];
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+void CheckRejected(const std::string& args, const std::string& must_mention) {
+  Run r = Carrier(args);
+  std::cout << "  carrier " << args << "  -> exit " << r.code << ": " << r.err;
+  INFO("carrier " << args << "\nstderr: " << r.err << "\nstdout: " << r.out);
+  CHECK(r.code == 2);
+  CHECK(Lines(r.err) == 1);
+  CHECK(r.err.find(must_mention) != std::string::npos);
+  CHECK(r.out.empty());
+}
+
+}  // namespace
+
+TEST_CASE("carrier study stagnation writes the published points as CSV", "[fast][study][cli]") {
+  Run r = Carrier("study stagnation --series harmonic --dtype fp16");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out ==
+        "series,dtype,round,seed,stagnation_term,stagnation_value,"
+        "exact_partial_sum_at_stagnation\nharmonic,fp16,rne,0,513,7.0859375,6.818465852288514\n");
+  Run sr = Carrier("study stagnation --series harmonic --dtype bf16 --round sr --seed 5 --max-terms 3000");
+  REQUIRE(sr.code == 0);
+  const auto rows = ParseCsv(sr.out);
+  REQUIRE(rows.size() == 1);
+  std::cout << "  harmonic bf16 sr seed 5, 3000 terms: " << sr.out;
+  CHECK(rows[0].at("stagnation_term").empty());
+  CHECK(rows[0].at("round") == "sr");
+  CHECK(std::stod(rows[0].at("stagnation_value")) > 5.0625);
+}
+
+TEST_CASE("carrier study -o writes the file whole and keeps it on failure", "[fast][study][cli]") {
+  const std::string path = TempPath("out.csv");
+  Run ok = Carrier("study stagnation --series ones --dtype bf16 -o " + path);
+  REQUIRE(ok.code == 0);
+  CHECK(ok.out.empty());
+  const std::string written = Slurp(path);
+  CHECK(written.find("ones,bf16,rne,0,257,256,257\n") != std::string::npos);
+  Run bad = Carrier("study stagnation --series ones --dtype fp64 -o " + path);
+  CHECK(bad.code == 2);
+  CHECK(Slurp(path) == written);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("carrier study rejects bad command lines with one line and exit 2", "[fast][study][cli]") {
+  CheckRejected("study", "missing study NAME");
+  CheckRejected("study nosuch", "unknown study 'nosuch'");
+  CheckRejected("study stagnation --dtype fp16", "--series");
+  CheckRejected("study stagnation --series ones", "--dtype");
+  CheckRejected("study stagnation --series ones --dtype fp16 --round up", "--round");
+  CheckRejected("study stagnation --series ones --dtype fp16 --max-terms 0", "--max-terms");
+  CheckRejected("study stagnation --series ones --dtype fp16 --bogus 1", "--bogus");
+  CheckRejected("study stagnation --series ones --dtype fp16 -o /nonexistent-dir/x.csv",
+                "/nonexistent-dir/x.csv");
+  CheckRejected("study softmax-passes --repeats 0", "--repeats");
+  CheckRejected("study softmax-passes --n 10,abc --timing /dev/null", "abc");
+  CheckRejected("study softmax-passes --scale -1", "--scale");
+#if CARRIER_TEST_HAVE_MPFR
+  CheckRejected("study lse-mnist --input /nonexistent.csv", "/nonexistent.csv");
+  CheckRejected("study lse-mnist --dtype fp16,fp99", "fp99");
+  const std::string bad = TempPath("bad.csv");
+  std::ofstream(bad) << "x0,x1\n1,2\n3,nan\n";
+  CheckRejected("study lse-mnist --input " + bad, bad + ":3");
+  std::ofstream(bad) << "x0,x1\n1,2\n3\n";
+  CheckRejected("study lse-mnist --input " + bad, bad + ":3");
+  std::ofstream(bad) << "x0,x1\n";
+  CheckRejected("study lse-mnist --input " + bad, "no data rows");
+  std::remove(bad.c_str());
+#endif
+  Run help = Carrier("study --help");
+  CHECK(help.code == 0);
+  CHECK(help.out.rfind("usage: carrier study", 0) == 0);
+}
+
+#if CARRIER_TEST_HAVE_MPFR
+// BHH2021 on their 2500 MNIST vectors: the basic algorithms overflow in fp16 on every vector
+// whose largest logit exceeds log(65520) ~ 11.09 (where exp rounds to inf), never in bf16, and
+// the shifted ones never; wherever nothing overflows, every error against the
+// certified reference stays below the leading term of its bound.
+TEST_CASE("carrier study lse-mnist: overflow and errors against the bounds", "[fast][study][cli]") {
+  const std::string data =
+      std::string(CARRIER_TEST_SOURCE_DIR) + "/papers/bhh2021-lse-softmax/data/bhh2021_mnist_presoftmax.csv";
+  Run r = Carrier("study lse-mnist --input " + data);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto rows = ParseCsv(r.out);
+  REQUIRE(rows.size() == 2 * 2500 * 5);
+  std::map<std::string, int> overflows;
+  std::map<std::string, double> worst_ratio;
+  const double fp16_threshold = std::log(65504.0 + 16.0);  // exp(x) rounds to inf above it
+  for (const auto& row : rows) {
+    const std::string key = row.at("dtype") + " " + row.at("algorithm");
+    const bool overflow = row.at("overflow") == "1";
+    overflows[key] += overflow;
+    const double max_x = std::stod(row.at("max_x"));
+    const bool basic = row.at("algorithm").find("basic") != std::string::npos;
+    INFO("dtype " << row.at("dtype") << " vector " << row.at("vector") << " algorithm "
+                  << row.at("algorithm") << " max_x " << max_x);
+    // An exp overflows beyond the threshold; the sum of 10 exps can overflow from
+    // threshold - log(10) on.
+    if (row.at("dtype") == "fp16" && basic && max_x > fp16_threshold) CHECK(overflow);
+    if (overflow) CHECK(max_x > fp16_threshold - std::log(10.0));
+    if (row.at("dtype") == "bf16" || !basic) CHECK_FALSE(overflow);
+    if (!overflow) {
+      const double ratio = std::stod(row.at("err_ref_u")) / std::stod(row.at("bound_u"));
+      worst_ratio[key] = std::max(worst_ratio[key], ratio);
+      CHECK(ratio <= 1.0);
+    }
+  }
+  for (const auto& [key, count] : overflows)
+    std::cout << "  " << key << ": " << count << " overflow(s), worst error/bound "
+              << worst_ratio[key] << "\n";
+}
+#endif
