@@ -174,45 +174,37 @@ void SoftmaxOutputs(const TS* x, std::size_t n,
   }
 }
 
-template <class TS>
-typename OnlineSoftmax<Compute<TS>, PortableExp>::State TwoPassLse(const TS* x, std::size_t n,
-                                                                   unsigned lanes) {
-  typename OnlineSoftmax<Compute<TS>, PortableExp>::State state{};
+// The two-pass baselines share one call shape: a state filled by the kernel of `op`.
+template <class State, class TS>
+State RunTwoPass(OpCode op, const TS* x, std::size_t n, unsigned lanes) {
+  State state{};
   detail::ReduceArgs args;
-  args.op = OpCode::kTwoPassLse;
+  args.op = op;
   args.a = x;
   args.n = n;
   args.plan = {lanes, 0};
   args.state = &state;
   Dispatch<TS>(args);
   return state;
+}
+
+template <class TS>
+typename OnlineSoftmax<Compute<TS>, PortableExp>::State TwoPassLse(const TS* x, std::size_t n,
+                                                                   unsigned lanes) {
+  return RunTwoPass<typename OnlineSoftmax<Compute<TS>, PortableExp>::State>(
+      OpCode::kTwoPassLse, x, n, lanes);
 }
 
 template <class TS>
 typename OnlineSoftmax<Compute<TS>, VectorFastExp>::State TwoPassLseFast(const TS* x, std::size_t n,
                                                                          unsigned lanes) {
-  typename OnlineSoftmax<Compute<TS>, VectorFastExp>::State state{};
-  detail::ReduceArgs args;
-  args.op = OpCode::kTwoPassLseFast;
-  args.a = x;
-  args.n = n;
-  args.plan = {lanes, 0};
-  args.state = &state;
-  Dispatch<TS>(args);
-  return state;
+  return RunTwoPass<typename OnlineSoftmax<Compute<TS>, VectorFastExp>::State>(
+      OpCode::kTwoPassLseFast, x, n, lanes);
 }
 
 template <class TS>
 typename Welford<Compute<TS>>::State TwoPassVariance(const TS* x, std::size_t n, unsigned lanes) {
-  typename Welford<Compute<TS>>::State state{};
-  detail::ReduceArgs args;
-  args.op = OpCode::kTwoPassVariance;
-  args.a = x;
-  args.n = n;
-  args.plan = {lanes, 0};
-  args.state = &state;
-  Dispatch<TS>(args);
-  return state;
+  return RunTwoPass<typename Welford<Compute<TS>>::State>(OpCode::kTwoPassVariance, x, n, lanes);
 }
 
 std::string CurrentTarget() {

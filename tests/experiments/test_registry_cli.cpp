@@ -17,50 +17,16 @@
 
 #include "registry/registry.hpp"
 
+#include "support/cli_support.hpp"
+
 namespace {
 
-struct Run {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-Run Carrier(const std::string& args) {
-  static int counter = 0;
-  const std::string base = "/tmp/carrier_registry_cli_test_" + std::to_string(getpid()) + "_" +
-                           std::to_string(counter++);
-  const std::string cmd =
-      std::string(CARRIER_EXE) + " " + args + " >" + base + ".out 2>" + base + ".err";
-  const int status = std::system(cmd.c_str());
-  Run r{WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), Slurp(base + ".out"),
-        Slurp(base + ".err")};
-  std::remove((base + ".out").c_str());
-  std::remove((base + ".err").c_str());
-  return r;
-}
-
-int Lines(const std::string& s) {
-  int n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
-
-void CheckRejected(const std::string& args, const std::string& must_mention) {
-  Run r = Carrier(args);
-  std::cout << "  carrier " << args << "  -> exit " << r.code << ": " << r.err;
-  INFO("carrier " << args << "\nstderr: " << r.err << "\nstdout: " << r.out);
-  CHECK(r.code == 2);
-  CHECK(Lines(r.err) == 1);
-  CHECK(r.err.find(must_mention) != std::string::npos);
-  CHECK(r.out.empty());
-}
+using carrier_test::Carrier;
+using carrier_test::CheckRejected;
+using carrier_test::Lines;
+using carrier_test::Run;
+using carrier_test::Slurp;
+using carrier_test::TempPath;
 
 // The value of `key` in eval's text output ("key   value" lines).
 std::string Field(const std::string& out, const std::string& key) {
