@@ -1,0 +1,340 @@
+// precision/precision_policy.cpp: parsing, printing and presets of precision policies
+// (precision_policy.hpp).
+#include "precision/precision_policy.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace carrier {
+
+namespace {
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : " ") + x;
+  return s;
+}
+
+std::vector<std::string> RoleNames() {
+  std::vector<std::string> v;
+  for (PrecisionRole r : kAllPrecisionRoles) v.emplace_back(PrecisionRoleName(r));
+  v.emplace_back("mma");
+  v.emplace_back("pscale");
+  return v;
+}
+
+std::vector<std::string> PresetNames() {
+  std::vector<std::string> v;
+  for (const auto& p : PrecisionPresets()) v.push_back(p.name);
+  return v;
+}
+
+[[noreturn]] void Bad(const std::string& what) {
+  throw std::invalid_argument("precision: " + what);
+}
+
+RoleArithmetic ParseRole(std::string_view role, std::string_view value) {
+  RoleArithmetic r;
+  const auto at = value.find('@');
+  const std::string_view fmt = value.substr(0, at);
+  try {
+    r.format = ParseFormat(fmt);
+  } catch (const std::invalid_argument& e) {
+    Bad(std::string(role) + "=" + std::string(value) + ": " + e.what());
+  }
+  if (at != std::string_view::npos) {
+    try {
+      r.rounding = ParseRounding(value.substr(at + 1));
+    } catch (const std::invalid_argument& e) {
+      Bad(std::string(role) + "=" + std::string(value) + ": " + e.what());
+    }
+  }
+  return r;
+}
+
+double ParsePscale(std::string_view v) {
+  double x = 0;
+  std::string s(v);
+  try {
+    std::size_t used = 0;
+    if (s.rfind("2^", 0) == 0) {
+      const int k = std::stoi(s.substr(2), &used);
+      if (used + 2 != s.size()) throw std::invalid_argument("trailing");
+      x = std::ldexp(1.0, k);
+    } else {
+      x = std::stod(s, &used);
+      if (used != s.size()) throw std::invalid_argument("trailing");
+    }
+  } catch (const std::exception&) {
+    Bad("pscale=" + s + ": expected a power of two (e.g. 256 or 2^8)");
+  }
+  int e = 0;
+  if (!(x > 0) || !std::isfinite(x) || std::frexp(x, &e) != 0.5 || e < -126 || e > 128) {
+    Bad("pscale=" + s + ": expected a power of two between 2^-127 and 2^127");
+  }
+  return x;
+}
+
+std::string RoleText(const RoleArithmetic& r) {
+  std::string t = r.format.name;
+  if (r.rounding != Rounding::kNearestEven) t += "@" + std::string(RoundingName(r.rounding));
+  return t;
+}
+
+std::string PscaleText(double x) {
+  int e = 0;
+  std::frexp(x, &e);
+  return "2^" + std::to_string(e - 1);
+}
+
+}  // namespace
+
+std::string_view PrecisionRoleName(PrecisionRole r) {
+  switch (r) {
+    case PrecisionRole::kIn:
+      return "in";
+    case PrecisionRole::kProd:
+      return "prod";
+    case PrecisionRole::kAcc:
+      return "acc";
+    case PrecisionRole::kCombine:
+      return "combine";
+    case PrecisionRole::kState:
+      return "state";
+    case PrecisionRole::kS:
+      return "s";
+    case PrecisionRole::kP:
+      return "p";
+    case PrecisionRole::kOut:
+      break;
+  }
+  return "out";
+}
+
+const RoleArithmetic& PrecisionPolicy::Role(PrecisionRole r) const {
+  return const_cast<PrecisionPolicy*>(this)->Role(r);
+}
+
+RoleArithmetic& PrecisionPolicy::Role(PrecisionRole r) {
+  switch (r) {
+    case PrecisionRole::kIn:
+      return in;
+    case PrecisionRole::kProd:
+      return prod;
+    case PrecisionRole::kAcc:
+      return acc;
+    case PrecisionRole::kCombine:
+      return combine;
+    case PrecisionRole::kState:
+      return state;
+    case PrecisionRole::kS:
+      return s;
+    case PrecisionRole::kP:
+      return p;
+    case PrecisionRole::kOut:
+      break;
+  }
+  return out;
+}
+
+bool PrecisionPolicy::operator==(const PrecisionPolicy& o) const {
+  for (PrecisionRole r : kAllPrecisionRoles) {
+    if (!(Role(r) == o.Role(r))) return false;
+  }
+  return mma == o.mma && pscale == o.pscale;
+}
+
+// Each preset reads its roles from the kernel source or the paper named beside it. Where a
+// kernel's matrix products run on tensor cores, `mma` names the profile whose fused
+// accumulation replaces the IEEE fp32 chain (prod/acc then describe only the non-matmul
+// arithmetic).
+const std::vector<PrecisionPreset>& PrecisionPresets() {
+  static const std::vector<PrecisionPreset> presets = {
+      {"fa2-ampere-bf16",
+       "in=bf16,prod=fp32,acc=fp32,combine=fp32,state=fp32,s=fp32,p=bf16,out=bf16,mma=ampere",
+       "FlashAttention-2 forward on sm80 (Dao 2023, arXiv 2307.08691, Algorithm 1; "
+       "csrc/flash_attn/src/flash_fwd_kernel.h: Q, K, V in the bf16 element type, S and O "
+       "accumulated in float (acc_s, acc_o) by SM80 mma.sync m16n8k16, m and l in float "
+       "(softmax.h), P converted to bf16 before the P V gemm, O / l converted to bf16)"},
+      {"fa2-hopper-bf16",
+       "in=bf16,prod=fp32,acc=fp32,combine=fp32,state=fp32,s=fp32,p=bf16,out=bf16,mma=hopper",
+       "FlashAttention-2 built for sm90: the same kernel and roles as fa2-ampere-bf16 (its "
+       "SM80 MMA atoms run as mma.sync on Hopper tensor cores), with Hopper's accumulation"},
+      {"fa3-hopper-fp8",
+       "in=fp8e4m3,prod=fp32,acc=fp32,combine=fp32,state=fp32,s=fp32,p=fp8e4m3,out=bf16,"
+       "mma=hopper-fp8,pscale=256",
+       "FlashAttention-3 FP8 forward (Shah et al. 2024, arXiv 2407.08608, section 3.3: Q, K, V "
+       "in e4m3 with per-block scales, wgmma e4m3 with fp32 accumulators, softmax in fp32, P "
+       "rounded to e4m3 for the P V wgmma, bf16 output); P is multiplied by the static scale "
+       "2^8 before its e4m3 cast (the value FlashAttention-3/4 deploy, analysed in arXiv "
+       "2606.06521)"},
+      {"eager-bf16", "in=bf16,prod=fp32,acc=fp32,combine=fp32,state=fp32,s=bf16,p=bf16,out=bf16",
+       "PyTorch eager attention in bf16 (softmax(q @ k^T * scale) @ v): each matmul "
+       "accumulates in fp32 and writes a bf16 tensor (S, then O); softmax upcasts its bf16 "
+       "input to fp32 (its accumulate type), computes max and sum there and writes bf16 P"},
+      {"all-bf16", "in=bf16,prod=bf16,acc=bf16,combine=bf16,state=bf16,s=bf16,p=bf16,out=bf16",
+       "every operation rounded to bf16: the model of `--dtype bf16` (Golden et al. 2024's "
+       "re-implementation of FlashAttention at one precision)"},
+  };
+  return presets;
+}
+
+const std::vector<std::string>& MatrixUnitProfileNames() {
+  static const std::vector<std::string> names = {
+      "volta", "turing", "ampere", "ada", "hopper", "blackwell", "ada-fp8", "hopper-fp8", "cdna3"};
+  return names;
+}
+
+PrecisionPolicy ParsePrecisionPolicy(std::string_view text) {
+  if (text.empty()) {
+    Bad("empty policy; expected role=FORMAT items (roles: " + Join(RoleNames()) +
+        ") or a preset (" + Join(PresetNames()) + ")");
+  }
+  // Split on commas that separate items (a custom:p=..,emin=.. format contains commas, so an
+  // item continues while the next piece has no role name before '=').
+  std::vector<std::string> items;
+  const std::vector<std::string> roles = RoleNames();
+  auto is_item_start = [&](std::string_view piece) {
+    const auto eq = piece.find('=');
+    if (eq == std::string_view::npos) return items.empty();
+    const std::string key(piece.substr(0, eq));
+    for (const auto& r : roles) {
+      if (r == key) return true;
+    }
+    return false;
+  };
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = text.find(',', start);
+    const std::string_view piece =
+        text.substr(start, comma == std::string_view::npos ? text.npos : comma - start);
+    if (items.empty() || is_item_start(piece)) {
+      items.emplace_back(piece);
+    } else {
+      items.back() += "," + std::string(piece);
+    }
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+
+  PrecisionPolicy p;
+  bool set[8] = {};    // the role has a value (given, or from the preset)
+  bool given[8] = {};  // the role was named in the text
+  bool any_role = false;
+  std::size_t first = 0;
+  if (items[0].find('=') == std::string::npos) {
+    const PrecisionPreset* found = nullptr;
+    for (const auto& pr : PrecisionPresets()) {
+      if (pr.name == items[0]) found = &pr;
+    }
+    if (found == nullptr) {
+      Bad("unknown preset '" + items[0] + "'; presets: " + Join(PresetNames()) +
+          " (or role=FORMAT items, roles: " + Join(RoleNames()) + ")");
+    }
+    p = ParsePrecisionPolicy(found->text);
+    for (bool& b : set) b = true;
+    p.preset = found->name;
+    first = 1;
+  }
+  for (std::size_t i = first; i < items.size(); ++i) {
+    const std::string& item = items[i];
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      Bad("item '" + item + "' is not role=FORMAT (roles: " + Join(RoleNames()) + ")");
+    }
+    const std::string key = item.substr(0, eq);
+    const std::string value = item.substr(eq + 1);
+    if (value.empty()) Bad("item '" + item + "' has no value");
+    if (key == "mma") {
+      bool known = false;
+      for (const auto& n : MatrixUnitProfileNames()) known = known || n == value;
+      if (!known) {
+        Bad("mma=" + value + ": unknown profile; profiles: " + Join(MatrixUnitProfileNames()));
+      }
+      p.mma = value;
+      continue;
+    }
+    if (key == "pscale") {
+      p.pscale = ParsePscale(value);
+      continue;
+    }
+    bool matched = false;
+    for (std::size_t r = 0; r < 8; ++r) {
+      const PrecisionRole role = kAllPrecisionRoles[r];
+      if (key != PrecisionRoleName(role)) continue;
+      if (given[r]) Bad("role '" + key + "' given twice");
+      p.Role(role) = ParseRole(key, value);
+      set[r] = given[r] = true;
+      matched = true;
+      any_role = true;
+    }
+    if (!matched) Bad("unknown role '" + key + "'; roles: " + Join(RoleNames()));
+  }
+  if (first == 0) {
+    if (!set[0]) Bad("'in=FORMAT' is required (the input storage format)");
+    if (!set[2]) p.acc = p.in;
+    for (PrecisionRole r : {PrecisionRole::kProd, PrecisionRole::kCombine, PrecisionRole::kState,
+                            PrecisionRole::kS, PrecisionRole::kP, PrecisionRole::kOut}) {
+      if (!set[static_cast<int>(r)]) p.Role(r) = p.acc;
+    }
+  } else if (any_role) {
+    p.preset += " (overridden)";
+  }
+  return p;
+}
+
+std::string ToString(const PrecisionPolicy& p) {
+  std::string t;
+  for (PrecisionRole r : kAllPrecisionRoles) {
+    if (!t.empty()) t += ",";
+    t += std::string(PrecisionRoleName(r)) + "=" + RoleText(p.Role(r));
+  }
+  if (!p.mma.empty()) t += ",mma=" + p.mma;
+  if (p.pscale != 1.0) t += ",pscale=" + PscaleText(p.pscale);
+  return t;
+}
+
+PrecisionPolicy PolicyFromShorthand(std::string_view dtype, std::string_view acc, Rounding r) {
+  PrecisionPolicy p;
+  p.in = {ParseFormat(dtype), Rounding::kNearestEven};
+  const std::string_view a = (acc.empty() || acc == "same") ? dtype : acc;
+  const RoleArithmetic computed{ParseFormat(a), r};
+  for (PrecisionRole role : kAllPrecisionRoles) {
+    if (role != PrecisionRole::kIn) p.Role(role) = computed;
+  }
+  return p;
+}
+
+ShorthandSpec ToShorthand(const PrecisionPolicy& p) {
+  auto refuse = [&](const std::string& why) {
+    throw std::invalid_argument("precision " + ToString(p) + ": " + why +
+                                "; this op runs policies of the form in=D,acc=A[,combine=B] "
+                                "(every other role = acc)");
+  };
+  if (!p.mma.empty()) refuse("mma=" + p.mma + " applies to dot and attention products");
+  if (p.pscale != 1.0) refuse("pscale applies to attention's P");
+  if (p.in.rounding != Rounding::kNearestEven) refuse("inputs are stored with rne");
+  for (PrecisionRole r : {PrecisionRole::kProd, PrecisionRole::kState, PrecisionRole::kS,
+                          PrecisionRole::kP, PrecisionRole::kOut}) {
+    if (!(p.Role(r) == p.acc)) {
+      refuse("role " + std::string(PrecisionRoleName(r)) + "=" + RoleText(p.Role(r)) +
+             " differs from acc=" + RoleText(p.acc));
+    }
+  }
+  if (p.combine.rounding != p.acc.rounding) refuse("combine and acc round differently");
+  ShorthandSpec s;
+  s.dtype = p.in.format.name;
+  s.round = std::string(RoundingName(p.acc.rounding));
+  if (p.combine.format == p.acc.format) {
+    s.acc = p.acc.format.name;
+  } else if (p.combine.format.precision >= p.acc.format.precision &&
+             p.combine.format.emin <= p.acc.format.emin &&
+             p.combine.format.emax >= p.acc.format.emax) {
+    s.acc = p.acc.format.name + ">" + p.combine.format.name;
+  } else {
+    refuse("combine=" + p.combine.format.name + " is narrower than acc=" + p.acc.format.name);
+  }
+  return s;
+}
+
+}  // namespace carrier

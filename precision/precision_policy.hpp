@@ -1,0 +1,94 @@
+// precision/precision_policy.hpp: a reduction's arithmetic by role (DESIGN.md, "Precision by
+// role").
+//
+// Contract. A PrecisionPolicy names, for each role a real kernel distinguishes, the format a
+// value of that role is rounded to and the rounding used:
+//   in       input storage (Q, K, V; x; the pairs of dot): the inputs are rounded to it once
+//   prod     a product of two inputs (dot's x*y, attention's q_i k_j) before it is accumulated
+//   acc      the chain accumulator (one thread's running state along a chain / along K)
+//   combine  the merge of two partial states (the combines of the merge tree; FABsum's OUTER)
+//   state    a carrier state kept between steps (softmax's m and d; FlashRow's m, l, O;
+//            Welford's mean and M2)
+//   s        attention's score tile S = Q K^T as the kernel stores it before the softmax
+//   p        attention's probability tile P, rounded before the P V product
+//   out      the output tensor (the result is rounded to it once, at the end)
+// plus two parameters that are not formats:
+//   mma      a matrix-unit profile (core's `mma:PROFILE` fused accumulation) for the products
+//            of dot and of attention's two matmuls; empty: IEEE products and sums in `acc`
+//   pscale   a power of two P is multiplied by before it is rounded to `p` and divided by
+//            after the product (FlashAttention-3's FP8 P scaling); 1 when absent
+// Text form: comma-separated `role=FORMAT[@ROUNDING]` (FORMAT as ParseFormat, ROUNDING as
+// ParseRounding, default rne), `mma=PROFILE`, `pscale=2^K` or a power of two; the first item may
+// instead be a preset name, whose roles the later items override, e.g.
+// `fa2-ampere-bf16,out=fp32`. Unnamed roles are derived: acc from in; prod, combine, state, s
+// and p from acc; out from acc (so `in=bf16,acc=fp32` is today's `--dtype bf16 --acc fp32`).
+// ToString prints every role in the order above (rounding only where not rne; mma and pscale
+// only when set), and ParsePrecisionPolicy(ToString(p)) == p.
+// Error rule: bad text throws std::invalid_argument, one line naming the bad item and what is
+// allowed (roles, presets, profiles).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "precision/format.hpp"
+#include "precision/rounding.hpp"
+
+namespace carrier {
+
+struct RoleArithmetic {
+  Format format = Fp32();
+  Rounding rounding = Rounding::kNearestEven;
+  bool operator==(const RoleArithmetic&) const = default;
+};
+
+enum class PrecisionRole { kIn, kProd, kAcc, kCombine, kState, kS, kP, kOut };
+inline constexpr PrecisionRole kAllPrecisionRoles[] = {
+    PrecisionRole::kIn,    PrecisionRole::kProd, PrecisionRole::kAcc, PrecisionRole::kCombine,
+    PrecisionRole::kState, PrecisionRole::kS,    PrecisionRole::kP,   PrecisionRole::kOut};
+
+// in prod acc combine state s p out
+std::string_view PrecisionRoleName(PrecisionRole r);
+
+struct PrecisionPolicy {
+  RoleArithmetic in, prod, acc, combine, state, s, p, out;
+  std::string mma;      // matrix-unit profile name; empty: none
+  double pscale = 1.0;  // power of two
+  std::string preset;   // the preset it came from, for display; not part of equality
+  bool operator==(const PrecisionPolicy& o) const;
+
+  const RoleArithmetic& Role(PrecisionRole r) const;
+  RoleArithmetic& Role(PrecisionRole r);
+};
+
+// A named kernel model: its policy text and where each choice comes from.
+struct PrecisionPreset {
+  std::string name;
+  std::string text;    // the roles, in the text form above
+  std::string source;  // the publication or source file the roles are read from
+};
+const std::vector<PrecisionPreset>& PrecisionPresets();
+
+// The matrix-unit profiles `mma=` accepts (core's mma:PROFILE schedules).
+const std::vector<std::string>& MatrixUnitProfileNames();
+
+PrecisionPolicy ParsePrecisionPolicy(std::string_view text);
+std::string ToString(const PrecisionPolicy& p);
+
+// The policy `--dtype DTYPE --acc ACC --round R` stands for: in = DTYPE (rne: inputs are
+// rounded to storage to nearest), every other role ACC with rounding R. ACC empty or "same":
+// DTYPE.
+PrecisionPolicy PolicyFromShorthand(std::string_view dtype, std::string_view acc, Rounding r);
+
+// The one-precision (plus FABsum's two-level) reductions run a policy that is expressible as
+// `--dtype D --acc A` or `--acc INNER>OUTER`: every role but `in` and `combine` equal to
+// `acc`, combine equal to acc (A) or a wider format (INNER>OUTER), no mma, pscale 1, and one
+// rounding for every computed role. Returns the (dtype, acc, round) triple; throws
+// std::invalid_argument naming the first role that such an op cannot honour.
+struct ShorthandSpec {
+  std::string dtype, acc, round;
+};
+ShorthandSpec ToShorthand(const PrecisionPolicy& p);
+
+}  // namespace carrier
