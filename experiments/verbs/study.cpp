@@ -13,6 +13,7 @@
 #include "cli/args.hpp"
 #include "precision/format.hpp"
 #include "precision/rounding.hpp"
+#include "studies/attention_deviation.hpp"
 #include "studies/csv_out.hpp"
 #include "studies/lse_mnist.hpp"
 #include "studies/softmax_passes.hpp"
@@ -218,6 +219,77 @@ int StudySoftmaxPasses(const std::vector<std::string>& argv) {
   return 0;
 }
 
+// A ';'-separated list of non-empty items (policies contain commas).
+std::vector<std::string> SemicolonList(const Args& args, const std::string& flag,
+                                       const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t semi = text.find(';', start);
+    items.push_back(
+        text.substr(start, semi == std::string::npos ? std::string::npos : semi - start));
+    if (items.back().empty()) args.Fail("--" + flag + ": empty item in '" + text + "'");
+    if (semi == std::string::npos) break;
+    start = semi + 1;
+  }
+  return items;
+}
+
+int StudyAttentionDeviation(const std::vector<std::string>& argv) {
+  Args args("study attention-deviation", argv,
+            {"precision", "algorithm", "n", "block-r", "block-c", "head-dim", "trials", "seed",
+             "gen", "o"},
+            {"square"});
+  studies::AttentionDeviationSpec spec;
+  spec.policies = SemicolonList(args, "precision", args.Require("precision"));
+  for (const auto& a : SemicolonList(args, "algorithm", [&] {
+         std::string t = args.Get("algorithm").value_or("fa2");
+         for (char& c : t) c = c == ',' ? ';' : c;
+         return t;
+       }())) {
+    if (a == "baseline") args.Fail("--algorithm: the baseline is always computed; give fa2, fa1");
+    try {
+      spec.algorithms.push_back(ParseAttentionAlgorithm(a));
+    } catch (const std::invalid_argument& e) {
+      args.Fail(std::string("--algorithm: ") + e.what());
+    }
+  }
+  spec.seq_lens = CountList(args, "n", args.Get("n").value_or("256,1024"));
+  spec.block_r = CountList(args, "block-r", args.Get("block-r").value_or("64"));
+  spec.block_c = CountList(args, "block-c", args.Get("block-c").value_or("64"));
+  spec.square_only = args.Has("square");
+  spec.head_dim = args.Count("head-dim", 64);
+  spec.trials = args.Count("trials", 10);
+  spec.seed = args.Count("seed", 1);
+  spec.dist = args.Get("gen").value_or("normal");
+  for (std::uint64_t n : spec.seq_lens)
+    if (n < 1 || n > 16384) args.Fail("--n values must be between 1 and 16384");
+  for (const auto* list : {&spec.block_r, &spec.block_c})
+    for (std::uint64_t b : *list)
+      if (b < 1 || b > 16384) args.Fail("--block-r / --block-c values must be between 1 and 16384");
+  if (spec.head_dim < 1 || spec.head_dim > 1024) args.Fail("--head-dim must be between 1 and 1024");
+  if (spec.trials < 1 || spec.trials > 10000) args.Fail("--trials must be between 1 and 10000");
+  std::vector<studies::AttentionDeviationRow> rows;
+  try {
+    rows = studies::RunAttentionDeviation(spec, true);
+  } catch (const std::invalid_argument& e) {
+    args.Fail(e.what());
+  }
+  std::ostringstream csv;
+  csv << "policy,algorithm,n,head_dim,block_r,block_c,trial,seed,fa_max,fa_mean,fa_std,ba_max,"
+         "ba_mean,ba_std,fa_ba_max,fa_ba_mean,fa_ba_std\n";
+  for (const auto& r : rows) {
+    csv << '"' << r.policy << '"' << "," << r.algorithm << "," << r.n << "," << r.d << "," << r.br
+        << "," << r.bc << "," << r.trial << "," << r.seed;
+    for (const Deviation* d : {&r.fa, &r.ba, &r.fa_ba})
+      csv << "," << studies::Field(d->max) << "," << studies::Field(d->mean) << ","
+          << studies::Field(d->stddev);
+    csv << "\n";
+  }
+  studies::WriteCsv(args.Get("o").value_or(""), csv.str(), "carrier study attention-deviation");
+  return 0;
+}
+
 struct Study {
   const char* name;
   int (*run)(const std::vector<std::string>& argv);
@@ -227,6 +299,7 @@ const Study kStudies[] = {
     {"stagnation", StudyStagnation},
     {"lse-mnist", StudyLseMnist},
     {"softmax-passes", StudySoftmaxPasses},
+    {"attention-deviation", StudyAttentionDeviation},
 };
 
 }  // namespace

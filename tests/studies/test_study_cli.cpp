@@ -154,3 +154,40 @@ TEST_CASE("carrier study lse-mnist: overflow and errors against the bounds", "[f
               << worst_ratio[key] << "\n";
 }
 #endif
+
+TEST_CASE("carrier study attention-deviation writes one row per cell with the golden deviations",
+          "[fast][study][cli]") {
+  const std::string out = TempPath("attention_deviation.csv");
+  Run r = Carrier("study attention-deviation --precision 'all-bf16;in=fp32' --algorithm fa2,fa1 "
+                  "--n 16,40 --block-r 8 --block-c 4,16 --head-dim 8 --trials 2 -o " + out);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto rows = ParseCsv(Slurp(out));
+  // 2 policies x 2 algorithms x 2 n x 2 Bc x 2 trials.
+  REQUIRE(rows.size() == 32);
+  double worst_fp32 = 0, worst_bf16 = 0;
+  for (const auto& row : rows) {
+    INFO("row policy " << row.at("policy") << " algorithm " << row.at("algorithm") << " n "
+                       << row.at("n") << " Bc " << row.at("block_c"));
+    const double fa = std::stod(row.at("fa_max")), ba = std::stod(row.at("ba_max"));
+    CHECK(std::stod(row.at("fa_mean")) <= fa);
+    CHECK(std::stod(row.at("fa_ba_max")) <= fa + ba);  // the triangle inequality
+    (row.at("policy") == "\"in=fp32\"" ? worst_fp32 : worst_bf16) =
+        std::max(row.at("policy") == "\"in=fp32\"" ? worst_fp32 : worst_bf16, fa);
+  }
+  INFO("worst |FA - golden|: fp32 " << worst_fp32 << ", all-bf16 " << worst_bf16);
+  CHECK(worst_fp32 < 1e-5);
+  CHECK(worst_bf16 > 100 * worst_fp32);
+  std::remove(out.c_str());
+}
+
+TEST_CASE("carrier study attention-deviation rejects bad input with one line", "[fast][study][cli]") {
+  CheckRejected("study attention-deviation", "--precision");
+  CheckRejected("study attention-deviation --precision fa9", "fa9");
+  CheckRejected("study attention-deviation --precision 'in=bf16;;in=fp16'", "empty item");
+  CheckRejected("study attention-deviation --precision in=bf16 --algorithm fa3", "fa3");
+  CheckRejected("study attention-deviation --precision in=bf16 --algorithm baseline", "always");
+  CheckRejected("study attention-deviation --precision in=bf16 --n 0", "--n");
+  CheckRejected("study attention-deviation --precision in=bf16 --block-c 0", "--block-c");
+  CheckRejected("study attention-deviation --precision in=bf16 --trials 0", "--trials");
+}

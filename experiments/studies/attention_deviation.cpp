@@ -1,0 +1,82 @@
+#include "studies/attention_deviation.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <stdexcept>
+
+#include "inputs/generators.hpp"
+
+namespace carrier::studies {
+
+std::vector<AttentionDeviationRow> RunAttentionDeviation(const AttentionDeviationSpec& spec,
+                                                         bool progress) {
+  std::vector<PrecisionPolicy> policies;
+  for (const auto& text : spec.policies) {
+    policies.push_back(ParsePrecisionPolicy(text));
+    if (!policies.back().mma.empty()) {
+      throw std::invalid_argument("policy '" + text + "' names mma=" + policies.back().mma +
+                                  ": this study runs IEEE products only (add ,mma= removed)");
+    }
+  }
+  const inputs::GeneratorSpec gen = inputs::ParseGenerator(spec.dist);
+  const std::size_t d = spec.head_dim;
+  std::vector<AttentionDeviationRow> rows;
+  std::size_t done = 0;
+  const std::size_t total = spec.seq_lens.size() * spec.trials;
+  const bool tty = progress && isatty(STDERR_FILENO);
+  for (std::uint64_t n : spec.seq_lens) {
+    for (std::uint64_t t = 0; t < spec.trials; ++t) {
+      const std::uint64_t seed = spec.seed + 3 * t;
+      const auto raw_q = inputs::Generate(gen, n * d, seed);
+      const auto raw_k = inputs::Generate(gen, n * d, seed + 1);
+      const auto raw_v = inputs::Generate(gen, n * d, seed + 2);
+      for (std::size_t pi = 0; pi < policies.size(); ++pi) {
+        const PrecisionPolicy& pol = policies[pi];
+        const auto q = StoreAttentionInputs(raw_q, pol.in.format);
+        const auto k = StoreAttentionInputs(raw_k, pol.in.format);
+        const auto v = StoreAttentionInputs(raw_v, pol.in.format);
+        AttentionModelSpec ms;
+        ms.seq_len = n;
+        ms.head_dim = d;
+        ms.sr_seed = seed;
+        ms.algorithm = AttentionAlgorithm::kBaseline;
+        ms.policy = Fp64Policy();
+        const auto golden = AttentionModel(q, k, v, ms);
+        ms.policy = pol;
+        const auto ba = AttentionModel(q, k, v, ms);
+        const Deviation ba_dev = MeasureDeviation(ba, golden);
+        for (AttentionAlgorithm a : spec.algorithms) {
+          for (std::uint64_t br : spec.block_r) {
+            for (std::uint64_t bc : spec.block_c) {
+              if (spec.square_only && br != bc) continue;
+              ms.algorithm = a;
+              ms.block_r = br;
+              ms.block_c = bc;
+              const auto fa = AttentionModel(q, k, v, ms);
+              AttentionDeviationRow r;
+              r.policy = spec.policies[pi];
+              r.algorithm = AttentionAlgorithmName(a);
+              r.n = n;
+              r.d = d;
+              r.br = br;
+              r.bc = bc;
+              r.trial = t;
+              r.seed = seed;
+              r.fa = MeasureDeviation(fa, golden);
+              r.ba = ba_dev;
+              r.fa_ba = MeasureDeviation(fa, ba);
+              rows.push_back(r);
+            }
+          }
+        }
+      }
+      ++done;
+      if (tty) std::fprintf(stderr, "\rattention-deviation: %zu/%zu inputs", done, total);
+    }
+  }
+  if (tty) std::fprintf(stderr, "\n");
+  return rows;
+}
+
+}  // namespace carrier::studies

@@ -1,0 +1,158 @@
+// The kernel-faithful attention model (precision/attention_model.hpp): in fp64 every algorithm
+// is the exact softmax(QK^T/sqrt(d))V to rounding level; Br changes no bit; the round-to-odd
+// path agrees bit for bit with native fp32; rounding roles change the result the way the
+// contract says; bad shapes and a missing matrix unit are one-line errors.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "precision/attention_model.hpp"
+
+using namespace carrier;
+
+namespace {
+
+struct Qkv {
+  std::vector<double> q, k, v;
+};
+
+Qkv RandomQkv(std::size_t n, std::size_t d, std::uint64_t seed, const Format& in) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> nd(0.0, 1.0);
+  Qkv x;
+  for (auto* t : {&x.q, &x.k, &x.v}) {
+    std::vector<double> raw(n * d);
+    for (double& r : raw) r = nd(rng);
+    *t = StoreAttentionInputs(raw, in);
+  }
+  return x;
+}
+
+// softmax(QK^T / sqrt(d)) V in long double, the textbook three-pass way.
+std::vector<double> Naive(const Qkv& x, std::size_t n, std::size_t d) {
+  std::vector<double> out(n * d);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<long double> s(n);
+    long double m = -INFINITY;
+    for (std::size_t j = 0; j < n; ++j) {
+      long double dot = 0;
+      for (std::size_t c = 0; c < d; ++c) dot += (long double)x.q[i * d + c] * x.k[j * d + c];
+      s[j] = dot / std::sqrt((long double)d);
+      m = std::max(m, s[j]);
+    }
+    long double sum = 0;
+    for (auto& e : s) sum += (e = std::exp(e - m));
+    for (std::size_t c = 0; c < d; ++c) {
+      long double o = 0;
+      for (std::size_t j = 0; j < n; ++j) o += s[j] * x.v[j * d + c];
+      out[i * d + c] = (double)(o / sum);
+    }
+  }
+  return out;
+}
+
+AttentionModelSpec Spec(std::size_t n, std::size_t d, std::size_t br, std::size_t bc,
+                        AttentionAlgorithm a, const std::string& policy) {
+  AttentionModelSpec s;
+  s.seq_len = n;
+  s.head_dim = d;
+  s.block_r = br;
+  s.block_c = bc;
+  s.algorithm = a;
+  s.policy = ParsePrecisionPolicy(policy);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("attention model: in fp64 all three algorithms are the exact attention", "[fast]") {
+  const std::size_t n = 100, d = 16;
+  const Qkv x = RandomQkv(n, d, 7, Fp64());
+  const auto naive = Naive(x, n, d);
+  for (auto a : {AttentionAlgorithm::kFa2, AttentionAlgorithm::kFa1, AttentionAlgorithm::kBaseline}) {
+    for (std::size_t bc : {1, 7, 32, 100, 256}) {
+      const auto o = AttentionModel(x.q, x.k, x.v, Spec(n, d, 16, bc, a, "in=fp64"));
+      const Deviation dev = MeasureDeviation(o, naive);
+      INFO("algorithm " << AttentionAlgorithmName(a) << " Bc " << bc << " n " << n << " d " << d
+                        << " seed 7: max deviation from long double " << dev.max);
+      CHECK(dev.max < 1e-13);
+    }
+  }
+}
+
+TEST_CASE("attention model: the query-row block Br changes no bit", "[fast]") {
+  const std::size_t n = 64, d = 8;
+  const Qkv x = RandomQkv(n, d, 11, BF16());
+  for (auto a : {AttentionAlgorithm::kFa2, AttentionAlgorithm::kFa1}) {
+    const auto ref = AttentionModel(x.q, x.k, x.v, Spec(n, d, 1, 16, a, "all-bf16"));
+    for (std::size_t br : {3, 16, 64, 128}) {
+      INFO("algorithm " << AttentionAlgorithmName(a) << " Br " << br << " Bc 16 all-bf16 seed 11");
+      CHECK(AttentionModel(x.q, x.k, x.v, Spec(n, d, br, 16, a, "all-bf16")) == ref);
+    }
+  }
+}
+
+TEST_CASE("attention model: round-to-odd arithmetic equals native fp32 bit for bit", "[fast]") {
+  // custom:p=24,emin=-126,emax=127 is fp32's value set, computed through the generic
+  // (fp64 round-to-odd, then one rounding) path instead of float arithmetic.
+  const std::size_t n = 48, d = 16;
+  const Qkv x = RandomQkv(n, d, 3, BF16());
+  const std::string f32 = "custom:p=24,emin=-126,emax=127";
+  for (auto a : {AttentionAlgorithm::kFa2, AttentionAlgorithm::kFa1, AttentionAlgorithm::kBaseline}) {
+    const auto native = AttentionModel(x.q, x.k, x.v, Spec(n, d, 16, 16, a, "in=bf16,acc=fp32"));
+    const auto generic =
+        AttentionModel(x.q, x.k, x.v, Spec(n, d, 16, 16, a, "in=bf16,acc=" + f32));
+    INFO("algorithm " << AttentionAlgorithmName(a) << " n " << n << " d " << d << " seed 3");
+    CHECK(native == generic);
+  }
+}
+
+TEST_CASE("attention model: roles round where the contract says", "[fast]") {
+  const std::size_t n = 256, d = 32;
+  const Qkv x = RandomQkv(n, d, 5, BF16());
+  const auto golden = AttentionModel(
+      x.q, x.k, x.v, Spec(n, d, 64, 64, AttentionAlgorithm::kBaseline, "in=fp64"));
+  auto dev = [&](AttentionAlgorithm a, const std::string& pol) {
+    return MeasureDeviation(AttentionModel(x.q, x.k, x.v, Spec(n, d, 64, 64, a, pol)), golden);
+  };
+  // The output role alone: with fp32 everywhere else and out=bf16, every output is the golden
+  // value rounded to bf16 up to the fp32 error, so the deviation is at most half a bf16 ulp of
+  // the largest output plus a little.
+  const Deviation out_only = dev(AttentionAlgorithm::kFa2, "in=bf16,acc=fp32,out=bf16");
+  const Deviation fp32 = dev(AttentionAlgorithm::kFa2, "in=bf16,acc=fp32");
+  const Deviation all_bf16 = dev(AttentionAlgorithm::kFa2, "all-bf16");
+  double max_out = 0;
+  for (double g : golden) max_out = std::max(max_out, std::fabs(g));
+  INFO("fp32 " << fp32.max << " out=bf16 " << out_only.max << " all-bf16 " << all_bf16.max
+               << " max|O| " << max_out << " (n 256 d 32 Bc 64 seed 5)");
+  CHECK(fp32.max < 1e-5);
+  CHECK(out_only.max <= max_out * std::ldexp(1.0, -8) + 1e-5);
+  CHECK(out_only.max > fp32.max);
+  CHECK(all_bf16.max > out_only.max);
+  // A state kept in bf16 rounds l and O every tile: more deviation with more tiles.
+  const Deviation state16 = dev(AttentionAlgorithm::kFa2, "in=bf16,acc=fp32,state=bf16");
+  CHECK(state16.max > fp32.max);
+}
+
+TEST_CASE("attention model: bad shapes and a missing matrix unit are one-line errors", "[fast]") {
+  const Qkv x = RandomQkv(4, 2, 1, Fp32());
+  auto msg = [&](AttentionModelSpec s) {
+    try {
+      AttentionModel(x.q, x.k, x.v, s);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(msg(Spec(4, 2, 0, 2, AttentionAlgorithm::kFa2, "in=fp32")).find("positive") !=
+        std::string::npos);
+  CHECK(msg(Spec(5, 2, 2, 2, AttentionAlgorithm::kFa2, "in=fp32")).find("seq_len x head_dim") !=
+        std::string::npos);
+  CHECK(msg(Spec(4, 2, 2, 2, AttentionAlgorithm::kFa2, "in=fp32,mma=ampere")).find("matrix") !=
+        std::string::npos);
+  CHECK(msg(Spec(4, 2, 2, 2, AttentionAlgorithm::kFa2, "in=fp64,acc=fp64@rz")).find("rne") !=
+        std::string::npos);
+  CHECK_THROWS_AS(ParseAttentionAlgorithm("fa3"), std::invalid_argument);
+}
