@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/args.hpp"
+#include "registry/registry.hpp"
 #include "verbs/verbs.hpp"
 
 #ifndef CARRIER_VERSION
@@ -53,10 +54,10 @@ const Verb kVerbs[] = {
      "prints its largest relative difference from the hand-written combine over N pairs of\n"
      "states (exit 0 when within 2^-40, 1 otherwise).\n"
      "\n"
-     "  OP         sum max lse welford affine, or the counterexamples naive-mean (the mean\n"
-     "             without a count) and naive-lse (online softmax without the rescale), or a\n"
-     "             user carrier registered with a derivation (experiments/user_carriers/,\n"
-     "             e.g. range; a bad OP lists them)\n"
+     "  OP         an op with a derivation (from the op table; naive-mean and naive-lse are\n"
+     "             counterexamples that must be rejected; user carriers registered with a\n"
+     "             derivation are listed too):\n"
+     "{DERIVE_OPS}"
      "  --trials N random lists and random pairs (default 1000)\n"
      "  --seed S   generator seed (default 1)\n",
      RunDerive},
@@ -74,18 +75,16 @@ const Verb kVerbs[] = {
      "non-finite values are inf, -inf, nan (strings in JSON). Exit 1 if the reference could\n"
      "not be certified.\n"
      "\n"
-     "  --op OP        sum kahan max argmax lse softmax welford norm2 dot affine,\n"
-     "                 var-twopass var-textbook (variance formulas), attention (one\n"
-     "                 FlashAttention head: --n keys, --head-dim 64|128, --acc fp32|fp64, or an\n"
-     "                 emulated format such as bf16 on the replay backend), or a\n"
-     "                 registered user carrier (experiments/user_carriers/, e.g. range; one\n"
-     "                 column; reference: the carrier in MPFR at p and 2p bits, tier\n"
-     "                 mpfr-carrier; no a-priori bound)\n"
+     "  --op OP        one of the op table's trial ops (attention: --n keys, --head-dim D,\n"
+     "                 --acc fp32|fp64 or an emulated format such as bf16 on the replay\n"
+     "                 backend; a user carrier's reference is the carrier in MPFR at p and 2p\n"
+     "                 bits, tier mpfr-carrier, with no a-priori bound):\n"
+     "{TRIAL_OPS}"
      "  --dtype T      storage: fp8e4m3 fp8e4m3sat fp8e5m2 fp16 bf16 tf32 fp32 fp64\n"
      "                 custom:p=P,emin=E,emax=E[,subnormals=0][,inf=0][,saturate=1]\n"
      "  --acc T        compute format: as --dtype, or mpfr:BITS; or INNER>OUTER, two-level\n"
      "                 accumulation (FABsum): chains/tiles in INNER, combines in OUTER, e.g.\n"
-     "                 --acc 'fp16>fp32' --schedule blocked:32 (ops sum kahan lse welford,\n"
+     "                 --acc 'fp16>fp32' --schedule blocked:32 (ops {MIXED_OPS},\n"
      "                 backend replay; INNER a format no wider than OUTER, OUTER a format or\n"
      "                 mpfr:BITS; u is INNER's, sum's bound (b-1)u_in + D_out u_out)\n"
      "  --round MODE   compute rounding: rne rna rz ru rd ro sr (default rne; sr is seeded\n"
@@ -99,7 +98,7 @@ const Verb kVerbs[] = {
      "  --n N --seed S generator size and seed (default seed 1)\n"
      "  --backend B    replay (default: core's Replay of the tree), simd, omp, cuda (the\n"
      "                 fast kernels; exit 2 with the reason when not built or no device)\n"
-     "  --head-dim D   attention's head dimension (64 or 128)\n"
+     "  --head-dim D   attention's head dimension ({HEAD_DIMS})\n"
      "  --allow-nonfinite  accept nan/inf in an input file (special-value studies)\n",
      RunEval},
     {"laws", "check a carrier's algebraic laws against its declarations",
@@ -119,10 +118,9 @@ const Verb kVerbs[] = {
      "Each measured property is compared with the carrier's declaration. Exit 0 when every\n"
      "declaration matches, 1 when one is refuted (the evidence is printed), 2 for bad input.\n"
      "\n"
-     "  OP         sum kahan max argmax lse welford norm2 dot affine attention, or the\n"
-     "             counterexamples naive-mean and naive-lse (which must fail), or a user\n"
-     "             carrier registered in experiments/user_carriers/ (e.g. range; a bad OP\n"
-     "             lists them)\n"
+     "  OP         an op with laws (from the op table; the counterexamples naive-mean and\n"
+     "             naive-lse must fail; user carriers of experiments/user_carriers/ too):\n"
+     "{LAWS_OPS}"
      "  --dtype T  working format (default fp32): fp8e4m3 fp8e5m2 fp16 bf16 tf32 fp32 fp64 or\n"
      "             custom:p=P,emin=E,emax=E\n"
      "  --trials N triples of lists (default 300)\n"
@@ -196,7 +194,7 @@ int Main(int argc, char** argv) {
     std::vector<std::string> rest(args.begin() + 1, args.end());
     for (const auto& a : rest)
       if (a == "--help" || a == "-h") {
-        std::cout << kVerbs[i].help;
+        std::cout << registry::ExpandHelp(kVerbs[i].help);  // op lists from the op table
         return 0;
       }
     return kVerbs[i].run(rest);

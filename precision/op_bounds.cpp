@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/merge_tree.hpp"
 
 namespace carrier {
-
-namespace {
 
 long double SumAbs(std::span<const double> x) {
   long double s = 0;
@@ -14,75 +15,190 @@ long double SumAbs(std::span<const double> x) {
   return s;
 }
 
+namespace {
+
+long double SumAbsProducts(std::span<const ValuePair<double>> pairs) {
+  long double s = 0;
+  for (const auto& p : pairs) s += std::fabs(static_cast<long double>(p.a) * p.b);
+  return s;
+}
+
+// The pieces lse and softmax share: M = max x, the lse (the certified one when finite), the
+// weighted mean sum w_i x_i with w_i = exp(x_i - lse), and min x.
+struct SoftmaxParts {
+  long double m = -INFINITY, lse = 0, weighted = 0, min_x = 0;
+  bool finite = false;
+};
+SoftmaxParts Parts(std::span<const double> x, long double exact, bool recompute) {
+  SoftmaxParts p;
+  for (double v : x) p.m = std::max<long double>(p.m, v);
+  p.lse = exact;
+  if (recompute || !std::isfinite(p.lse)) {
+    long double s = 0;
+    for (double v : x) s += std::exp(static_cast<long double>(v) - p.m);
+    p.lse = p.m + std::log(s);
+  }
+  p.finite = std::isfinite(p.m) && std::isfinite(p.lse);
+  if (!p.finite) return p;
+  p.min_x = p.m;
+  for (double v : x) {
+    p.weighted += std::exp(static_cast<long double>(v) - p.lse) * v;
+    p.min_x = std::min<long double>(p.min_x, v);
+  }
+  return p;
+}
+
 }  // namespace
 
-OpBound BoundForOp(const std::string& op, const BoundContext& ctx, std::span<const double> x,
-                   std::span<const ValuePair<double>> pairs, long double exact,
-                   long double exact_mean) {
-  const std::uint64_t d = ctx.depth;
-  if (op == "sum") return {SumBound(d, ctx.u, static_cast<double>(SumAbs(x))), false};
-  if (op == "kahan")
-    return {CompensatedBound(d, ctx.u, static_cast<double>(std::fabs(exact)),
-                             static_cast<double>(SumAbs(x))),
-            false};
-  if (op == "max" || op == "argmax") return {ExactBound(), false};
-  if (op == "norm2")
-    return {Norm2Bound(d, ctx.u, static_cast<double>(exact), ctx.combines, ctx.eta), false};
-  if (op == "dot") {
-    long double s = 0;
-    for (const auto& p : pairs) s += std::fabs(static_cast<long double>(p.a) * p.b);
-    return {DotBound(d, ctx.u, static_cast<double>(s)), false};
+OpBound SumOpBound(const BoundContext& ctx, const BoundInputs& in) {
+  return {SumBound(ctx.depth, ctx.u, static_cast<double>(SumAbs(in.x))), false};
+}
+
+OpBound NeumaierOpBound(const BoundContext& ctx, const BoundInputs& in) {
+  return {CompensatedBound(ctx.depth, ctx.u, static_cast<double>(std::fabs(in.Exact())),
+                           static_cast<double>(SumAbs(in.x))),
+          false};
+}
+
+OpBound ExactOpBound(const BoundContext&, const BoundInputs&) { return {ExactBound(), false}; }
+
+OpBound Norm2OpBound(const BoundContext& ctx, const BoundInputs& in) {
+  return {Norm2Bound(ctx.depth, ctx.u, static_cast<double>(in.Exact()), ctx.combines, ctx.eta),
+          false};
+}
+
+OpBound DotOpBound(const BoundContext& ctx, const BoundInputs& in) {
+  return {DotBound(ctx.depth, ctx.u, static_cast<double>(SumAbsProducts(in.pairs))), false};
+}
+
+OpBound AffineOpBound(const BoundContext& ctx, const BoundInputs& in) {
+  // sum_k |prod_{j>k} a_j| |b_k|, accumulated from the last map backwards.
+  long double weight = 1, s = 0;
+  for (std::size_t k = in.pairs.size(); k-- > 0;) {
+    s += weight * std::fabs(static_cast<long double>(in.pairs[k].b));
+    weight *= std::fabs(static_cast<long double>(in.pairs[k].a));
   }
-  if (op == "affine") {
-    // sum_k |prod_{j>k} a_j| |b_k|, accumulated from the last map backwards.
-    long double weight = 1, s = 0;
-    for (std::size_t k = pairs.size(); k-- > 0;) {
-      s += weight * std::fabs(static_cast<long double>(pairs[k].b));
-      weight *= std::fabs(static_cast<long double>(pairs[k].a));
-    }
-    return {AffineBBound(pairs.size(), d, ctx.u, static_cast<double>(s)), false};
+  return {AffineBBound(in.pairs.size(), ctx.depth, ctx.u, static_cast<double>(s)), false};
+}
+
+OpBound LseOpBound(const BoundContext& ctx, const BoundInputs& in) {
+  const SoftmaxParts p = Parts(in.x, in.Exact(), false);
+  if (!p.finite) return {ExactBound(), false};
+  return {LseBound(ctx.depth, ctx.u, ctx.u_exp, ctx.u_log, static_cast<double>(p.lse),
+                   static_cast<double>(p.m - p.weighted), static_cast<double>(p.lse - p.m)),
+          false};
+}
+
+OpBound SoftmaxOpBound(const BoundContext& ctx, const BoundInputs& in) {
+  const SoftmaxParts p = Parts(in.x, 0, true);
+  if (!p.finite) return {ExactBound(), true};
+  // The componentwise bound is largest for the smallest element. Outputs below the normal
+  // range lose relative accuracy: e^{x_i - m} and the division by d each round to a multiple
+  // of the subnormal spacing eta, an absolute error of at most eta apiece, so component i
+  // gains 2 eta / p_i relative, largest for the smallest output p_min = e^{min x - lse}.
+  Bound b = SoftmaxRelBound(ctx.depth, ctx.u, ctx.u_exp, static_cast<double>(p.m - p.weighted),
+                            static_cast<double>(p.m - p.min_x));
+  if (ctx.eta > 0) {
+    const long double p_min = std::exp(p.min_x - p.lse);
+    b.value += p_min > 0 ? static_cast<double>(2 * static_cast<long double>(ctx.eta) / p_min)
+                         : INFINITY;
+    b.formula = "rho + u_e + u(M - x_i) + 2u + 2 eta / p_i (relative; eta: subnormal spacing)";
   }
-  if (op == "lse" || op == "softmax") {
-    // M, the weights w_i = exp(x_i - lse) and the weighted mean sum w_i x_i.
-    long double m = -INFINITY;
-    for (double v : x) m = std::max<long double>(m, v);
-    long double lse = exact;
-    if (op == "softmax" || !std::isfinite(lse)) {
-      long double s = 0;
-      for (double v : x) s += std::exp(static_cast<long double>(v) - m);
-      lse = m + std::log(s);
-    }
-    if (!std::isfinite(m) || !std::isfinite(lse)) return {ExactBound(), op == "softmax"};
-    long double weighted = 0, min_x = m;
-    for (double v : x) {
-      weighted += std::exp(static_cast<long double>(v) - lse) * v;
-      min_x = std::min<long double>(min_x, v);
-    }
-    const double spread = static_cast<double>(m - weighted);
-    if (op == "lse")
-      return {LseBound(d, ctx.u, ctx.u_exp, ctx.u_log, static_cast<double>(lse), spread,
-                       static_cast<double>(lse - m)),
-              false};
-    // The componentwise bound is largest for the smallest element. Outputs below the normal
-    // range lose relative accuracy: e^{x_i - m} and the division by d each round to a multiple
-    // of the subnormal spacing eta, an absolute error of at most eta apiece, so component i
-    // gains 2 eta / p_i relative, largest for the smallest output p_min = e^{min x - lse}.
-    Bound b = SoftmaxRelBound(d, ctx.u, ctx.u_exp, spread, static_cast<double>(m - min_x));
-    if (ctx.eta > 0) {
-      const long double p_min = std::exp(min_x - lse);
-      b.value += p_min > 0 ? static_cast<double>(2 * static_cast<long double>(ctx.eta) / p_min)
-                           : INFINITY;
-      b.formula = "rho + u_e + u(M - x_i) + 2u + 2 eta / p_i (relative; eta: subnormal spacing)";
-    }
-    return {b, true};
+  return {b, true};
+}
+
+OpBound WelfordOpBound(const BoundContext& ctx, const BoundInputs& in) {
+  const double n = static_cast<double>(in.x.size());
+  const long double exact_mean = in.exact.empty() ? 0 : in.exact[0];
+  const double m2 = static_cast<double>(in.Exact() * static_cast<long double>(in.x.size()));
+  return {WelfordVarianceRelBound(ctx.depth, ctx.u,
+                                  VarianceCondition(n, static_cast<double>(exact_mean), m2)),
+          true};
+}
+
+OpBound AttentionOpBound(const BoundContext& ctx, const BoundInputs& in) {
+  OpBound ob;
+  ob.relative = true;
+  ob.normwise = true;
+  ob.bound.rigorous = false;
+  ob.bound.formula = "max_j [u|o_j| + A_j (D (2u + u_e) + u + 2 (gamma_{d+1} + u) Q) + u B_j] / "
+                     "max_j |o_j| (normwise)";
+  const std::size_t d = in.head_dim;
+  if (d == 0 || in.attention_a.size() != in.exact.size() ||
+      in.attention_b.size() != in.exact.size() || in.attention_q.size() * d != in.exact.size()) {
+    ob.bound.value = INFINITY;  // the reference did not supply the bound's parts
+    return ob;
   }
-  if (op == "welford") {
-    const double n = static_cast<double>(x.size());
-    const double m2 = static_cast<double>(exact * static_cast<long double>(x.size()));
-    return {WelfordVarianceRelBound(d, ctx.u, VarianceCondition(n, static_cast<double>(exact_mean), m2)),
-            true};
+  const double u = ctx.u;
+  const double dd = static_cast<double>(d);
+  const double gamma = (dd + 1) * u / (1 - (dd + 1) * u);
+  const double depth = static_cast<double>(ctx.depth);
+  double worst = 0, norm = 0;
+  for (std::size_t idx = 0; idx < in.exact.size(); ++idx) {
+    const double oj = std::fabs(static_cast<double>(in.exact[idx]));
+    const double score_err = 2 * (gamma + u) * in.attention_q[idx / d];
+    const double bj = u * oj + in.attention_a[idx] * (depth * (2 * u + ctx.u_exp) + u + score_err) +
+                      u * in.attention_b[idx];
+    worst = std::max(worst, bj);
+    norm = std::max(norm, oj);
   }
-  throw std::invalid_argument("no bound for op '" + op + "'");
+  ob.bound.value = norm > 0 ? worst / norm : INFINITY;
+  return ob;
+}
+
+OpBound FabsumOpBound(const BoundInputs& in, const MergeTree& tree, double u_in, double u_out) {
+  // Per chain k: its rounded pushes (count - 1, its longest in-chain path) and the combines
+  // above it that round (those whose other operand is not empty; ComputeStats' rule).
+  const std::size_t c = tree.chains.size();
+  std::vector<std::uint64_t> count(tree.NodeCount(), 0), above(tree.NodeCount(), 0);
+  for (std::size_t k = 0; k < c; ++k) count[k] = tree.chains[k].count;
+  for (std::size_t m = 0; m < tree.combines.size(); ++m)
+    count[c + m] = count[tree.combines[m].left] + count[tree.combines[m].right];
+  for (std::size_t m = tree.combines.size(); m-- > 0;) {
+    const auto& op = tree.combines[m];
+    above[op.left] = above[c + m] + (count[op.right] > 0 ? 1 : 0);
+    above[op.right] = above[c + m] + (count[op.left] > 0 ? 1 : 0);
+  }
+  double worst = 0;
+  std::uint64_t d_in = 0, d_out = 0;
+  for (std::size_t k = 0; k < c; ++k) {
+    if (count[k] == 0) continue;
+    const double v =
+        static_cast<double>(count[k] - 1) * u_in + static_cast<double>(above[k]) * u_out;
+    if (v >= worst) {
+      worst = v;
+      d_in = count[k] - 1;
+      d_out = above[k];
+    }
+  }
+  OpBound ob;
+  ob.bound.value = worst * static_cast<double>(SumAbs(in.x));
+  ob.bound.rigorous = false;
+  ob.bound.formula =
+      "((L-1) u_in + D_out u_out) sum|x|, max over chains (FABsum, first order; blocked:b: L = "
+      "b, D_out = n/b - 1 seq or ceil(log2(n/b)) pairwise)";
+  ob.detail = "; here L-1 = " + std::to_string(d_in) + ", D_out = " + std::to_string(d_out);
+  ob.relative = false;
+  ob.vacuous = worst >= 1 || !std::isfinite(ob.bound.value);
+  return ob;
+}
+
+double SumCondition(const BoundInputs& in) {
+  const long double exact = in.exact.empty() ? 0 : in.exact[0];
+  return exact == 0 ? INFINITY : static_cast<double>(SumAbs(in.x) / std::fabs(exact));
+}
+
+double DotCondition(const BoundInputs& in) {
+  const long double exact = in.exact.empty() ? 0 : in.exact[0];
+  return exact == 0 ? INFINITY : static_cast<double>(SumAbsProducts(in.pairs) / std::fabs(exact));
+}
+
+double VarianceConditionOf(const BoundInputs& in) {
+  long double sq = 0;
+  for (double v : in.x) sq += static_cast<long double>(v) * v;
+  const long double var = in.exact.size() > 1 ? in.exact[1] : 0;
+  const long double nvar = var * static_cast<long double>(in.x.size());
+  return nvar == 0 ? INFINITY : static_cast<double>(std::sqrt(sq / nvar));
 }
 
 }  // namespace carrier

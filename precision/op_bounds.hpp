@@ -1,12 +1,14 @@
-// precision/op_bounds.hpp: the a-priori bound that applies to one op's main result, given the
-// merge tree, the compute format and the certified reference.
+// precision/op_bounds.hpp: the a-priori bound of each op's main result, one typed function per
+// op (the op table of experiments/registry/ names the function of each entry; nothing here
+// knows the CLI's op names), plus the data-dependent condition numbers the trial reports.
 //
-// Main result per op (what `carrier eval` measures): sum, kahan, dot, max, lse, norm2 -> the
-// scalar; argmax -> the maximum's value; welford -> the population variance; affine -> b,
-// the composed map applied to h_0 = 0 (the recurrence's h_n); softmax -> the vector (the bound
-// is componentwise relative). Data-dependent ingredients (sum |x_i|, the softmax weights,
-// kappa, sum |prod a_j| |b_k|) are computed from the stored inputs in long double, where
-// their own error (about 2^-64 n relative) is far below any bound they scale.
+// Main result per op (what `carrier eval` measures): sum, neumaier, kahan, dot, max, lse,
+// norm2, prod -> the scalar; argmax -> the maximum's value; welford -> the population
+// variance; affine -> b, the composed map applied to h_0 = 0 (the recurrence's h_n); softmax
+// -> the vector (the bound is componentwise relative); attention -> the n x head_dim outputs
+// (normwise). Data-dependent ingredients (sum |x_i|, the softmax weights, kappa,
+// sum |prod a_j| |b_k|) are computed from the stored inputs in long double, where their own
+// error (about 2^-64 n relative) is far below any bound they scale.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,8 @@
 
 namespace carrier {
 
+struct MergeTree;
+
 struct BoundContext {
   std::uint64_t depth = 0;     // the tree's max leaf depth D
   std::uint64_t combines = 0;  // number of combines in the tree
@@ -27,16 +31,64 @@ struct BoundContext {
   double eta = 0;              // smallest positive subnormal of the compute format
 };
 
+// What a bound may read: the stored inputs and the certified reference (never the result).
+struct BoundInputs {
+  std::span<const double> x;                 // one column (attention: q, k, v concatenated)
+  std::span<const ValuePair<double>> pairs;  // dot, affine: (a_i, b_i)
+  std::span<const long double> exact;        // the certified reference, every component
+  std::size_t main = 0;                      // the main component's index in `exact`
+  std::uint64_t n = 0;                       // the reduction's length
+  std::uint64_t head_dim = 0;                // attention only
+  // attention only (run::SharedReference): per output A_j, B_j; per row Q_i.
+  std::span<const double> attention_a, attention_b, attention_q;
+  long double Exact() const { return main < exact.size() ? exact[main] : 0; }
+};
+
 struct OpBound {
   Bound bound;
   bool relative = false;  // bound.value bounds the relative (not absolute) error
+  bool normwise = false;  // vector output measured normwise (||o^ - o||_inf / ||o||_inf)
+  bool vacuous = false;   // says nothing even where finite (a coefficient D u >= 1)
+  std::string detail;     // appended to the formula (e.g. the depths that entered it)
 };
 
-// `x` for one-vector ops; `pairs` for dot (a_i, b_i) and affine (a_i, b_i). `exact` is the
-// certified main result (the lse for lse, the variance for welford, the norm for norm2...),
-// `exact_mean` welford's mean. Throws std::invalid_argument for an unknown op.
-OpBound BoundForOp(const std::string& op, const BoundContext& ctx, std::span<const double> x,
-                   std::span<const ValuePair<double>> pairs, long double exact,
-                   long double exact_mean = 0);
+using OpBoundFn = OpBound (*)(const BoundContext&, const BoundInputs&);
+using ConditionFn = double (*)(const BoundInputs&);
+
+// Each returns the bound of one op (formulas and sources: bounds.hpp and the carrier headers).
+OpBound SumOpBound(const BoundContext& ctx, const BoundInputs& in);       // gamma_D sum|x|
+OpBound NeumaierOpBound(const BoundContext& ctx, const BoundInputs& in);  // compensated.hpp
+OpBound ExactOpBound(const BoundContext& ctx, const BoundInputs& in);     // max, argmax: 0
+OpBound Norm2OpBound(const BoundContext& ctx, const BoundInputs& in);
+OpBound DotOpBound(const BoundContext& ctx, const BoundInputs& in);
+OpBound AffineOpBound(const BoundContext& ctx, const BoundInputs& in);
+OpBound LseOpBound(const BoundContext& ctx, const BoundInputs& in);
+OpBound SoftmaxOpBound(const BoundContext& ctx, const BoundInputs& in);
+OpBound WelfordOpBound(const BoundContext& ctx, const BoundInputs& in);
+// FlashRow's first-order FA2 bound per component (core/carriers/flash_row.hpp),
+//   |o^_j - o_j| <= u |o_j| + sum_i w_i (|v_ij| + |o_j|) (D (2u + u_e) + u + u (M - s_i)),
+// plus the scores' rounding: each is a d-term dot product and one scaling in the compute
+// type, |s^_i - s_i| <= (gamma_{d+1} + u) Q (Q = max_i sum_c |q_c k_ic| / sqrt(d)), which
+// moves o_j by at most 2 max_i |s^_i - s_i| sum_i w_i (|v_ij| + |o_j|) to first order.
+// Reported normwise: max_j bound_j / max_j |o_j| (a componentwise relative bound says little
+// here: outputs near zero come from cancelling terms).
+OpBound AttentionOpBound(const BoundContext& ctx, const BoundInputs& in);
+
+// Two-level sum (FABsum's shape, Blanchard, Higham & Mary 2020, first order): an input in a
+// chain of L values passes at most L - 1 rounded INNER additions, the exact conversion, and
+// the rounded OUTER combines above its chain, so |s^ - s| <= max_k ((L_k - 1) u_in +
+// D_out,k u_out) sum|x| + O(u^2). For blocked:b that is (b - 1) u_in + (n/b - 1) u_out (seq
+// outer) or (b - 1) u_in + ceil(log2(n/b)) u_out (pairwise outer).
+OpBound FabsumOpBound(const BoundInputs& in, const MergeTree& tree, double u_in, double u_out);
+using MixedBoundFn = OpBound (*)(const BoundInputs&, const MergeTree&, double, double);
+
+// Condition numbers (experiments/sweep/FORMAT.md's `cond`): sum|x| / |S| (+inf for S = 0),
+// sum|a b| / |a.b|, and kappa = sqrt(sum x^2 / (n var)) (Chan, Golub & LeVeque 1983).
+double SumCondition(const BoundInputs& in);
+double DotCondition(const BoundInputs& in);
+double VarianceConditionOf(const BoundInputs& in);
+
+// sum |x_i| in long double.
+long double SumAbs(std::span<const double> x);
 
 }  // namespace carrier

@@ -1,5 +1,6 @@
 // core/carriers/compensated.hpp: Compensated<T>, Kahan-Babuska-Neumaier compensated summation
-// (the CLI's `kahan`).
+// (the CLI's `neumaier`; before the op table it was called `kahan`, which is now Kahan's
+// original algorithm, core/carriers/kahan.hpp). Neumaier<T> names it too.
 //
 // State      (s, c): s the plain partial sum, c the running sum of the rounding errors of s.
 // Formulas   Identity = (+0, +0); Lift(x) = (x, +0); Finalize = IsFinite(s) ? s + c : s.
@@ -59,7 +60,7 @@ struct Compensated {
     T c;
     auto Tie() const { return std::tie(s, c); }
   };
-  static constexpr const char* kName = "kahan";
+  static constexpr const char* kName = "neumaier";
   static constexpr bool kCommutative = true;
   static constexpr bool kBitwiseCommutative = true;
   static constexpr bool kPushIsCombineLift = true;
@@ -88,5 +89,8 @@ struct Compensated {
   CARRIER_HD static Input PadInput() { return ScalarTraits<T>::NegZero(); }
   static std::array<T, 1> Components(const Result& r) { return {r}; }
 };
+
+template <class T>
+using Neumaier = Compensated<T>;
 
 }  // namespace carrier

@@ -1,6 +1,7 @@
 // The cuda backend of eval and sweep (backends.hpp): kernels/cuda through its plain API.
 //
-// Reductions: ops sum kahan max argmax lse welford norm2; storage/compute fp16/fp32, bf16/fp32,
+// Reductions: the carriers of CARRIER_CUDA_KERNEL_CARRIERS (backends.hpp; the op table names
+// which ops use them: sum neumaier max argmax lse welford norm2); storage/compute fp16/fp32, bf16/fp32,
 // fp32/fp32, fp32/fp64, fp64/fp64; lse with the portable exp only (the exp whose bits the replay
 // reproduces). The schedule must be a cuda:... schedule (empty: kDefaultSchedule); the executed
 // schedule is returned in canonical form and BuildTree + Replay of it give the kernel's bits.
@@ -9,6 +10,8 @@
 // blocked:64:lift), block_r 64, not causal; the components are the seq_len x head_dim outputs.
 // Anything else, no GPU, or a build without nvcc: Unavailable with a one-line reason.
 #include "backends/backends.hpp"
+
+#include "core/carriers/all.hpp"
 
 #if defined(CARRIER_HAVE_CUDA_KERNELS) && CARRIER_HAVE_CUDA_KERNELS
 
@@ -55,28 +58,6 @@ Result RunCarrier(const std::vector<S>& x, const CudaSchedule& s) {
   return out;
 }
 
-template <class T, class S>
-Result RunOp(const Request& req, const CudaSchedule& s) {
-  std::vector<S> x(req.a.size());
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = S(req.a[i]);  // exact: already rounded
-  if (req.op == "sum") return RunCarrier<Sum<T>, S>(x, s);
-  if (req.op == "kahan") return RunCarrier<Compensated<T>, S>(x, s);
-  if (req.op == "max") return RunCarrier<Max<T>, S>(x, s);
-  if (req.op == "argmax") return RunCarrier<ArgMax<T>, S>(x, s);
-  if (req.op == "welford") return RunCarrier<Welford<T>, S>(x, s);
-  if (req.op == "norm2") return RunCarrier<ScaledNorm2<T>, S>(x, s);
-  if (req.op == "lse") {
-    if (req.exp != "portable")
-      throw Unavailable(
-          "backend cuda runs lse with --exp portable only (the replayable exp), "
-          "got '" +
-          req.exp + "'");
-    return RunCarrier<cuda::LsePortable<T>, S>(x, s);
-  }
-  throw Unavailable("backend cuda has no op " + req.op +
-                    " (ops: sum kahan max argmax lse welford norm2 attention)");
-}
-
 template <class S, class Exp>
 Result RunAttentionAs(const Request& req, const AttentionShape& shape) {
   const std::size_t elems = shape.seq_len * shape.head_dim;
@@ -94,7 +75,9 @@ Result RunAttentionAs(const Request& req, const AttentionShape& shape) {
   return out;
 }
 
-Result RunAttention(const Request& req) {
+}  // namespace
+
+Result RunCudaAttention(const Request& req) {
   const std::size_t d = req.head_dim;
   if (d == 0 || req.a.size() % (3 * d) != 0)
     throw Unavailable("backend cuda: attention needs q, k, v of seq_len x head_dim each (got " +
@@ -122,25 +105,39 @@ Result RunAttention(const Request& req) {
   throw Unavailable("backend cuda: attention takes fp16 or bf16 inputs, got " + req.storage);
 }
 
-}  // namespace
+}
 
-Result RunCuda(const Request& request) {
-  if (request.op == "attention") return RunAttention(request);
+template <template <class> class CT>
+Result RunCudaCarrier(const Request& request) {
   const std::string text = request.schedule.empty() ? kDefaultSchedule : request.schedule;
   const Schedule s = ParseSchedule(text);
   if (s.kind != ScheduleKind::kCuda)
     throw Unavailable("backend cuda executes cuda:... schedules only (" +
                       std::string(kCudaScheduleGrammar) + "), got '" + text + "'");
+  if constexpr (std::is_same_v<CT<float>, PortableLse<float>>) {
+    if (request.exp != "portable")
+      throw Unavailable("backend cuda runs lse with --exp portable only (the replayable exp), "
+                        "got '" + request.exp + "'");
+  }
+  auto run = [&]<class T, class S>() {
+    std::vector<S> x(request.a.size());
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = S(request.a[i]);  // exact: already rounded
+    return RunCarrier<CT<T>, S>(x, s.cuda);
+  };
   const std::string& st = request.storage;
   const std::string& acc = request.acc;
-  if (st == "fp16" && acc == "fp32") return RunOp<float, Half>(request, s.cuda);
-  if (st == "bf16" && acc == "fp32") return RunOp<float, BFloat16>(request, s.cuda);
-  if (st == "fp32" && acc == "fp32") return RunOp<float, float>(request, s.cuda);
-  if (st == "fp32" && acc == "fp64") return RunOp<double, float>(request, s.cuda);
-  if (st == "fp64" && acc == "fp64") return RunOp<double, double>(request, s.cuda);
+  if (st == "fp16" && acc == "fp32") return run.template operator()<float, Half>();
+  if (st == "bf16" && acc == "fp32") return run.template operator()<float, BFloat16>();
+  if (st == "fp32" && acc == "fp32") return run.template operator()<float, float>();
+  if (st == "fp32" && acc == "fp64") return run.template operator()<double, float>();
+  if (st == "fp64" && acc == "fp64") return run.template operator()<double, double>();
   throw Unavailable("backend cuda has no storage/compute pair " + st + "/" + acc +
                     " (pairs: fp16/fp32 bf16/fp32 fp32/fp32 fp32/fp64 fp64/fp64)");
 }
+
+#define CARRIER_INSTANTIATE(CT) template Result RunCudaCarrier<CT>(const Request&);
+CARRIER_CUDA_KERNEL_CARRIERS(CARRIER_INSTANTIATE)
+#undef CARRIER_INSTANTIATE
 
 }  // namespace carrier::backends
 
@@ -148,11 +145,23 @@ Result RunCuda(const Request& request) {
 
 namespace carrier::backends {
 
-Result RunCuda(const Request&) {
+namespace {
+[[noreturn]] void NotBuilt() {
   throw Unavailable(
       "no GPU: backend cuda is not built (nvcc was not found at configure time, or "
       "CARRIER_WITH_CUDA=OFF)");
 }
+}  // namespace
+
+template <template <class> class CT>
+Result RunCudaCarrier(const Request&) {
+  NotBuilt();
+}
+Result RunCudaAttention(const Request&) { NotBuilt(); }
+
+#define CARRIER_INSTANTIATE(CT) template Result RunCudaCarrier<CT>(const Request&);
+CARRIER_CUDA_KERNEL_CARRIERS(CARRIER_INSTANTIATE)
+#undef CARRIER_INSTANTIATE
 
 }  // namespace carrier::backends
 

@@ -4,6 +4,8 @@
 // executed schedule text is returned and replays to the same bits.
 #include "backends/backends.hpp"
 
+#include "core/carriers/all.hpp"
+
 #if defined(CARRIER_HAVE_OMP_KERNELS) && CARRIER_HAVE_OMP_KERNELS
 #include "backends/cpu_kernels.hpp"
 #include "kernels/omp/omp.hpp"
@@ -32,7 +34,16 @@ struct OmpKernels {
 
 }  // namespace
 
-Result RunOmp(const Request& request) { return cpu::Run<OmpKernels>(request, "omp"); }
+template <template <class> class CT>
+Result RunOmpCarrier(const Request& request) {
+  return cpu::RunCarrier<OmpKernels, CT>(request, "omp");
+}
+Result RunOmpSoftmax(const Request& request) { return cpu::RunSoftmax<OmpKernels>(request, "omp"); }
+Result RunOmpDot(const Request& request) { return cpu::RunDot<OmpKernels>(request, "omp"); }
+
+#define CARRIER_INSTANTIATE(CT) template Result RunOmpCarrier<CT>(const Request&);
+CARRIER_CPU_KERNEL_CARRIERS(CARRIER_INSTANTIATE)
+#undef CARRIER_INSTANTIATE
 
 }  // namespace carrier::backends
 
@@ -40,9 +51,22 @@ Result RunOmp(const Request& request) { return cpu::Run<OmpKernels>(request, "om
 
 namespace carrier::backends {
 
-Result RunOmp(const Request&) {
+namespace {
+[[noreturn]] void NotBuilt() {
   throw Unavailable("backend omp is not built: it needs OpenMP and Highway at configure time");
 }
+}  // namespace
+
+template <template <class> class CT>
+Result RunOmpCarrier(const Request&) {
+  NotBuilt();
+}
+Result RunOmpSoftmax(const Request&) { NotBuilt(); }
+Result RunOmpDot(const Request&) { NotBuilt(); }
+
+#define CARRIER_INSTANTIATE(CT) template Result RunOmpCarrier<CT>(const Request&);
+CARRIER_CPU_KERNEL_CARRIERS(CARRIER_INSTANTIATE)
+#undef CARRIER_INSTANTIATE
 
 }  // namespace carrier::backends
 

@@ -3,6 +3,8 @@
 // text is returned and replays to the same bits.
 #include "backends/backends.hpp"
 
+#include "core/carriers/all.hpp"
+
 #if defined(CARRIER_HAVE_SIMD_KERNELS) && CARRIER_HAVE_SIMD_KERNELS
 #include "backends/cpu_kernels.hpp"
 
@@ -29,7 +31,16 @@ struct SimdKernels {
 
 }  // namespace
 
-Result RunSimd(const Request& request) { return cpu::Run<SimdKernels>(request, "simd"); }
+template <template <class> class CT>
+Result RunSimdCarrier(const Request& request) {
+  return cpu::RunCarrier<SimdKernels, CT>(request, "simd");
+}
+Result RunSimdSoftmax(const Request& request) { return cpu::RunSoftmax<SimdKernels>(request, "simd"); }
+Result RunSimdDot(const Request& request) { return cpu::RunDot<SimdKernels>(request, "simd"); }
+
+#define CARRIER_INSTANTIATE(CT) template Result RunSimdCarrier<CT>(const Request&);
+CARRIER_CPU_KERNEL_CARRIERS(CARRIER_INSTANTIATE)
+#undef CARRIER_INSTANTIATE
 
 }  // namespace carrier::backends
 
@@ -37,9 +48,22 @@ Result RunSimd(const Request& request) { return cpu::Run<SimdKernels>(request, "
 
 namespace carrier::backends {
 
-Result RunSimd(const Request&) {
+namespace {
+[[noreturn]] void NotBuilt() {
   throw Unavailable("backend simd is not built: Highway (libhwy-dev) was not found at configure time");
 }
+}  // namespace
+
+template <template <class> class CT>
+Result RunSimdCarrier(const Request&) {
+  NotBuilt();
+}
+Result RunSimdSoftmax(const Request&) { NotBuilt(); }
+Result RunSimdDot(const Request&) { NotBuilt(); }
+
+#define CARRIER_INSTANTIATE(CT) template Result RunSimdCarrier<CT>(const Request&);
+CARRIER_CPU_KERNEL_CARRIERS(CARRIER_INSTANTIATE)
+#undef CARRIER_INSTANTIATE
 
 }  // namespace carrier::backends
 

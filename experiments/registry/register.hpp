@@ -1,31 +1,62 @@
-// experiments/registry/register.hpp: CARRIER_REGISTER and CARRIER_REGISTER_DERIVABLE, which turn
-// a carrier template into a registry Entry (registry.hpp). Include it from the one .cpp that
-// registers a user carrier (experiments/user_carriers/*.cpp); it pulls in the laws and derive
-// machinery, so it is not for headers.
+// experiments/registry/register.hpp: the makers that turn a carrier template into an op-table
+// Entry (registry.hpp), used alike by the built-ins (experiments/ops/*.cpp) and by user
+// carriers (experiments/user_carriers/*.cpp). Include it from the one .cpp that registers an
+// op; it pulls in the laws and derive machinery, so it is not for headers.
 //
 //   CARRIER_REGISTER("range", Range, "running (min, max); result max - min");
 //   CARRIER_REGISTER_DERIVABLE("range", Range, RangeDerivation, "...");
+//   CARRIER_REGISTER_OP(entry)   a built-in: an Entry built with CarrierOp<F>() and completed
+//
+// A family F names the carrier for a compute scalar T and an exp policy E:
+// Plain<CT>::C<T, E> = CT<T> (the exp policy plays no part) and WithExp<CE>::C<T, E> =
+// CE<T, E>. CarrierOp<F>() fills the replay for every compute type (float, double, the
+// emulated formats, Mpfr; exp portable only on float and double), the two-level replay
+// (MixedOf<F>), the laws hook and the declared properties; the caller adds the reference,
+// the bound and the backends.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/carrier.hpp"
+#include "core/carriers/pairs.hpp"
 #include "core/replay.hpp"
+#include "precision/math_policy.hpp"
 #include "registry/registry.hpp"
 #include "verbs/derive_run.hpp"
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
 #include "precision/emulated.hpp"
 #include "precision/mpfr_scalar.hpp"
+#include "precision/reference/reference.hpp"
 #include "precision/scalars.hpp"
+#include "run/mixed.hpp"
+#include "run/trial.hpp"
 #include "verbs/laws_run.hpp"
 #endif
 
 namespace carrier::registry {
+
+template <template <class> class CT>
+struct Plain {
+  template <class T, class E>
+  using C = CT<T>;
+  template <class T>
+  using L = CT<T>;  // the carrier `carrier laws` checks
+  static constexpr bool kUsesExp = false;
+};
+template <template <class, class> class CE>
+struct WithExp {
+  template <class T, class E>
+  using C = CE<T, E>;
+  template <class T>
+  using L = CE<T, LibmExp>;
+  static constexpr bool kUsesExp = true;
+};
 
 // carrier derive needs no MPFR (it runs in fp64).
 template <class D>
@@ -33,40 +64,132 @@ int DeriveOf(std::uint64_t trials, std::uint64_t seed) {
   return cli::derive::RunOne<D>(trials, seed);
 }
 
-#if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
-
-template <template <class> class CT>
-int LawsOf(const cli::laws::Options& o) {
-  return cli::laws::RunLawsFor<CT>(o, cli::laws::OpTraits{});
+// The result's components as long double; argmax's index apart (IndexedValue results).
+template <class C>
+void AppendComponents(const typename C::Result& r, Replayed& out) {
+  if constexpr (requires { r.index; }) {
+    out.components.push_back(static_cast<long double>(r.value));
+    out.index = r.index;
+  } else {
+    for (const auto& v : C::Components(r)) out.components.push_back(static_cast<long double>(v));
+  }
 }
 
-template <template <class> class CT, class T>
-std::vector<long double> ReplayAs(const MergeTree& tree, std::span<const double> a) {
-  using C = CT<T>;
-  static_assert(std::is_same_v<typename C::Input, T>,
-                "a registered carrier takes one column of scalars (Input = T)");
-  std::vector<T> x;
-  x.reserve(a.size());
-  for (double v : a) x.push_back(static_cast<T>(v));
-  const auto c = C::Components(C::Finalize(Replay<C>(tree, std::span<const T>(x))));
-  std::vector<long double> out;
-  for (const auto& v : c) out.push_back(static_cast<long double>(v));
+// The stored input as C's Input: one column, (a_i, b_i) pairs, or (x_i, i) for argmax.
+template <class C>
+std::vector<typename C::Input> ToInputs(const ReplayInput& in) {
+  using T = typename C::Scalar;
+  using I = typename C::Input;
+  std::vector<I> x;
+  x.reserve(in.a.size());
+  for (std::size_t i = 0; i < in.a.size(); ++i) {
+    if constexpr (std::is_same_v<I, T>) {
+      x.push_back(static_cast<T>(in.a[i]));
+    } else if constexpr (std::is_same_v<I, ValuePair<T>>) {
+      x.push_back({static_cast<T>(in.a[i]), static_cast<T>(in.b[i])});
+    } else {
+      static_assert(std::is_same_v<I, IndexedValue<T>>, "an input kind the table has no reader for");
+      x.push_back({static_cast<T>(in.a[i]), static_cast<std::int64_t>(i)});
+    }
+  }
+  return x;
+}
+
+template <class C>
+Replayed ReplayCarrier(const MergeTree& tree, const ReplayInput& in) {
+  const auto x = ToInputs<C>(in);
+  Replayed out;
+  AppendComponents<C>(C::Finalize(Replay<C>(tree, std::span<const typename C::Input>(x))), out);
   return out;
 }
 
-template <template <class> class CT>
-std::vector<long double> ReplayOf(ScalarKind k, const MergeTree& tree, std::span<const double> a) {
+template <class T>
+inline constexpr bool kNativeScalar = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+// Calls body.template operator()<E>() with the exp policy of kind e (portable: float and
+// double only).
+template <class T, class Body>
+decltype(auto) WithExpKind(ExpKind e, Body&& body) {
+  if (e == ExpKind::kPortable) {
+    if constexpr (kNativeScalar<T>) {
+      return body.template operator()<PortableExp>();
+    } else {
+      throw std::invalid_argument("exp portable needs compute type fp32 or fp64 (native compute)");
+    }
+  }
+  if (e == ExpKind::kFast) return body.template operator()<FastExp>();
+  return body.template operator()<LibmExp>();
+}
+
+// F's carrier in T under the exp policy e (families without exp: LibmExp, never used).
+template <class F, class T, class Body>
+decltype(auto) WithExpPolicy(ExpKind e, Body&& body) {
+  if constexpr (!F::kUsesExp) {
+    return body.template operator()<typename F::template C<T, LibmExp>>();
+  } else {
+    return WithExpKind<T>(
+        e, [&]<class E>() { return body.template operator()<typename F::template C<T, E>>(); });
+  }
+}
+
+#if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+
+using Emu = Emulated<DynamicFormatTag, kDynamicRounding>;
+
+// Calls body.template operator()<T>() with the compute scalar of kind k.
+template <class Body>
+decltype(auto) WithScalar(ScalarKind k, Body&& body) {
   switch (k) {
     case ScalarKind::kFloat:
-      return ReplayAs<CT, float>(tree, a);
+      return body.template operator()<float>();
     case ScalarKind::kDouble:
-      return ReplayAs<CT, double>(tree, a);
+      return body.template operator()<double>();
     case ScalarKind::kEmulated:
-      return ReplayAs<CT, Emulated<DynamicFormatTag, kDynamicRounding>>(tree, a);
+      return body.template operator()<Emu>();
     case ScalarKind::kMpfr:
       break;
   }
-  return ReplayAs<CT, Mpfr>(tree, a);
+  return body.template operator()<Mpfr>();
+}
+
+template <class F>
+Replayed ReplayOf(ScalarKind k, ExpKind e, const MergeTree& tree, const ReplayInput& in) {
+  return WithScalar(k, [&]<class T>() {
+    return WithExpPolicy<F, T>(e, [&]<class C>() { return ReplayCarrier<C>(tree, in); });
+  });
+}
+
+template <class F>
+Replayed MixedOf(const run::ResolvedTrial& t, const MergeTree& tree, const ReplayInput& in) {
+  return run::WithMixedPair(t, [&]<class Ti, class To>() {
+    if constexpr (F::kUsesExp && !(kNativeScalar<Ti> && kNativeScalar<To>)) {
+      if (t.spec.exp == "portable")
+        throw run::SpecError("exp portable needs native compute types (fp32 or fp64) on both "
+                             "levels");
+    }
+    const ExpKind e = ParseExp(t.spec.exp);
+    auto body = [&]<class E>() {
+      using Ci = typename F::template C<Ti, E>;
+      using Co = typename F::template C<To, E>;
+      Replayed out;
+      AppendComponents<Co>(run::MixedResult<Ci, Co>(t, tree, in.a), out);
+      return out;
+    };
+    if constexpr (!F::kUsesExp) {
+      return body.template operator()<LibmExp>();
+    } else {
+      if constexpr (kNativeScalar<Ti> && kNativeScalar<To>) {
+        if (e == ExpKind::kPortable) return body.template operator()<PortableExp>();
+      }
+      if (e == ExpKind::kFast) return body.template operator()<FastExp>();
+      return body.template operator()<LibmExp>();
+    }
+  });
+}
+
+template <template <class> class CT, bool kNegInf = false, bool kAffine = false>
+int LawsOf(const cli::laws::Options& o) {
+  return cli::laws::RunLawsFor<CT>(o, cli::laws::OpTraits{kNegInf, kAffine});
 }
 
 // CT<Mpfr>'s sequential fold of the inputs at `bits`, per component (values keep `bits`).
@@ -91,7 +214,7 @@ inline bool AgreeTo2m100(const Mpfr& lo, const Mpfr& hi, long bits) {
   return diff <= tol;  // hi == 0: only an exact zero agrees
 }
 
-// The reference of registry.hpp: p and 2p bits, p = 128 doubling to the cap.
+// The carrier itself in MPFR: p and 2p bits, p = 128 doubling to the cap.
 template <template <class> class CT>
 CarrierReference ReferenceOf(std::span<const double> a) {
   CarrierReference r;
@@ -117,45 +240,81 @@ CarrierReference ReferenceOf(std::span<const double> a) {
   return r;
 }
 
+// ReferenceOf<CT> as the table's reference hook (tier "mpfr-carrier").
 template <template <class> class CT>
-Entry MakeEntry(const char* name, const char* summary) {
+void CarrierReferenceHook(const run::TrialInput& in, std::uint64_t, run::SharedReference& out) {
+  const CarrierReference ur = ReferenceOf<CT>(in.a);
+  auto& ref = out.ref;
+  ref.count = in.a.size();
+  ref.as_double = ur.as_double;
+  ref.as_long_double = ur.as_long_double;
+  ref.cert.certified = ur.certified;
+  ref.cert.precision_bits = ur.precision_bits;
+  ref.cert.note = ur.certified ? "the carrier itself in MPFR at p and 2p bits, agreeing to "
+                                 "2^-100 relative per component (the mpfr tier's assumption)"
+                               : ur.note;
+  out.tier = "mpfr-carrier";
+}
+
+// A precision/reference function of one column as the table's reference hook.
+template <reference::Reference (*F)(std::span<const double>, const reference::Options&)>
+void ColumnReference(const run::TrialInput& in, std::uint64_t, run::SharedReference& out) {
+  out.ref = F(in.a, reference::Options{});
+  out.tier = std::string(reference::TierName(out.ref.cert.tier));
+}
+// The same for the pair ops.
+template <reference::Reference (*F)(std::span<const ValuePair<double>>, const reference::Options&)>
+void PairsReference(const run::TrialInput& in, std::uint64_t, run::SharedReference& out) {
+  std::vector<ValuePair<double>> pairs;
+  pairs.reserve(in.a.size());
+  for (std::size_t i = 0; i < in.a.size(); ++i) pairs.push_back({in.a[i], in.b[i]});
+  out.ref = F(pairs, reference::Options{});
+  out.tier = std::string(reference::TierName(out.ref.cert.tier));
+}
+
+#endif  // CARRIER_HAVE_MPFR
+
+// The part of an entry a carrier family determines: properties, components, replays, laws.
+template <class F, bool kNegInf = false, bool kAffine = false>
+Entry CarrierOp(const char* name, const char* summary) {
+  using C = typename F::template C<double, LibmExp>;
   Entry e;
   e.name = name;
   e.summary = summary;
-  e.commutative = CT<double>::kCommutative;
-  e.components = kComponentCount<CT<double>>;
-  e.laws = &LawsOf<CT>;
-  e.replay = &ReplayOf<CT>;
-  e.reference = &ReferenceOf<CT>;
-  return e;
-}
-
-template <template <class> class CT, class D>
-Entry MakeEntry(const char* name, const char* summary) {
-  Entry e = MakeEntry<CT>(name, summary);
-  e.derive = &DeriveOf<D>;
-  return e;
-}
-
-#else  // no MPFR: laws and eval refuse to run (as for built-in ops); derive still works.
-
-template <template <class> class CT>
-Entry MakeEntry(const char* name, const char* summary) {
-  Entry e;
-  e.name = name;
-  e.summary = summary;
-  e.commutative = CT<double>::kCommutative;
-  e.components = kComponentCount<CT<double>>;
-  return e;
-}
-template <template <class> class CT, class D>
-Entry MakeEntry(const char* name, const char* summary) {
-  Entry e = MakeEntry<CT>(name, summary);
-  e.derive = &DeriveOf<D>;
-  return e;
-}
-
+  e.commutative = C::kCommutative;
+  if constexpr (requires(typename C::Result r) { r.index; }) {
+    e.components = 1;
+  } else {
+    e.components = kComponentCount<C>;
+  }
+  e.uses_exp = F::kUsesExp;
+  if constexpr (std::is_same_v<typename C::Input, ValuePair<double>>) e.input = InputKind::kPairs;
+#if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+  e.replay = &ReplayOf<F>;
+  e.laws = &LawsOf<F::template L, kNegInf, kAffine>;
 #endif
+  return e;
+}
+
+// A user carrier (registry.hpp's contract): one column, its own MPFR reference, no bound.
+template <template <class> class CT>
+Entry MakeEntry(const char* name, const char* summary) {
+  static_assert(std::is_same_v<typename CT<double>::Input, double>,
+                "a registered carrier takes one column of scalars (Input = T)");
+  Entry e = CarrierOp<Plain<CT>>(name, summary);
+  e.user = true;
+#if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+  e.reference = &CarrierReferenceHook<CT>;
+#endif
+  return e;
+}
+
+template <template <class> class CT, class D>
+Entry MakeEntry(const char* name, const char* summary) {
+  Entry e = MakeEntry<CT>(name, summary);
+  e.derive = &DeriveOf<D>;
+  return e;
+}
 
 }  // namespace carrier::registry
 
@@ -163,15 +322,23 @@ Entry MakeEntry(const char* name, const char* summary) {
 #define CARRIER_REGISTRY_CAT(a, b) CARRIER_REGISTRY_CAT2(a, b)
 
 // Registers the carrier template CT under NAME (a string literal) with a one-line SUMMARY.
-#define CARRIER_REGISTER(NAME, CT, SUMMARY)                                          \
-  namespace {                                                                        \
-  [[maybe_unused]] const bool CARRIER_REGISTRY_CAT(carrier_registered_, __LINE__) = \
-      ::carrier::registry::Register(::carrier::registry::MakeEntry<CT>(NAME, SUMMARY)); \
+#define CARRIER_REGISTER(NAME, CT, SUMMARY)                                               \
+  namespace {                                                                             \
+  [[maybe_unused]] const bool CARRIER_REGISTRY_CAT(carrier_registered_, __LINE__) =      \
+      ::carrier::registry::Register(::carrier::registry::MakeEntry<CT>(NAME, SUMMARY));  \
   }
 
 // The same, with a Third Homomorphism Theorem derivation D for `carrier derive NAME`.
-#define CARRIER_REGISTER_DERIVABLE(NAME, CT, D, SUMMARY)                             \
-  namespace {                                                                        \
-  [[maybe_unused]] const bool CARRIER_REGISTRY_CAT(carrier_registered_, __LINE__) = \
+#define CARRIER_REGISTER_DERIVABLE(NAME, CT, D, SUMMARY)                                    \
+  namespace {                                                                               \
+  [[maybe_unused]] const bool CARRIER_REGISTRY_CAT(carrier_registered_, __LINE__) =        \
       ::carrier::registry::Register(::carrier::registry::MakeEntry<CT, D>(NAME, SUMMARY)); \
+  }
+
+// A built-in: the argument is an expression of type Entry (usually a lambda's result; commas
+// allowed).
+#define CARRIER_REGISTER_OP(...)                                                      \
+  namespace {                                                                         \
+  [[maybe_unused]] const bool CARRIER_REGISTRY_CAT(carrier_registered_, __LINE__) =  \
+      ::carrier::registry::Register(__VA_ARGS__);                                     \
   }

@@ -1,9 +1,11 @@
 // experiments/registry/registry.cpp: the name -> entry map (registry.hpp).
 #include "registry/registry.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <stdexcept>
 
 namespace carrier::registry {
 
@@ -13,11 +15,50 @@ std::map<std::string, Entry>& Map() {
   static std::map<std::string, Entry> m;
   return m;
 }
+
+template <class Pred>
+std::vector<std::string> NamesWhere(Pred pred) {
+  std::vector<std::string> out;
+  for (const Entry* e : All())
+    if (pred(*e)) out.push_back(e->name);
+  return out;
+}
 }  // namespace
+
+const std::vector<std::string>& ExpNames() {
+  static const std::vector<std::string> names = {"libm", "portable", "fast"};
+  return names;
+}
+
+ExpKind ParseExp(const std::string& text) {
+  const auto& names = ExpNames();
+  const auto it = std::find(names.begin(), names.end(), text);
+  if (it == names.end())
+    throw std::invalid_argument("exp policy '" + text + "' is not one of " + Join(names));
+  return static_cast<ExpKind>(it - names.begin());
+}
+
+const char* InputKindName(InputKind k) {
+  switch (k) {
+    case InputKind::kColumn:
+      return "column";
+    case InputKind::kPairs:
+      return "pairs";
+    case InputKind::kAttention:
+      return "attention q/k/v";
+  }
+  return "?";
+}
+
+const BackendEntry* Entry::Backend(const std::string& backend) const {
+  for (const auto& b : backends)
+    if (b.name == backend) return &b;
+  return nullptr;
+}
 
 bool Register(const Entry& e) {
   if (!Map().emplace(e.name, e).second) {
-    std::fprintf(stderr, "carrier: user carrier '%s' registered twice\n", e.name.c_str());
+    std::fprintf(stderr, "carrier: op '%s' registered twice\n", e.name.c_str());
     std::abort();
   }
   return true;
@@ -30,7 +71,8 @@ const Entry* Find(const std::string& name) {
 
 std::vector<std::string> Names() {
   std::vector<std::string> out;
-  for (const auto& [k, v] : Map()) out.push_back(k);
+  for (const auto& [k, v] : Map())
+    if (v.user) out.push_back(k);
   return out;
 }
 
@@ -39,5 +81,75 @@ std::string NamesSuffix() {
   for (const auto& n : Names()) s += " " + n;
   return s;
 }
+
+std::vector<const Entry*> All() {
+  std::vector<const Entry*> out;
+  for (const auto& [k, v] : Map()) out.push_back(&v);
+  std::stable_sort(out.begin(), out.end(), [](const Entry* a, const Entry* b) {
+    if (a->user != b->user) return !a->user;
+    if (a->rank != b->rank) return a->rank < b->rank;
+    return a->name < b->name;
+  });
+  return out;
+}
+
+std::vector<std::string> TrialOps() {
+  return NamesWhere([](const Entry& e) { return e.replay != nullptr; });
+}
+std::vector<std::string> LawsOps() {
+  return NamesWhere([](const Entry& e) { return e.laws != nullptr; });
+}
+std::vector<std::string> DeriveOps() {
+  return NamesWhere([](const Entry& e) { return e.derive != nullptr; });
+}
+std::vector<std::string> BackendOps(const std::string& backend) {
+  return NamesWhere([&](const Entry& e) { return e.Backend(backend) != nullptr; });
+}
+
+std::string Join(const std::vector<std::string>& v, const char* sep) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+std::string Describe(const std::vector<std::string>& names, std::size_t indent) {
+  std::size_t width = 0;
+  for (const auto& n : names) width = std::max(width, n.size());
+  std::string out;
+  for (const auto& n : names) {
+    const Entry* e = Find(n);
+    out += std::string(indent, ' ') + n + std::string(width + 2 - n.size(), ' ');
+    if (e) {
+      out += e->summary;
+      std::vector<std::string> b;
+      for (const auto& be : e->backends) b.push_back(be.name);
+      if (!b.empty()) out += " [" + Join(b) + "]";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::string ExpandHelp(const std::string& help) {
+  std::vector<std::string> mixed, dims;
+  for (const Entry* e : All()) {
+    if (e->replay_mixed) mixed.push_back(e->name);
+    for (auto d : e->head_dims) dims.push_back(std::to_string(d));
+  }
+  const std::pair<std::string, std::string> fills[] = {
+      {"{TRIAL_OPS}", Describe(TrialOps(), 17)},
+      {"{LAWS_OPS}", Describe(LawsOps(), 13)},
+      {"{DERIVE_OPS}", Describe(DeriveOps(), 13)},
+      {"{MIXED_OPS}", Join(mixed)},
+      {"{HEAD_DIMS}", Join(dims, " or ")},
+  };
+  std::string out = help;
+  for (const auto& [key, value] : fills)
+    for (auto at = out.find(key); at != std::string::npos; at = out.find(key, at + value.size()))
+      out.replace(at, key.size(), value);
+  return out;
+}
+
+std::vector<std::string> BackendNames() { return {"replay", "simd", "omp", "cuda"}; }
 
 }  // namespace carrier::registry

@@ -1,26 +1,36 @@
-// experiments/registry/registry.hpp: user-defined carriers, by name, for `carrier laws`,
-// `carrier derive` and `carrier eval` (experiments/user_carriers/README.md says how to add one).
-//
-// Contract of a registered carrier: a template CT<T> such that CT<T> is a core Carrier
-// (core/carrier.hpp: State with Tie(), Identity, Lift, Combine, Finalize, Components, kName
-// and the four declared properties) for T = float, double, the emulated formats and Mpfr, with
-// Input = T (one column of scalars) and only ScalarTraits / the scalar's operators used inside.
-// Optionally a Third Homomorphism Theorem derivation D (core/derive.hpp; usually
-// CarrierDerivation<CT<double>> plus Inverse, RandomList, DescribeInput).
-//
-// What each verb does with an entry (when NAME is not a built-in op):
-//   carrier laws NAME    RunLawsFor<CT> (experiments/verbs/laws_run.hpp): the full table, every
-//                        declaration compared with the measurement; exit 0 / 1.
-//   carrier derive NAME  RunOne<D> (experiments/verbs/derive_run.hpp) when a derivation was
-//                        registered; otherwise exit 2 saying none was.
-//   carrier eval --op NAME  replays CT<compute type> over the schedule's tree on the stored
-//                        one-column input; the reference is CT<Mpfr> folded at p and 2p bits
-//                        (p = 128, doubling up to kMpfrCapBits), certified when the two agree
-//                        to 2^-100 relative per component (reference_tier "mpfr-carrier"); no
-//                        a-priori bound (a registered carrier declares none).
-// Entries are created by CARRIER_REGISTER / CARRIER_REGISTER_DERIVABLE (register.hpp) in a
-// source compiled into the executable itself (static registration objects in a static library
-// may be dropped by the linker).
+// experiments/registry/registry.hpp: the op table. Every op the CLI knows — the built-in
+// carriers (experiments/ops/), the trial runner's compound ops (var-twopass, var-textbook,
+// attention), the laws counterexamples and the user carriers (experiments/user_carriers/) —
+// is one Entry, registered once, and every verb looks it up by name: nothing above kernels/
+// compares op names. An entry states, once:
+//   name, summary             the CLI name and a one-line description (the --help lists and
+//                             every "must be one of" message are generated from the table)
+//   input, components, main   what a trial feeds it (one column, pairs, attention Q/K/V) and
+//                             what it returns (component names; empty = one per input, a
+//                             vector output) and which component eval measures
+//   replay, replay_mixed      how to replay it over a MergeTree for every compute type
+//                             (ScalarKind x ExpKind; the caller holds the EmulationScope /
+//                             MpfrPrecisionScope) and, where it exists, the two-level
+//                             (INNER>OUTER) replay
+//   reference, reference_key  its certified reference (precision/reference) and the key of
+//                             the ops that share one on the same input
+//   bound, mixed_bound, cond  its a-priori bound, a typed function in precision/op_bounds.hpp
+//                             (null: none), the two-level one, and its condition number
+//   laws, derive              the hooks of `carrier laws` / `carrier derive` (null: none)
+//   backends                  the fast backends that run it, each with the schedules it
+//                             realises; backend replay runs every entry with a replay
+// Contract of a registered user carrier (CARRIER_REGISTER, register.hpp): a template CT<T>
+// such that CT<T> is a core Carrier (core/carrier.hpp) for T = float, double, the emulated
+// formats and Mpfr, with Input = T (one column of scalars) and only ScalarTraits / the
+// scalar's operators used inside; optionally a Third Homomorphism Theorem derivation D. Its
+// reference is CT<Mpfr> folded at p and 2p bits (p = 128, doubling up to kMpfrCapBits),
+// certified when the two agree to 2^-100 relative per component (tier "mpfr-carrier"); it
+// declares no a-priori bound. Built-ins use the same makers (register.hpp) and add their
+// references, bounds and kernels.
+// Entries are created by static registration objects (CARRIER_REGISTER, CARRIER_REGISTER_OP)
+// in sources linked whole into every binary that uses the table (experiments/CMakeLists.txt:
+// the carrier_ops library is linked with WHOLE_ARCHIVE; user carriers are compiled into the
+// executable), so the linker cannot drop them.
 #pragma once
 
 #include <cstddef>
@@ -29,17 +39,41 @@
 #include <string>
 #include <vector>
 
+#include "precision/op_bounds.hpp"
+
 namespace carrier {
 struct MergeTree;
 namespace cli::laws {
 struct Options;
 }
+namespace run {
+struct ResolvedTrial;
+struct TrialInput;
+struct SharedReference;
+}  // namespace run
+namespace backends {
+struct Request;
+struct Result;
+}  // namespace backends
 }  // namespace carrier
 
 namespace carrier::registry {
 
 // The compute type of a replay; the caller holds the EmulationScope / MpfrPrecisionScope.
 enum class ScalarKind { kFloat, kDouble, kEmulated, kMpfr };
+// The exp policy (precision/math_policy.hpp) of the ops that call exp.
+enum class ExpKind { kLibm, kPortable, kFast };
+// "libm" "portable" "fast", in ExpKind's order.
+const std::vector<std::string>& ExpNames();
+// Throws std::invalid_argument naming the choices.
+ExpKind ParseExp(const std::string& text);
+
+enum class InputKind {
+  kColumn,     // one column of numbers: TrialInput::a
+  kPairs,      // (a_i, b_i): TrialInput::a and ::b, from seeds seed and seed + 1
+  kAttention,  // q, k, v (n x head_dim each) concatenated in TrialInput::a
+};
+const char* InputKindName(InputKind k);  // "column" "pairs" "attention q/k/v"
 
 inline constexpr long kMpfrStartBits = 128;
 inline constexpr long kMpfrCapBits = 4096;
@@ -53,26 +87,94 @@ struct CarrierReference {
   std::string note;         // why not certified; empty otherwise
 };
 
+// What a replay returns: the components in the entry's order (a vector output: one per
+// output) and, for argmax, the index.
+struct Replayed {
+  std::vector<long double> components;
+  std::int64_t index = -1;
+};
+
+// Where the replay reads its input: a (and b for pairs), the reduction's length n (attention:
+// the sequence length) and the head dimension (attention).
+struct ReplayInput {
+  std::span<const double> a;
+  std::span<const double> b;
+  std::uint64_t n = 0;
+  std::uint64_t head_dim = 0;
+};
+
+using ReplayFn = Replayed (*)(ScalarKind, ExpKind, const MergeTree&, const ReplayInput&);
+// The two-level replay: chains in t.inner, combines in t.compute (run/trial.hpp's mixed).
+using MixedReplayFn = Replayed (*)(const run::ResolvedTrial&, const MergeTree&,
+                                   const ReplayInput&);
+// Fills ref.ref (and the bound's data-dependent parts where the op has some) and ref.tier.
+using ReferenceFn = void (*)(const run::TrialInput&, std::uint64_t head_dim,
+                             run::SharedReference& ref);
+using BackendFn = backends::Result (*)(const backends::Request&);
+
+// One fast backend that runs the op: its name (simd omp cuda) and the schedules it realises,
+// in the schedule grammar's words (for --help and the refusal messages).
+struct BackendEntry {
+  std::string name;
+  std::string schedules;
+  BackendFn run = nullptr;
+};
+
 struct Entry {
   std::string name;
   std::string summary;
-  bool commutative = false;  // CT<double>::kCommutative: may schedules permute inputs?
-  std::size_t components = 0;
+  int rank = 1000;          // listing order: built-ins by rank, then user carriers by name
+  bool user = false;        // registered by CARRIER_REGISTER (a user carrier)
+  InputKind input = InputKind::kColumn;
+  bool commutative = false;  // kCommutative: may a schedule permute the inputs?
+  std::size_t components = 0;  // number of result components; 0 = one per input (vector)
+  std::vector<std::string> component_names;
+  std::size_t main = 0;       // the component eval measures
+  bool uses_exp = false;      // honours --exp (else only libm is accepted)
+  bool mpfr_compute = true;   // may compute in mpfr:BITS
+  bool emulated_on_backends = true;  // false: an emulated compute type runs on replay only
+  std::vector<std::uint64_t> head_dims;  // attention: the head dims built (required flag)
+  std::string reference_key;  // ops sharing a reference on one input share it (empty: name)
+  ReplayFn replay = nullptr;  // null: laws/derive only (no trial)
+  MixedReplayFn replay_mixed = nullptr;
+  ReferenceFn reference = nullptr;
+  OpBoundFn bound = nullptr;
+  MixedBoundFn mixed_bound = nullptr;  // null: `bound` at u = u_inner
+  ConditionFn cond = nullptr;          // null: cond is NaN
+  std::vector<BackendEntry> backends;
   int (*laws)(const cli::laws::Options&) = nullptr;
-  int (*derive)(std::uint64_t trials, std::uint64_t seed) = nullptr;  // null: no derivation
-  std::vector<long double> (*replay)(ScalarKind, const MergeTree&, std::span<const double>) =
-      nullptr;
-  CarrierReference (*reference)(std::span<const double>) = nullptr;
+  int (*derive)(std::uint64_t trials, std::uint64_t seed) = nullptr;
+
+  bool vector_out() const { return components == 0; }
+  const BackendEntry* Backend(const std::string& backend) const;
 };
 
 // Adds an entry (a duplicate name aborts with a message at start-up); returns true.
 bool Register(const Entry& e);
 // The entry named `name`, or null.
 const Entry* Find(const std::string& name);
-// Registered names, sorted.
+// User carriers' names, sorted.
 std::vector<std::string> Names();
 // Names() joined by spaces, with a leading space when not empty ("" when none): for the
 // "must be one of" lists.
 std::string NamesSuffix();
+
+// Every entry in listing order (built-ins by rank, then user carriers by name).
+std::vector<const Entry*> All();
+// Names of the entries with a replay (eval and sweep), a laws hook, a derive hook, and those
+// a fast backend runs; each in listing order.
+std::vector<std::string> TrialOps();
+std::vector<std::string> LawsOps();
+std::vector<std::string> DeriveOps();
+std::vector<std::string> BackendOps(const std::string& backend);
+std::string Join(const std::vector<std::string>& v, const char* sep = " ");
+// "NAME  SUMMARY [backends]" lines of the entries in `names`, each indented by `indent`
+// spaces, for --help.
+std::string Describe(const std::vector<std::string>& names, std::size_t indent = 2);
+// A verb's help text with the table's lists filled in: {TRIAL_OPS} {LAWS_OPS} {DERIVE_OPS}
+// (Describe lines), {MIXED_OPS} (names with a two-level replay), {HEAD_DIMS}.
+std::string ExpandHelp(const std::string& help);
+// The fast backends any entry names, plus replay first: "replay simd omp cuda".
+std::vector<std::string> BackendNames();
 
 }  // namespace carrier::registry

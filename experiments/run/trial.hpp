@@ -19,7 +19,9 @@
 // precision in a thread_local (never Boost's process-wide default_precision), so concurrent
 // trials never share mutable state; the reference functions are documented thread-safe.
 //
-// Ops beyond the carriers' own (FORMAT.md): var-twopass (mean by Sum through the schedule,
+// Every op-specific part (input kind, replay, reference, bound, backends) is the op's entry in
+// the op table (experiments/registry/registry.hpp, registered in experiments/ops/); this
+// runner only looks it up. The compound ops (FORMAT.md): var-twopass (mean by Sum through the schedule,
 // then the Sum of (x - mean)^2 through the same schedule, divided by n) and var-textbook (the
 // one-pass formula (sum x^2 - (sum x)^2 / n) / n, both sums through the schedule), each in the
 // compute type and measured against Welford's certified population variance; and attention
@@ -31,8 +33,8 @@
 // effect of the scores' own rounding, normwise: see FORMAT.md).
 //
 // Two-level accumulation (acc "INNER>OUTER", ResolvedTrial::mixed): chains in INNER, combines
-// in OUTER through core/replay.hpp's ReplayMixed (FABsum's shape), for sum kahan lse welford on
-// backend replay; sum's bound is FABsum's first-order max_k ((L_k-1) u_in + D_out,k u_out)
+// in OUTER through core/replay.hpp's ReplayMixed (FABsum's shape), for the ops whose entry has
+// a two-level replay (sum neumaier kahan lse welford), on backend replay; sum's bound is FABsum's first-order max_k ((L_k-1) u_in + D_out,k u_out)
 // sum|x| (blocked:b: (b-1) u_in + (n/b-1 or ceil(log2(n/b))) u_out), the others' their
 // one-precision bound at u = u_inner.
 #pragma once
@@ -63,10 +65,12 @@ class SpecError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-// The built-in ops, and the ones the trial runner adds (see above).
-const std::vector<std::string>& BuiltinOps();      // sum kahan max argmax lse softmax welford norm2 dot affine
-const std::vector<std::string>& RunnerOps();       // BuiltinOps + var-twopass var-textbook attention
-const std::vector<std::uint64_t>& AttentionHeadDims();  // 64 128 (core/attention.hpp)
+// The built-in trial ops of the op table in listing order (sum neumaier kahan max argmax lse
+// softmax welford norm2 dot affine prod var-twopass var-textbook attention); RunnerOps is the
+// same list (kept for callers of the older pair); registry::TrialOps() adds user carriers.
+const std::vector<std::string>& BuiltinOps();
+const std::vector<std::string>& RunnerOps();
+const std::vector<std::uint64_t>& AttentionHeadDims();  // attention's entry: 64 128
 
 struct TrialSpec {
   std::string op;
@@ -97,7 +101,7 @@ struct ResolvedTrial {
   // whole pair, and `inner` is INNER's: every chain (tile) runs in INNER, each chain's state
   // is converted exactly to OUTER (ResolveTrial requires every INNER value to be an OUTER
   // value) and every combine runs in OUTER — core/replay.hpp's ReplayMixed, FABsum's shape
-  // (Blanchard, Higham & Mary 2020). Ops sum kahan lse welford, backend replay only; INNER is
+  // (Blanchard, Higham & Mary 2020). Ops with a two-level replay, backend replay only; INNER is
   // a format (not mpfr), OUTER a format or mpfr:BITS. Emulated levels both round with `round`;
   // OUTER's stochastic stream is seeded from sr_seed mixed once (not the inner stream's).
   // The outcome's u is INNER's unit roundoff; ulp_error is in OUTER's format.
@@ -107,16 +111,19 @@ struct ResolvedTrial {
   Rounding rounding = Rounding::kNearestEven;
   Schedule schedule;
   const registry::Entry* user = nullptr;  // a registered user carrier, else null
+  const registry::Entry* op = nullptr;    // the op's table entry (never null once resolved)
 };
 
 // Throws SpecError.
 ResolvedTrial ResolveTrial(const TrialSpec& spec);
 
-// Ops sharing a reference on the same input: sum and kahan -> "sum"; welford, var-twopass and
-// var-textbook -> "welford"; attention -> "attention:<head_dim>"; otherwise the op.
+// Ops sharing a reference on the same input (the entry's reference_key): sum, neumaier and
+// kahan -> "sum"; welford, var-twopass and var-textbook -> "welford"; attention ->
+// "attention:<head_dim>"; otherwise the op.
 std::string ReferenceKey(const ResolvedTrial& t);
 
-// The stored input. One-column ops: a. dot and affine: (a, b) from seeds seed and seed + 1.
+// The stored input, by the entry's input kind. One column: a. Pairs (dot, affine): (a, b)
+// from seeds seed and seed + 1.
 // attention: a = q, k, v concatenated (each n x head_dim, row-major): q and k from the
 // generator (seeds seed, seed + 1), v normal (seed + 2), as backends.hpp's cuda backend takes. Every value already rounded to the storage format (rne).
 struct TrialInput {

@@ -133,6 +133,12 @@ const std::map<std::string, std::vector<std::string>>& GridDefaults() {
   return d;
 }
 
+// Whether the grid's head_dim applies to op (its entry has head dims: attention).
+bool TakesHeadDim(const std::string& op) {
+  const registry::Entry* e = registry::Find(op);
+  return e && !e->head_dims.empty();
+}
+
 std::string Join(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : " ") + x;
@@ -151,9 +157,9 @@ struct Checker {
 void CheckValue(const Checker& c, const std::string& key, const std::string& v) {
   const std::string k = "[grid] " + key;
   if (key == "op") {
-    const auto& ops = run::RunnerOps();
-    if (std::find(ops.begin(), ops.end(), v) == ops.end() && !registry::Find(v))
-      c.Fail(k, v, "unknown op; allowed: " + Join(ops) + registry::NamesSuffix());
+    const auto ops = registry::TrialOps();  // the op table's, user carriers included
+    if (std::find(ops.begin(), ops.end(), v) == ops.end())
+      c.Fail(k, v, "unknown op; allowed: " + Join(ops));
   } else if (key == "dtype") {
     try {
       ParseFormat(v);
@@ -197,18 +203,18 @@ void CheckValue(const Checker& c, const std::string& key, const std::string& v) 
       c.Fail(k, v, "allowed: rne rna rz ru rd ro sr");
     }
   } else if (key == "exp") {
-    if (v != "libm" && v != "portable" && v != "fast") c.Fail(k, v, "allowed: libm portable fast");
+    const auto& exps = registry::ExpNames();
+    if (std::find(exps.begin(), exps.end(), v) == exps.end()) c.Fail(k, v, "allowed: " + Join(exps));
   } else if (key == "schedule") {
     try {
       ParseSchedule(v);
     } catch (const std::exception& e) {
-      c.Fail(k, v, std::string(e.what()) +
-                       "; allowed: seq reverse pairwise[:LEAF][:lift] "
-                       "blocked:TILE[:seq|pairwise][:lift] strided:K random:SEED");
+      c.Fail(k, v, std::string(e.what()) + "; allowed: " + kScheduleGrammar);
     }
   } else if (key == "backend") {
-    if (v != "replay" && v != "simd" && v != "omp" && v != "cuda")
-      c.Fail(k, v, "allowed: replay simd omp cuda");
+    const auto backends = registry::BackendNames();
+    if (std::find(backends.begin(), backends.end(), v) == backends.end())
+      c.Fail(k, v, "allowed: " + Join(backends));
   } else if (key == "n") {
     auto n = cli::ParseCountText(v);
     if (!n || *n < 1 || *n > (std::uint64_t{1} << 26))
@@ -221,7 +227,10 @@ void CheckValue(const Checker& c, const std::string& key, const std::string& v) 
     }
   } else if (key == "head_dim") {
     std::vector<std::string> dims;
-    for (auto d : run::AttentionHeadDims()) dims.push_back(std::to_string(d));
+    for (const registry::Entry* e : registry::All())
+      for (auto d : e->head_dims)
+        if (std::find(dims.begin(), dims.end(), std::to_string(d)) == dims.end())
+          dims.push_back(std::to_string(d));
     if (std::find(dims.begin(), dims.end(), v) == dims.end())
       c.Fail(k, v, "allowed: " + Join(dims));
   }
@@ -393,7 +402,7 @@ std::vector<TrialParams> Enumerate(const Config& c) {
               for (const auto& backend : g.at("backend"))
                 for (const auto& n : g.at("n"))
                   for (const auto& input : g.at("input"))
-                    for (const auto& hd : op == "attention" ? g.at("head_dim") : none) {
+                    for (const auto& hd : TakesHeadDim(op) ? g.at("head_dim") : none) {
                       cell = {{"op", op},         {"dtype", dtype},     {"acc", acc},
                               {"round", round},   {"exp", exp},         {"schedule", schedule},
                               {"backend", backend}, {"n", n},           {"input", input}};

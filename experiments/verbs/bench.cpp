@@ -26,6 +26,7 @@
 #include <chrono>
 
 #include "core/carrier.hpp"
+#include "core/hash.hpp"
 #include "kernels/simd/simd.hpp"
 #if defined(CARRIER_HAVE_OMP_KERNELS) && CARRIER_HAVE_OMP_KERNELS
 #include <omp.h>
@@ -39,15 +40,11 @@
 namespace carrier::cli {
 namespace {
 
-std::uint64_t SplitMix(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+// The bench case whose peer rows carry variance values (scripts/bench_peers.py's label).
+constexpr const char* kVarianceCase = "welford";
 
 double BenchValue(std::uint64_t seed, std::uint64_t i) {
-  return 8.0 * (static_cast<double>(SplitMix(seed + i) >> 11) * 0x1.0p-53) - 4.0;
+  return 8.0 * (static_cast<double>(SplitMix64(seed + i) >> 11) * 0x1.0p-53) - 4.0;
 }
 
 template <class TS>
@@ -120,7 +117,12 @@ std::vector<Peer> RunPeers(const std::string& sizes, std::uint64_t seed, int max
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) throw UsageError("bench: cannot run " + cmd);
   char line[512];
+  bool header = true;  // the script's first line names the columns
   while (std::fgets(line, sizeof line, p) != nullptr) {
+    if (header) {
+      header = false;
+      continue;
+    }
     std::istringstream is(line);
     Peer r;
     std::string n, mn, md, val;
@@ -128,7 +130,6 @@ std::vector<Peer> RunPeers(const std::string& sizes, std::uint64_t seed, int max
         !std::getline(is, r.impl, ',') || !std::getline(is, n, ',') || !std::getline(is, mn, ',') ||
         !std::getline(is, md, ',') || !std::getline(is, val))
       continue;
-    if (r.op == "op") continue;  // header
     r.n = std::stoull(n);
     r.min_s = std::stod(mn);
     r.median_s = std::stod(md);
@@ -265,7 +266,8 @@ int RunBench(const std::vector<std::string>& argv) {
     for (const Peer& pr : peers) {
       const std::size_t bytes = pr.dtype == "fp64" ? 8 : pr.dtype == "fp32" ? 4 : 2;
       rows.push_back({pr.op, pr.dtype, pr.impl, pr.n, pr.min_s, pr.median_s, bytes, ""});
-      if (pr.op == "welford" && pr.n == (std::size_t{1} << 24)) var_values[pr.impl] = pr.value;
+      // The peers' variance rows (the bench case label, not an op-table lookup).
+      if (pr.op == kVarianceCase && pr.n == (std::size_t{1} << 24)) var_values[pr.impl] = pr.value;
     }
   }
 

@@ -12,44 +12,26 @@
 #include <vector>
 
 #include "cli/args.hpp"
-#include "core/derivations/all.hpp"
 #include "registry/registry.hpp"
-#include "verbs/derive_run.hpp"
 #include "verbs/verbs.hpp"
 
 namespace carrier::cli {
 
-namespace {
-
-using derive::RunOne;
-
-}  // namespace
-
 int RunDerive(const std::vector<std::string>& argv) {
   Args args("derive", argv, {"trials", "seed"}, {}, 1);
-  // Built-in derivations, then the registered carriers that come with one.
-  std::string op_list = "sum max lse welford affine naive-mean naive-lse";
-  for (const auto& n : registry::Names())
-    if (registry::Find(n)->derive) op_list += " " + n;
+  // The op table's entries that come with a derivation, built-in and user alike.
+  const std::string op_list = registry::Join(registry::DeriveOps());
   if (args.Positional().empty()) args.Fail("missing OP (" + op_list + ")");
   const std::string op = args.Positional()[0];
   const std::uint64_t trials = args.Count("trials", 1000);
   const std::uint64_t seed = args.Count("seed", 1);
   if (trials == 0 || trials > 10000000) args.Fail("--trials must be between 1 and 10^7");
-  if (op == "sum") return RunOne<SumDerivation>(trials, seed);
-  if (op == "max") return RunOne<MaxDerivation>(trials, seed);
-  if (op == "lse") return RunOne<OnlineSoftmaxDerivation>(trials, seed);
-  if (op == "welford") return RunOne<WelfordDerivation>(trials, seed);
-  if (op == "affine") return RunOne<AffineDerivation>(trials, seed);
-  if (op == "naive-mean") return RunOne<NaiveMeanDerivation>(trials, seed);
-  if (op == "naive-lse") return RunOne<NaiveLseDerivation>(trials, seed);
-  if (const registry::Entry* e = registry::Find(op)) {
-    if (!e->derive)
-      args.Fail("user carrier '" + op + "' was registered without a derivation (give one with "
-                "CARRIER_REGISTER_DERIVABLE); derivable: " + op_list);
-    return e->derive(trials, seed);
-  }
-  args.Fail("unknown OP '" + op + "' (" + op_list + ")");
+  const registry::Entry* e = registry::Find(op);
+  if (e && e->user && !e->derive)
+    args.Fail("user carrier '" + op + "' was registered without a derivation (give one with "
+              "CARRIER_REGISTER_DERIVABLE); derivable: " + op_list);
+  if (!e || !e->derive) args.Fail("unknown OP '" + op + "' (" + op_list + ")");
+  return e->derive(trials, seed);
 }
 
 }  // namespace carrier::cli

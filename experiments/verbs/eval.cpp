@@ -9,10 +9,11 @@
 // bound for the executed tree's depth (precision/op_bounds.hpp). This file parses the flags
 // and prints; it computes nothing itself.
 //
-// An op that is not built in may be a registered user carrier (experiments/registry/): it is
-// replayed the same way; its reference is the carrier itself in MPFR at p and 2p bits,
-// certified when they agree to 2^-100 relative (reference_tier "mpfr-carrier"), and it has no
-// a-priori bound (reported as unavailable).
+// The op is looked up in the op table (experiments/registry/): its input kind, components,
+// reference and bound come from its entry. A registered user carrier is replayed the same way;
+// its reference is the carrier itself in MPFR at p and 2p bits, certified when they agree to
+// 2^-100 relative (reference_tier "mpfr-carrier"), and it has no a-priori bound (reported as
+// unavailable).
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
@@ -70,15 +71,19 @@ int RunEval(const std::vector<std::string>& argv) {
             {"op", "dtype", "acc", "round", "schedule", "exp", "input", "gen", "n", "seed",
              "format", "backend", "sr-seed", "head-dim"},
             {"allow-nonfinite"});
-  std::vector<std::string> ops = run::RunnerOps();
-  for (const auto& n : registry::Names())
-    if (std::find(ops.begin(), ops.end(), n) == ops.end()) ops.push_back(n);
+  const std::vector<std::string> ops = registry::TrialOps();
   const std::string op = args.Choice("op", ops, "");
   if (op.empty()) args.Require("op");
-  if (op == "attention" && !args.Get("head-dim"))
-    args.Fail("--op attention needs --head-dim D (16 32 64 128): one query row of "
-              "FlashAttention-2 over --n keys");
-  if (op != "attention" && args.Get("head-dim")) args.Fail("--head-dim goes with --op attention");
+  const registry::Entry& entry = *registry::Find(op);
+  const bool qkv = entry.input == registry::InputKind::kAttention;
+  if (!entry.head_dims.empty() && !args.Get("head-dim")) {
+    std::string dims;
+    for (auto d : entry.head_dims) dims += (dims.empty() ? "" : " ") + std::to_string(d);
+    args.Fail("--op " + op + " needs --head-dim D (" + dims + "): n queries over --n keys, each "
+              "of dimension D");
+  }
+  if (entry.head_dims.empty() && args.Get("head-dim"))
+    args.Fail("--head-dim goes with an op that has head dims (attention), not " + op);
   const std::string dtype = args.Require("dtype");
   const std::uint64_t seed = args.Count("seed", 1);
   run::TrialSpec spec;
@@ -86,8 +91,8 @@ int RunEval(const std::vector<std::string>& argv) {
   spec.dtype = dtype;
   spec.acc = args.Get("acc").value_or(dtype);
   spec.round = args.Get("round").value_or("rne");
-  spec.exp = args.Choice("exp", {"libm", "portable", "fast"}, "libm");
-  spec.backend = args.Choice("backend", {"replay", "simd", "omp", "cuda"}, "replay");
+  spec.exp = args.Choice("exp", registry::ExpNames(), "libm");
+  spec.backend = args.Choice("backend", registry::BackendNames(), "replay");
   spec.schedule = args.Get("schedule").value_or("seq");
   spec.head_dim = args.Count("head-dim", 0);
   spec.sr_seed = args.Count("sr-seed", seed);
@@ -102,12 +107,12 @@ int RunEval(const std::vector<std::string>& argv) {
   const bool user = trial.user != nullptr;
 
   // Inputs, rounded to the storage format.
-  const bool two = op == "dot" || op == "affine";
+  const bool two = entry.input == registry::InputKind::kPairs;
   run::TrialInput input;
   if (args.Get("input") && args.Get("gen")) args.Fail("give either --input FILE or --gen DIST, not both");
   if (auto path = args.Get("input")) {
     if (args.Get("n")) args.Fail("--n goes with --gen; a file's length is its own");
-    if (op == "attention") args.Fail("--op attention takes generated inputs only (--gen DIST --n N)");
+    if (qkv) args.Fail("--op " + op + " takes generated inputs only (--gen DIST --n N)");
     try {
       auto cols = inputs::ReadNumbersFile(*path, two ? 2 : 1, allow_nonfinite);
       input = run::MakeInputFromValues(trial, std::move(cols.a), std::move(cols.b), "file:" + *path);
@@ -150,7 +155,7 @@ int RunEval(const std::vector<std::string>& argv) {
   if (trial.rounding == Rounding::kStochastic) add("sr_seed", std::to_string(spec.sr_seed));
   add("exp", JsonString(spec.exp));
   add("backend", JsonString(spec.backend));
-  if (op == "attention") add("head_dim", std::to_string(spec.head_dim));
+  if (qkv) add("head_dim", std::to_string(spec.head_dim));
   add("schedule", JsonString(got.schedule_used));
   add("tree_max_depth", std::to_string(got.tree_max_depth));
   add("tree_mean_depth", JsonDouble(got.tree_mean_depth));
@@ -165,29 +170,19 @@ int RunEval(const std::vector<std::string>& argv) {
     const std::size_t main = got.main;
     add("result", JsonNumber(got.components[main], kind));
     add("reference", JsonDouble(ref.as_double[main]));
-    if (op == "argmax") {
+    if (ref.index >= 0) {  // argmax
       add("result_index", std::to_string(got.index));
       add("reference_index", std::to_string(ref.index));
     }
-    if (user) {
-      // The other components of a multi-component user carrier.
-      for (std::size_t k = 1; k < got.components.size() && k < ref.as_double.size(); ++k) {
-        add("result_c" + std::to_string(k), JsonNumber(got.components[k], kind));
-        add("reference_c" + std::to_string(k), JsonDouble(ref.as_double[k]));
-      }
+    // The other components, by the entry's names (a user carrier's: c1, c2, ...).
+    for (std::size_t k = 0; k < got.components.size() && k < ref.as_double.size(); ++k) {
+      if (k == main) continue;
+      const std::string name =
+          k < entry.component_names.size() ? entry.component_names[k] : "c" + std::to_string(k);
+      add("result_" + name, JsonNumber(got.components[k], kind));
+      add("reference_" + name, JsonDouble(ref.as_double[k]));
     }
-    if (op == "welford" || op == "var-twopass" || op == "var-textbook") {
-      add("result_mean", JsonNumber(got.components[0], kind));
-      add("reference_mean", JsonDouble(ref.as_double[0]));
-    }
-    if (op == "affine") {
-      add("result_a", JsonNumber(got.components[0], kind));
-      add("reference_a", JsonDouble(ref.as_double[0]));
-    }
-    if (op == "sum" || op == "kahan" || op == "dot")
-      add("condition_number", JsonDouble(got.cond));
-    if (op == "welford" || op == "var-twopass" || op == "var-textbook")
-      add("condition_number", JsonDouble(got.cond));
+    if (entry.cond) add("condition_number", JsonDouble(got.cond));
     add("abs_error", JsonDouble(got.abs_error));
     add("rel_error", JsonDouble(got.rel_error));
     add("ulp_error", JsonDouble(got.ulp_error));
@@ -202,7 +197,7 @@ int RunEval(const std::vector<std::string>& argv) {
     add("bound", JsonString("unavailable"));
     add("bound_kind", JsonString("unavailable"));
     add("bound_formula", JsonString(user ? "none: a registered user carrier declares no a-priori bound"
-                                         : "none: no a-priori bound is implemented for " + op));
+                                         : "none: the op table has no a-priori bound for " + op));
     add("error_to_bound", JsonDouble(NAN));
     add("bound_vacuous", "false");
   } else {

@@ -16,8 +16,8 @@
 // carrier declares that it is a monoid (identity, associative) whose fold is a homomorphism.
 // Exit 0 when every declaration matches, 1 when one does not (the counterexamples naive-mean
 // and naive-lse must), with the evidence printed; 2 for bad input. The machinery lives in
-// verbs/laws_run.hpp; an OP that is not built in is looked up in the registry of user carriers
-// (experiments/registry/registry.hpp).
+// verbs/laws_run.hpp; OP is looked up in the op table (experiments/registry/registry.hpp),
+// built-ins and user carriers alike: the entries with a laws hook.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -37,8 +37,6 @@
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
 
-#include "core/carriers/all.hpp"
-#include "core/derivations/counterexamples.hpp"
 #include "precision/emulated.hpp"
 #include "precision/format.hpp"
 #include "registry/registry.hpp"
@@ -46,25 +44,11 @@
 
 namespace carrier::cli {
 
-namespace {
-
-using namespace laws;
-
-const std::string kOpList =
-    "sum kahan max argmax lse welford norm2 dot affine attention naive-mean naive-lse";
-
-template <class T>
-using Lse = OnlineSoftmax<T, LibmExp>;
-template <class T>
-using Attention = FlashRow<T, 2>;
-
-}  // namespace
-
 int RunLaws(const std::vector<std::string>& argv) {
   Args args("laws", argv, {"dtype", "trials", "seed"}, {}, 1);
-  const std::string op_list = kOpList + registry::NamesSuffix();
+  const std::string op_list = registry::Join(registry::LawsOps());
   if (args.Positional().empty()) args.Fail("missing OP (" + op_list + ")");
-  Options o;
+  laws::Options o;
   o.op = args.Positional()[0];
   o.dtype = args.Get("dtype").value_or("fp32");
   o.trials = args.Count("trials", 300);
@@ -76,22 +60,9 @@ int RunLaws(const std::vector<std::string>& argv) {
   } catch (const std::exception& e) {
     args.Fail("--dtype '" + o.dtype + "': " + e.what());
   }
-  OpTraits plain, neg_inf{true, false}, affine{false, true};
-  const std::string& op = o.op;
-  if (op == "sum") return RunLawsFor<Sum>(o, plain);
-  if (op == "kahan") return RunLawsFor<Compensated>(o, plain);
-  if (op == "max") return RunLawsFor<Max>(o, neg_inf);
-  if (op == "argmax") return RunLawsFor<ArgMax>(o, neg_inf);
-  if (op == "lse") return RunLawsFor<Lse>(o, neg_inf);
-  if (op == "welford") return RunLawsFor<Welford>(o, plain);
-  if (op == "norm2") return RunLawsFor<ScaledNorm2>(o, plain);
-  if (op == "dot") return RunLawsFor<Dot>(o, plain);
-  if (op == "affine") return RunLawsFor<Affine>(o, affine);
-  if (op == "attention") return RunLawsFor<Attention>(o, neg_inf);
-  if (op == "naive-mean") return RunLawsFor<NaiveMean>(o, plain);
-  if (op == "naive-lse") return RunLawsFor<NaiveLse>(o, neg_inf);
-  if (const registry::Entry* e = registry::Find(op)) return e->laws(o);
-  args.Fail("unknown OP '" + op + "' (" + op_list + ")");
+  const registry::Entry* e = registry::Find(o.op);
+  if (!e || !e->laws) args.Fail("unknown OP '" + o.op + "' (" + op_list + ")");
+  return e->laws(o);
 }
 
 }  // namespace carrier::cli

@@ -141,9 +141,8 @@ Reference ReferenceAffine(std::span<const ValuePair<double>> x, const Options& o
 Reference ReferenceAttention(std::span<const double> scores, std::span<const double> values,
                              std::size_t dv, const Options& options = {});
 
-// By CLI op name, for the ops over one vector of doubles: sum kahan max argmax lse softmax
-// welford norm2. Throws std::invalid_argument (one line) for any other name.
-Reference ReferenceFor(std::string_view op, std::span<const double> x, const Options& options = {});
+// (Which reference an op of the CLI uses is its op-table entry's business: experiments/
+// registry/registry.hpp. Nothing here knows the CLI's op names.)
 
 // The benchmark's baseline, NOT a certified reference: m = max x, then for every element one
 // subtraction, one exp and one addition at `bits` bits, lse = m + log(sum). Same special

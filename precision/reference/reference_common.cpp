@@ -169,23 +169,6 @@ Reference ReferenceAffine(std::span<const ValuePair<double>> x, const Options& o
   return r;
 }
 
-Reference ReferenceFor(std::string_view op, std::span<const double> x, const Options& options) {
-  if (op == "sum" || op == "kahan") {
-    Reference r = ReferenceSum(x, options);
-    r.op = std::string(op);
-    return r;
-  }
-  if (op == "max") return ReferenceMax(x);
-  if (op == "argmax") return ReferenceArgMax(x);
-  if (op == "lse") return ReferenceLse(x, options);
-  if (op == "softmax") return ReferenceSoftmax(x, options);
-  if (op == "welford") return ReferenceWelford(x, options);
-  if (op == "norm2") return ReferenceNorm2(x, options);
-  throw std::invalid_argument("reference: op '" + std::string(op) +
-                              "' is not one of sum kahan max argmax lse softmax welford norm2 "
-                              "(dot, affine and attention take other inputs)");
-}
-
 }  // namespace carrier::reference
 
 #endif  // CARRIER_HAVE_MPFR

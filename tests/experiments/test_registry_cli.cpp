@@ -15,7 +15,9 @@
 #include <sstream>
 #include <string>
 
+#include "registry/register.hpp"
 #include "registry/registry.hpp"
+#include "user_carriers/range.hpp"
 
 #include "support/cli_support.hpp"
 
@@ -59,9 +61,16 @@ TEST_CASE("registry: the example carrier range is registered with every part", "
   CHECK(std::find(names.begin(), names.end(), "range") != names.end());
   CHECK(std::is_sorted(names.begin(), names.end()));
   CHECK(reg::NamesSuffix().find(" range") != std::string::npos);
+  CHECK(e->user);
+  CHECK(e->bound == nullptr);  // a user carrier declares no a-priori bound
+  // The op table lists it with the built-ins, after them.
+  const auto trial_ops = reg::TrialOps();
+  REQUIRE(!trial_ops.empty());
+  CHECK(trial_ops.front() == "sum");
+  CHECK(std::find(trial_ops.begin(), trial_ops.end(), "range") != trial_ops.end());
   // The MPFR reference in process: max - min of {3, -1.5, 2} is 4.5, certified at 128 bits.
   const double x[] = {3.0, -1.5, 2.0};
-  const reg::CarrierReference ref = e->reference(std::span<const double>(x));
+  const reg::CarrierReference ref = reg::ReferenceOf<carrier::user::Range>(std::span<const double>(x));
   CHECK(ref.certified);
   CHECK(ref.precision_bits == 128);
   REQUIRE(ref.as_double.size() == 1);

@@ -144,7 +144,7 @@ seed = 7
 trials = 2
 
 [grid]
-op       = ["sum", "kahan", "lse", "welford", "var-twopass", "dot", "argmax"]
+op       = ["sum", "neumaier", "lse", "welford", "var-twopass", "dot", "argmax"]
 dtype    = ["bf16", "fp64"]
 round    = ["rne", "sr", "rz"]
 schedule = ["seq", "pairwise", "blocked:{4..16 by x4}", "strided:4"]
@@ -152,7 +152,7 @@ n        = [300, "1e3"]
 input    = ["normal", "ill:1e4"]
 
 [[exclude]]
-op = ["kahan", "dot"]
+op = ["neumaier", "dot"]
 round = ["sr", "rz"]
 )";
 
@@ -166,7 +166,7 @@ TEST_CASE("sweep: dry-run counts the trials and writes nothing", "[fast][sweep]"
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
   // 7 ops x 2 dtypes x 3 roundings x 5 schedules (blocked:{4..16 by x4} is blocked:4 and
-  // blocked:16) x 2 n x 2 inputs x 2 trials, minus kahan and dot with sr or rz
+  // blocked:16) x 2 n x 2 inputs x 2 trials, minus neumaier and dot with sr or rz
   // (2 ops x 2 dtypes x 2 roundings x 5 x 2 x 2 x 2).
   const int expected = 7 * 2 * 3 * 5 * 2 * 2 * 2 - 2 * 2 * 2 * 5 * 2 * 2 * 2;
   CHECK(r.out.find("sweep test-grid: " + std::to_string(expected) + " trials") != std::string::npos);
@@ -190,7 +190,7 @@ TEST_CASE("sweep: a bad config or command line is one line and exit 2 and writes
   const std::string base = "[sweep]\nname = \"bad\"\n[grid]\n";
   const Case cases[] = {
       {base + "op = \"median\"\ndtype = \"fp32\"\nn = 10\ninput = \"normal\"\n",
-       "[grid] op = 'median': unknown op; allowed: sum kahan"},
+       "[grid] op = 'median': unknown op; allowed: sum neumaier"},
       {base + "op = \"sum\"\ndtype = \"fp17\"\nn = 10\ninput = \"normal\"\n", "dtype = 'fp17'"},
       {base + "op = \"sum\"\ndtype = \"fp32\"\nround = \"up\"\nn = 10\ninput = \"normal\"\n",
        "round = 'up': allowed: rne rna rz ru rd ro sr"},

@@ -1,0 +1,147 @@
+// Op `attention`: one head of FlashAttention-2's forward pass, non-causal, n = the sequence
+// length (core/attention.hpp's AttentionForwardReplay with every row merged in the schedule's
+// order, blocked:Bc:lift being the kernel's key tiles of Bc), measured normwise and
+// componentwise over all n x head_dim outputs against the per-row certified references;
+// fp32, fp64 or an emulated format (replay only). Its bound is AttentionOpBound
+// (precision/op_bounds.hpp); `carrier laws attention` checks FlashRow<T, 2>.
+#include <algorithm>
+#include <cmath>
+
+#include "core/attention.hpp"
+#include "core/carriers/flash_row.hpp"
+#include "ops/builtin.hpp"
+
+namespace carrier::ops {
+
+namespace {
+
+template <class T>
+using AttentionLaws = FlashRow<T, 2>;
+
+#if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+
+// core/attention.hpp's shape for a schedule: blocked:BC:lift is the kernel's order (key tiles
+// of BC); any other schedule is the per-row merge order of a non-causal head, where block_c
+// plays no part.
+AttentionShape AttentionShapeFor(const std::string& schedule, std::size_t n, std::size_t d) {
+  const Schedule s = ParseSchedule(schedule);
+  if (s.kind == ScheduleKind::kBlocked && s.outer == OuterOrder::kSeq && s.lift)
+    return AttentionShapeFromSchedule(schedule, n, d, false);
+  AttentionShape shape;
+  shape.seq_len = n;
+  shape.head_dim = d;
+  CheckAttentionShape(shape);
+  return shape;
+}
+
+// fp32/fp64 natively; an emulated format (bf16, fp16, ...) under the caller's EmulationScope,
+// so every score product and sum, exp, rescale by exp(m_old - m_new), l and o update and the
+// final o / l round into that format, as a kernel computing in it.
+registry::Replayed AttentionReplay(registry::ScalarKind k, registry::ExpKind x,
+                                   const MergeTree& tree, const registry::ReplayInput& in) {
+  return registry::WithScalar(k, [&]<class T>() -> registry::Replayed {
+    if constexpr (std::is_same_v<T, Mpfr>) {
+      throw run::SpecError("attention computes in fp32, fp64 or an emulated format (acc), not mpfr");
+    } else {
+      return registry::WithExpKind<T>(x, [&]<class Exp>() {
+        const std::size_t n = in.n, d = in.head_dim;
+        const double* q = in.a.data();
+        const AttentionShape shape = AttentionShapeFor(tree.schedule, n, d);
+        const std::vector<T> o = AttentionForwardReplay<T, Exp, double>(
+            q, q + n * d, q + 2 * n * d, shape, ParseSchedule(tree.schedule));
+        registry::Replayed out;
+        out.components.reserve(o.size());
+        for (const T& v : o) out.components.push_back(static_cast<long double>(v));
+        return out;
+      });
+    }
+  });
+}
+
+// The certified output of every query row (core/attention.hpp's exact scores, then
+// ReferenceAttention per row), concatenated row-major like the replay's output. Certified when
+// every row is; the tier and precision of the least precise row. Also the bound's
+// data-dependent parts (run::SharedReference), in long double from the exact scores.
+void AttentionReference(const run::TrialInput& in, std::uint64_t d, run::SharedReference& out) {
+  const std::size_t n = in.n;
+  const double* q = in.a.data();
+  AttentionShape shape;
+  shape.seq_len = n;
+  shape.head_dim = d;
+  const std::span<const double> v(q + 2 * n * d, n * d);
+  reference::Reference all;
+  all.op = "attention";
+  all.count = n;
+  all.cert.certified = true;
+  all.cert.correctly_rounded = true;
+  all.cert.precision_bits = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::vector<double> scores = AttentionScoresExact(q, q + n * d, shape, i);
+    const reference::Reference r = reference::ReferenceAttention(scores, v, d);
+    all.as_double.insert(all.as_double.end(), r.as_double.begin(), r.as_double.end());
+    all.as_long_double.insert(all.as_long_double.end(), r.as_long_double.begin(),
+                              r.as_long_double.end());
+    if (i == 0 || r.cert.precision_bits < all.cert.precision_bits) {
+      all.cert.precision_bits = r.cert.precision_bits;
+      all.cert.tier = r.cert.tier;
+    }
+    all.cert.certified = all.cert.certified && r.cert.certified;
+    all.cert.correctly_rounded = all.cert.correctly_rounded && r.cert.correctly_rounded;
+    if (!r.cert.certified && all.cert.note.empty())
+      all.cert.note = "row " + std::to_string(i) + ": " + r.cert.note;
+    long double m = -INFINITY, total = 0, qmax = 0;
+    for (double sc : scores) m = std::max<long double>(m, sc);
+    std::vector<long double> w(n);
+    for (std::size_t k = 0; k < n; ++k)
+      total += (w[k] = std::exp(static_cast<long double>(scores[k]) - m));
+    for (std::size_t k = 0; k < n; ++k) {
+      w[k] /= total;
+      long double qk = 0;
+      for (std::size_t c = 0; c < d; ++c)
+        qk += std::fabs(static_cast<long double>(q[i * d + c]) * q[n * d + k * d + c]);
+      qmax = std::max(qmax, qk / std::sqrt(static_cast<long double>(d)));
+    }
+    for (std::size_t j = 0; j < d; ++j) {
+      const long double o = std::fabs(r.as_long_double[j]);
+      long double a = 0, b = 0;
+      for (std::size_t k = 0; k < n; ++k) {
+        const long double t = w[k] * (std::fabs(static_cast<long double>(v[k * d + j])) + o);
+        a += t;
+        b += t * (m - scores[k]);
+      }
+      out.attention_a.push_back(static_cast<double>(a));
+      out.attention_b.push_back(static_cast<double>(b));
+    }
+    out.attention_q.push_back(static_cast<double>(qmax));
+  }
+  SetReference(out, std::move(all));
+}
+
+#endif  // CARRIER_HAVE_MPFR
+
+}  // namespace
+
+CARRIER_REGISTER_OP([] {
+  Entry e;
+  e.name = "attention";
+  e.summary = "one FlashAttention-2 forward head over q, k, v (n x head_dim outputs)";
+  e.rank = 140;
+  e.input = registry::InputKind::kAttention;
+  e.commutative = true;
+  e.components = 0;
+  e.uses_exp = true;
+  e.mpfr_compute = false;
+  e.emulated_on_backends = false;
+  e.head_dims = {64, 128};  // core/attention.hpp's menu
+  e.backends = {{"cuda", "blocked:BC:lift (BC 16 32 64 128; empty: blocked:64:lift)",
+                 &backends::RunCudaAttention}};
+#if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+  e.laws = &registry::LawsOf<AttentionLaws, true>;
+  e.replay = &AttentionReplay;
+  e.reference = &AttentionReference;
+  e.bound = &AttentionOpBound;
+#endif
+  return e;
+}())
+
+}  // namespace carrier::ops

@@ -1,0 +1,39 @@
+// Ops `max` and `argmax` (core/carriers/max.hpp, argmax.hpp): exact, no rounding.
+#include "core/carriers/argmax.hpp"
+#include "core/carriers/max.hpp"
+#include "core/derivations/max.hpp"
+#include "ops/builtin.hpp"
+
+namespace carrier::ops {
+
+CARRIER_REGISTER_OP([] {
+  Entry e = registry::CarrierOp<registry::Plain<Max>, true>("max", "maximum (NaN-propagating)");
+  e.rank = 30;
+  e.component_names = {"max"};
+  e.derive = &registry::DeriveOf<MaxDerivation>;
+  e.backends = KernelBackends<Max>(kSimdStrided);
+#if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+  e.reference = [](const run::TrialInput& in, std::uint64_t, run::SharedReference& out) {
+    SetReference(out, reference::ReferenceMax(in.a));
+  };
+  e.bound = &ExactOpBound;
+#endif
+  return e;
+}())
+
+CARRIER_REGISTER_OP([] {
+  Entry e = registry::CarrierOp<registry::Plain<ArgMax>, true>(
+      "argmax", "maximum and its index (ties to the lowest index; not commutative)");
+  e.rank = 40;
+  e.component_names = {"max"};
+  e.backends = KernelBackends<ArgMax>(kSimdSeq);
+#if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+  e.reference = [](const run::TrialInput& in, std::uint64_t, run::SharedReference& out) {
+    SetReference(out, reference::ReferenceArgMax(in.a));
+  };
+  e.bound = &ExactOpBound;
+#endif
+  return e;
+}())
+
+}  // namespace carrier::ops

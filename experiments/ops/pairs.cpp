@@ -1,0 +1,38 @@
+// Ops over pairs (a_i, b_i): `dot` (core/carriers/dot.hpp) and `affine`, the composition of
+// the maps h -> a h + b (core/carriers/affine.hpp; eval measures b, i.e. h_n from h_0 = 0).
+#include "core/carriers/affine.hpp"
+#include "core/carriers/dot.hpp"
+#include "core/derivations/affine.hpp"
+#include "ops/builtin.hpp"
+
+namespace carrier::ops {
+
+CARRIER_REGISTER_OP([] {
+  Entry e = registry::CarrierOp<registry::Plain<Dot>>("dot", "dot product of two columns");
+  e.rank = 90;
+  e.component_names = {"dot"};
+  e.backends = {{"simd", kSimdStrided, &backends::RunSimdDot},
+                {"omp", OmpSchedules(kSimdStrided), &backends::RunOmpDot}};
+#if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+  e.reference = &registry::PairsReference<&reference::ReferenceDot>;
+  e.bound = &DotOpBound;
+  e.cond = &DotCondition;
+#endif
+  return e;
+}())
+
+CARRIER_REGISTER_OP([] {
+  Entry e = registry::CarrierOp<registry::Plain<Affine>, false, true>(
+      "affine", "affine recurrence h = a h + b as composed maps (not commutative)");
+  e.rank = 100;
+  e.component_names = {"a", "b"};
+  e.main = 1;
+  e.derive = &registry::DeriveOf<AffineDerivation>;
+#if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+  e.reference = &registry::PairsReference<&reference::ReferenceAffine>;
+  e.bound = &AffineOpBound;
+#endif
+  return e;
+}())
+
+}  // namespace carrier::ops
