@@ -281,17 +281,42 @@ StateOf<C> Strided(const InputOf<C>* x, std::uint64_t n, const Schedule& s) {
   return PairwiseOverStates<C>(lane.data(), 0, K);
 }
 
+// random:SEED. The split of [lo, hi) is tree_detail::RandomSplit(seed, lo, hi) with its
+// constant first step Mix(seed) hoisted (the same function; a test compares the two); a node
+// computes both children's splits before descending, so the two hash chains overlap.
+struct RandomSplitter {
+  std::uint64_t mixed_seed;
+  std::uint64_t operator()(std::uint64_t lo, std::uint64_t hi) const {
+    const std::uint64_t h = tree_detail::Mix(tree_detail::Mix(mixed_seed ^ lo) ^ hi);
+    return lo + 1 + h % (hi - lo - 1);
+  }
+};
+
+// [lo, hi) with hi - lo >= 3 and mid its split.
 template <Carrier C>
-StateOf<C> Random(const InputOf<C>* x, std::uint64_t seed, std::uint64_t lo,
-                  std::uint64_t hi) {  // NOLINT(misc-no-recursion)
-  const std::uint64_t m = hi - lo;
-  if (m == 1) return PushOne<C>(C::Identity(), x[lo]);
-  if (m == 2)  // the only split of two inputs; no hash needed
-    return C::Combine(PushOne<C>(C::Identity(), x[lo]), PushOne<C>(C::Identity(), x[lo + 1]));
-  const std::uint64_t mid = tree_detail::RandomSplit(seed, lo, hi);
-  const StateOf<C> a = Random<C>(x, seed, lo, mid);
-  const StateOf<C> b = Random<C>(x, seed, mid, hi);
-  return C::Combine(a, b);
+StateOf<C> RandomSplitAt(const InputOf<C>* x, const RandomSplitter& split, std::uint64_t lo,
+                         std::uint64_t mid, std::uint64_t hi) {  // NOLINT(misc-no-recursion)
+  const bool left_big = mid - lo >= 3, right_big = hi - mid >= 3;
+  const std::uint64_t ml = left_big ? split(lo, mid) : 0;
+  const std::uint64_t mr = right_big ? split(mid, hi) : 0;
+  auto side = [&](std::uint64_t a, std::uint64_t m, std::uint64_t b, bool big) {
+    if (big) return RandomSplitAt<C>(x, split, a, m, b);
+    if (b - a == 1) return PushOne<C>(C::Identity(), x[a]);
+    // two inputs: the only split
+    return C::Combine(PushOne<C>(C::Identity(), x[a]), PushOne<C>(C::Identity(), x[a + 1]));
+  };
+  const StateOf<C> l = side(lo, ml, mid, left_big);
+  const StateOf<C> r = side(mid, mr, hi, right_big);
+  return C::Combine(l, r);
+}
+
+template <Carrier C>
+StateOf<C> Random(const InputOf<C>* x, std::uint64_t seed, std::uint64_t n) {
+  if (n == 1) return PushOne<C>(C::Identity(), x[0]);
+  if (n == 2)
+    return C::Combine(PushOne<C>(C::Identity(), x[0]), PushOne<C>(C::Identity(), x[1]));
+  const RandomSplitter split{tree_detail::Mix(seed)};
+  return RandomSplitAt<C>(x, split, 0, split(0, n), n);
 }
 
 // Whether BuildTree(s, n) has no node, permutes its inputs, or lifts tiles, without building
@@ -415,7 +440,7 @@ StateOf<C> Structured(const Schedule& s, std::span<const InputOf<C>> x) {
       return Strided<C>(p, n, s);
     case ScheduleKind::kRandom:
       if (s.lift) break;  // not in the grammar; the tree decides
-      return Random<C>(p, s.seed, 0, n);
+      return Random<C>(p, s.seed, n);
     case ScheduleKind::kOmp:
       return Omp<C>(s, x);
     default:
