@@ -126,24 +126,23 @@ inline bool RoundNormalStatic(double x, double* out) {
   if ((mag >> 52) - static_cast<std::uint64_t>(Emin + 1023) >=
       static_cast<std::uint64_t>(Emax - Emin))
     return false;
-  const std::uint64_t rem = mag & kMask;
-  const std::uint64_t lo = mag - rem;
-  const bool lo_odd = ((mag >> kDrop) & 1) != 0;
-  bool up;
+  // Rounding as an add-then-truncate on the pattern: a carry out of the dropped bits is the
+  // step up to the next format value (and walks into the exponent field at a binade's end).
+  std::uint64_t r;
   if constexpr (R == Rounding::kNearestEven) {
-    up = (rem > kHalf) | ((rem == kHalf) & lo_odd);
+    r = (mag + (kHalf - 1) + ((mag >> kDrop) & 1)) & ~kMask;  // ties to the even neighbour
   } else if constexpr (R == Rounding::kNearestAway) {
-    up = rem >= kHalf;
+    r = (mag + kHalf) & ~kMask;
   } else if constexpr (R == Rounding::kTowardZero) {
-    up = false;
+    r = mag & ~kMask;
   } else if constexpr (R == Rounding::kUp) {
-    up = (rem != 0) & (sign == 0);
+    r = (mag + (sign == 0 ? kMask : 0)) & ~kMask;
   } else if constexpr (R == Rounding::kDown) {
-    up = (rem != 0) & (sign != 0);
-  } else {
-    up = (rem != 0) & !lo_odd;
+    r = (mag + (sign != 0 ? kMask : 0)) & ~kMask;
+  } else {  // to odd: inexact results get the last kept bit set
+    r = (mag & ~kMask) | (((mag & kMask) != 0) ? (std::uint64_t{1} << kDrop) : 0);
   }
-  *out = std::bit_cast<double>(sign | (lo + (static_cast<std::uint64_t>(up) << kDrop)));
+  *out = std::bit_cast<double>(sign | r);
   return true;
 }
 
@@ -182,9 +181,13 @@ class FastEmulated {
   static const Format& GetFormat() { return Slow::GetFormat(); }
   static Rounding GetRounding() { return Slow::GetRounding(); }
 
-  friend FastEmulated operator+(FastEmulated a, FastEmulated b) { return Add(a.v_, b.v_); }
-  friend FastEmulated operator-(FastEmulated a, FastEmulated b) { return Add(a.v_, -b.v_); }
-  friend FastEmulated operator*(FastEmulated a, FastEmulated b) {
+  [[gnu::always_inline]] friend FastEmulated operator+(FastEmulated a, FastEmulated b) {
+    return Add(a.v_, b.v_);
+  }
+  [[gnu::always_inline]] friend FastEmulated operator-(FastEmulated a, FastEmulated b) {
+    return Add(a.v_, -b.v_);
+  }
+  [[gnu::always_inline]] friend FastEmulated operator*(FastEmulated a, FastEmulated b) {
     const double p = a.v_ * b.v_;  // exact for values of an emulable format
     double out;
     if constexpr (kStatic) {
@@ -196,7 +199,7 @@ class FastEmulated {
       if (r != Rounding::kStochastic && fast_emulated_detail::RoundNormal(p, Fmt(), r, &out))
         return FromFormatValue(out);
     }
-    return Wrap(a.ToSlow() * b.ToSlow());
+    return SlowMul(a.v_, b.v_);
   }
   friend FastEmulated operator/(FastEmulated a, FastEmulated b) {
     return Wrap(a.ToSlow() / b.ToSlow());
@@ -225,6 +228,9 @@ class FastEmulated {
 
  private:
   static FastEmulated Wrap(Slow s) { return FromFormatValue(s.Value()); }
+  [[gnu::noinline]] static FastEmulated SlowMul(double a, double b) {
+    return Wrap(Slow::FromFormatValue(a) * Slow::FromFormatValue(b));
+  }
 
   static Rounding Mode() {
     if constexpr (R == kDynamicRounding) {
@@ -248,7 +254,7 @@ class FastEmulated {
   // Emulated's Add (emulated.cpp), with the rounding inline where RoundNormal applies. No
   // finiteness or zero test first: RoundNormal's exponent range rejects zero, inf and NaN
   // (and TwoSum's NaN error term on an infinite sum is then never used).
-  static FastEmulated Add(double a, double b) {
+  [[gnu::always_inline]] static FastEmulated Add(double a, double b) {
     const double hi = a + b;
     double out;
     if constexpr (kStatic) {
@@ -274,6 +280,10 @@ class FastEmulated {
         if (fast_emulated_detail::RoundNormal(v, f, r, &out)) return FromFormatValue(out);
       }
     }
+    return SlowAdd(a, b);
+  }
+  // The rare cases, out of line so that the inline part stays small.
+  [[gnu::noinline]] static FastEmulated SlowAdd(double a, double b) {
     return Wrap(Slow::FromFormatValue(a) + Slow::FromFormatValue(b));
   }
 
