@@ -134,6 +134,7 @@ const Verb kVerbs[] = {
      "escalating MPFR reference and plain MPFR at 256 bits per element over the same N\n"
      "(default 10^6) fp32 values, and prints the times, ratios and agreement.\n",
      RunReferenceBench},
+    {"replay-bench", "time fast replay, fast emulation and the fast exact sum against oracle, SIMD and MPFR", "usage: carrier replay-bench [--n N[,N...]] [--seed S] [--repeats R] [--oracle-repeats R]\n\nTimes side by side in one run (default n = 2^20 and 2^24): FastReplay vs Replay for seq,\nblocked:64, pairwise, random:1, strided:32 in fp32 and emulated bf16/fp16 (rne, rz), the SIMD\nSum kernels, the sum references and mpfr_sum; prints ns/element, bit checks and the targets.\n", RunReplayBench},  // NOLINT(whitespace/line_length)
     {"study", "paper experiments that are not sweep grids (stagnation, lse-mnist, ...)",
      kStudyHelp, RunStudy},
     {"sweep", "run a TOML grid of trials into a tidy CSV and a manifest", kSweepHelp, RunSweep},

@@ -19,6 +19,7 @@ int RunBench(const std::vector<std::string>& args);
 int RunDemo(const std::vector<std::string>& args);
 int RunEval(const std::vector<std::string>& args);
 int RunReferenceBench(const std::vector<std::string>& args);
+int RunReplayBench(const std::vector<std::string>& args);
 int RunLaws(const std::vector<std::string>& args);
 int RunDerive(const std::vector<std::string>& args);
 int RunStudy(const std::vector<std::string>& args);

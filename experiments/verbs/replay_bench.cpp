@@ -1,0 +1,326 @@
+// carrier replay-bench: the fast replay engine, fast emulated arithmetic and the fast exact-sum
+// reference, timed side by side in one run against what they replace and against the SIMD
+// kernels (the targets of issue 14).
+//
+// For each n (default 2^20 and 2^24; normal(0, 1) values, seed 42, rounded to fp32):
+//   simd       kernels/simd Reduce<Sum<float>> and Reduce<Sum<double>> over strided:32 (the
+//              pinned SIMD schedule): the baselines of every ratio;
+//   fast       FastReplay<Sum<T>>(schedule, x) (core/fast_replay.hpp) for seq, blocked:64,
+//              pairwise, random:1, strided:32, with T = float and, for bf16 and fp16 under rne
+//              and rz, T = FastEmulated with a static tag (precision/fast_emulated.hpp) and
+//              T = FastEmulatedDynamic (the CLI's dynamic format);
+//   oracle     Replay<Sum<T>>(BuildTree(schedule, n), x) (core/replay.hpp), the tree built in
+//              the timed region as a study builds it, with T = float and T = EmulatedDynamic;
+//   reference  ReferenceSum (exact tier: n MPFR terms and mpfr_sum), ReferenceSumFast
+//              (precision/reference/fast_sum.hpp), plain mpfr_sum over the same n doubles
+//              (terms prepared outside the timed region), and the other tiers (welford and
+//              norm2 exact, lse fast) for scale.
+// Every fast result is compared with its oracle bit for bit (and the fp32 strided:32 replay
+// with the SIMD kernel); a mismatch prints MISMATCH and the verb exits 1. Times are medians of
+// --repeats runs (the slow oracle rows: --oracle-repeats), one thread, interleaved per row.
+// The closing lines print each target's ratio and whether it is met.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/args.hpp"
+#include "core/carriers/sum.hpp"
+#include "core/fast_replay.hpp"
+#include "core/merge_tree.hpp"
+#include "core/replay.hpp"
+#include "inputs/generators.hpp"
+#include "precision/emulated.hpp"
+#include "precision/fast_emulated.hpp"
+#include "precision/format.hpp"
+
+#if defined(CARRIER_HAVE_SIMD_KERNELS) && CARRIER_HAVE_SIMD_KERNELS
+#include "kernels/simd/simd.hpp"
+#endif
+#if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+#include <mpfr.h>
+
+#include "precision/reference/fast_sum.hpp"
+#include "precision/reference/reference.hpp"
+#endif
+
+namespace carrier::cli {
+
+#if defined(CARRIER_HAVE_SIMD_KERNELS) && CARRIER_HAVE_SIMD_KERNELS && defined(CARRIER_HAVE_MPFR) && \
+    CARRIER_HAVE_MPFR
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+template <class F>
+double Seconds(F&& f) {
+  const auto t0 = Clock::now();
+  f();
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t k = v.size() / 2;
+  return v.size() % 2 ? v[k] : (v[k - 1] + v[k]) / 2;
+}
+
+std::string Fixed(double x, int digits) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(digits) << x;
+  return os.str();
+}
+
+struct Row {
+  std::uint64_t n;
+  std::string what, dtype, schedule;
+  double ns;  // per element
+  std::string check;
+};
+
+struct Bench {
+  std::uint64_t n = 0;
+  std::uint64_t repeats = 3, oracle_repeats = 1;
+  std::vector<Row> rows;
+  bool mismatch = false;
+
+  // Times f (returning a double result) `reps` times; the last result goes to *out.
+  template <class F>
+  double Time(std::uint64_t reps, F&& f, double* out = nullptr) {
+    std::vector<double> t;
+    volatile double sink = 0;
+    for (std::uint64_t r = 0; r < reps; ++r) t.push_back(Seconds([&] { sink = f(); }));
+    if (out) *out = sink;
+    return Median(t) * 1e9 / static_cast<double>(n);
+  }
+  void Add(const std::string& what, const std::string& dtype, const std::string& schedule,
+           double ns, const std::string& check = "") {
+    rows.push_back({n, what, dtype, schedule, ns, check});
+    std::cerr << "  " << what << " " << dtype << " " << schedule << ": " << Fixed(ns, 3)
+              << " ns/elem " << check << "\n";
+  }
+  std::string Same(double a, double b) {
+    if (ScalarTraits<double>::BitEqual(a, b)) return "bits = oracle";
+    mismatch = true;
+    return "MISMATCH";
+  }
+};
+
+const char* const kSchedules[] = {"seq", "blocked:64", "pairwise", "random:1", "strided:32"};
+
+// One emulated format and mode: fast replay with the static and the dynamic FastEmulated, and
+// the oracle with EmulatedDynamic, all from the same stored values.
+template <class Tag, Rounding R>
+void EmulatedRows(Bench& b, const std::vector<double>& x, const Format& f,
+                  std::vector<double>& oracle_ns, std::vector<double>& fast_ns) {
+  using Static = FastEmulated<Tag, R>;
+  const std::string dtype = f.name + "/" + std::string(RoundingName(R));
+  EmulationScope scope(f, R);
+  std::vector<EmulatedDynamic> slow;
+  std::vector<FastEmulatedDynamic> dyn;
+  std::vector<Static> fast;
+  for (double v : x) {
+    slow.push_back(EmulatedDynamic(v));
+    dyn.push_back(FastEmulatedDynamic::FromFormatValue(slow.back().Value()));
+    fast.push_back(Static::FromFormatValue(slow.back().Value()));
+  }
+  for (const char* text : kSchedules) {
+    const Schedule s = ParseSchedule(text);
+    double want = 0, got = 0, got_dyn = 0;
+    const double t_oracle = b.Time(b.oracle_repeats, [&] {
+      const MergeTree t = BuildTree(s, x.size());
+      return Replay<Sum<EmulatedDynamic>>(t, std::span<const EmulatedDynamic>(slow)).s.Value();
+    }, &want);
+    const double t_fast = b.Time(b.repeats, [&] {
+      return FastReplay<Sum<Static>>(s, std::span<const Static>(fast)).s.Value();
+    }, &got);
+    const double t_dyn = b.Time(b.repeats, [&] {
+      return FastReplay<Sum<FastEmulatedDynamic>>(s, std::span<const FastEmulatedDynamic>(dyn))
+          .s.Value();
+    }, &got_dyn);
+    b.Add("oracle Replay (Emulated)", dtype, text, t_oracle);
+    b.Add("fast replay (FastEmulated static)", dtype, text, t_fast, b.Same(got, want));
+    b.Add("fast replay (FastEmulated dynamic)", dtype, text, t_dyn, b.Same(got_dyn, want));
+    oracle_ns.push_back(t_oracle);
+    fast_ns.push_back(t_fast);
+  }
+}
+
+struct Targets {
+  std::vector<std::string> lines;
+  void Ratio(const std::string& what, double value, double limit, bool at_most) {
+    const bool met = at_most ? value <= limit : value >= limit;
+    std::ostringstream os;
+    os << (met ? "met     " : "NOT MET ") << what << ": " << Fixed(value, 2)
+       << (at_most ? " (target <= " : " (target >= ") << Fixed(limit, 0) << ")";
+    lines.push_back(os.str());
+  }
+};
+
+}  // namespace
+
+int RunReplayBench(const std::vector<std::string>& argv) {
+  Args args("replay-bench", argv, {"n", "seed", "repeats", "oracle-repeats"});
+  std::vector<std::uint64_t> sizes;
+  if (auto text = args.Get("n")) {
+    std::stringstream ss(*text);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      const auto v = ParseCountText(item);
+      if (!v || *v < 64 || *v > (std::uint64_t{1} << 26))
+        args.Fail("--n takes a comma-separated list of sizes in [64, 2^26], got '" + item + "'");
+      sizes.push_back(*v);
+    }
+  } else {
+    sizes = {std::uint64_t{1} << 20, std::uint64_t{1} << 24};
+  }
+  Bench b;
+  const std::uint64_t seed = args.Count("seed", 42);
+  b.repeats = args.Count("repeats", 3);
+  b.oracle_repeats = args.Count("oracle-repeats", 1);
+  if (b.repeats < 1 || b.repeats > 99 || b.oracle_repeats < 1 || b.oracle_repeats > 99)
+    args.Fail("--repeats and --oracle-repeats must be between 1 and 99");
+  const Schedule simd_schedule = ParseSchedule("strided:32");
+  Targets targets;
+  for (std::uint64_t n : sizes) {
+    b.n = n;
+    std::cerr << "replay-bench: n = " << n << "\n";
+    std::vector<double> x = inputs::Generate(inputs::ParseGenerator("normal"), n, seed);
+    std::vector<float> xf(n);
+    for (std::uint64_t i = 0; i < n; ++i) xf[i] = static_cast<float>(x[i]);
+    for (std::uint64_t i = 0; i < n; ++i) x[i] = xf[i];  // the stored fp32 values, exactly
+
+    double simd32_value = 0;
+    const double simd32 = b.Time(b.repeats, [&] {
+      return static_cast<double>(simd::Reduce<Sum<float>, float>(xf.data(), n, simd_schedule).s);
+    }, &simd32_value);
+    const double simd64 = b.Time(b.repeats, [&] {
+      return simd::Reduce<Sum<double>, double>(x.data(), n, simd_schedule).s;
+    });
+    b.Add("simd kernel Reduce<Sum<float>>", "fp32", "strided:32", simd32);
+    b.Add("simd kernel Reduce<Sum<double>>", "fp64", "strided:32", simd64);
+
+    // fp32: fast and oracle per schedule.
+    for (const char* text : kSchedules) {
+      const Schedule s = ParseSchedule(text);
+      double want = 0, got = 0;
+      const double t_oracle = b.Time(b.oracle_repeats, [&] {
+        const MergeTree t = BuildTree(s, n);
+        return static_cast<double>(Replay<Sum<float>>(t, std::span<const float>(xf)).s);
+      }, &want);
+      const double t_fast = b.Time(b.repeats, [&] {
+        return static_cast<double>(FastReplay<Sum<float>>(s, std::span<const float>(xf)).s);
+      }, &got);
+      b.Add("oracle Replay", "fp32", text, t_oracle);
+      std::string check = b.Same(got, want);
+      if (s == simd_schedule)
+        check += ScalarTraits<double>::BitEqual(got, simd32_value) ? ", = simd" : ", simd MISMATCH";
+      b.Add("fast replay", "fp32", text, t_fast, check);
+      const std::string where = std::string(text) + " fp32 n=" + std::to_string(n);
+      targets.Ratio("fast replay / simd fp32, " + where, t_fast / simd32, 10, true);
+      if (std::string(text) == "pairwise" || std::string(text) == "random:1")
+        targets.Ratio("oracle / fast replay, " + where, t_oracle / t_fast, 30, false);
+    }
+
+    // Emulated bf16 and fp16, rne and rz.
+    auto emulated = [&](auto tag, auto mode, const Format& f) {
+      using Tag = decltype(tag);
+      constexpr Rounding R = decltype(mode)::value;
+      std::vector<double> oracle_ns, fast_ns;
+      EmulatedRows<Tag, R>(b, x, f, oracle_ns, fast_ns);
+      const std::string name = f.name + "/" + std::string(RoundingName(R)) +
+                               " n=" + std::to_string(n);
+      for (std::size_t k = 0; k < std::size(kSchedules); ++k) {
+        const std::string where = std::string(kSchedules[k]) + " " + name;
+        targets.Ratio("fast emulated / simd fp32, " + where, fast_ns[k] / simd32, 25, true);
+        if (k == 0) targets.Ratio("fast emulated seq ns/elem, " + name, fast_ns[k], 8, true);
+        if (k == 2 || k == 3)
+          targets.Ratio("oracle / fast emulated, " + where, oracle_ns[k] / fast_ns[k], 30, false);
+      }
+    };
+    using Rne = std::integral_constant<Rounding, Rounding::kNearestEven>;
+    using Rz = std::integral_constant<Rounding, Rounding::kTowardZero>;
+    emulated(BF16Tag{}, Rne{}, BF16());
+    emulated(BF16Tag{}, Rz{}, BF16());
+    emulated(Fp16Tag{}, Rne{}, Fp16());
+    emulated(Fp16Tag{}, Rz{}, Fp16());
+
+    // References on the same n doubles.
+    double exact_mpfr = 0, exact_fast = 0, plain = 0;
+    const double t_ref = b.Time(b.repeats, [&] { return reference::ReferenceSum(x).as_double[0]; },
+                                &exact_mpfr);
+    const double t_fast_ref =
+        b.Time(b.repeats, [&] { return reference::ReferenceSumFast(x).as_double[0]; }, &exact_fast);
+    std::vector<__mpfr_struct> terms(n);
+    std::vector<mpfr_ptr> ptrs(n);
+    for (std::uint64_t i = 0; i < n; ++i) {
+      mpfr_init2(&terms[i], 53);
+      mpfr_set_d(&terms[i], x[i], MPFR_RNDN);
+      ptrs[i] = &terms[i];
+    }
+    const double t_mpfr_sum = b.Time(b.repeats, [&] {
+      mpfr_t out;
+      mpfr_init2(out, 53);
+      mpfr_sum(out, ptrs.data(), n, MPFR_RNDN);
+      const double d = mpfr_get_d(out, MPFR_RNDN);
+      mpfr_clear(out);
+      return d;
+    }, &plain);
+    for (auto& t : terms) mpfr_clear(&t);
+    b.Add("reference sum, exact tier (ReferenceSum)", "fp64", "-", t_ref);
+    b.Add("reference sum, fast exact (ReferenceSumFast)", "fp64", "-", t_fast_ref,
+          b.Same(exact_fast, exact_mpfr));
+    b.Add("plain mpfr_sum, 53-bit result", "fp64", "-", t_mpfr_sum, b.Same(plain, exact_mpfr));
+    const double t_welford = b.Time(1, [&] { return reference::ReferenceWelford(x).as_double[0]; });
+    const double t_norm2 = b.Time(1, [&] { return reference::ReferenceNorm2(x).as_double[0]; });
+    const double t_lse = b.Time(1, [&] { return reference::ReferenceLse(x).as_double[0]; });
+    b.Add("reference welford (exact tier)", "fp64", "-", t_welford);
+    b.Add("reference norm2 (exact tier)", "fp64", "-", t_norm2);
+    b.Add("reference lse (fast tier)", "fp64", "-", t_lse);
+    const std::string nn = " n=" + std::to_string(n);
+    targets.Ratio("fast exact sum / simd fp64 sum," + nn, t_fast_ref / simd64, 10, true);
+    targets.Ratio("mpfr_sum / fast exact sum," + nn, t_mpfr_sum / t_fast_ref, 5, false);
+    targets.Ratio("welford reference ns/elem," + nn, t_welford, 15, true);
+    targets.Ratio("norm2 reference ns/elem," + nn, t_norm2, 15, true);
+    targets.Ratio("lse reference ns/elem," + nn, t_lse, 15, true);
+  }
+
+  std::cout << "carrier replay-bench: Sum over normal(0,1) fp32 values (seed " << seed
+            << "), one thread, target " << simd::CurrentTarget() << "; median of " << b.repeats
+            << " run(s) (oracle rows: " << b.oracle_repeats << ")\n\n";
+  std::cout << std::left << std::setw(10) << "n" << std::setw(46) << "what" << std::setw(10)
+            << "dtype" << std::setw(12) << "schedule" << std::setw(12) << "ns/elem"
+            << std::setw(12) << "x simd32" << "check\n"
+            << std::string(120, '-') << "\n";
+  double simd32 = 1;
+  for (const Row& r : b.rows) {
+    if (r.what == "simd kernel Reduce<Sum<float>>") simd32 = r.ns;
+    std::cout << std::left << std::setw(10) << r.n << std::setw(46) << r.what << std::setw(10)
+              << r.dtype << std::setw(12) << r.schedule << std::setw(12) << Fixed(r.ns, 3)
+              << std::setw(12) << Fixed(r.ns / simd32, 1) << r.check << "\n";
+  }
+  std::cout << "\ntargets\n";
+  for (const auto& line : targets.lines) std::cout << "  " << line << "\n";
+  if (b.mismatch) {
+    std::cout << "MISMATCH: a fast result differs from its oracle (see the check column)\n";
+    return 1;
+  }
+  return 0;
+}
+
+#else
+
+int RunReplayBench(const std::vector<std::string>& argv) {
+  Args args("replay-bench", argv, {"n", "seed", "repeats", "oracle-repeats"});
+  args.Fail("replay-bench needs the SIMD kernels (Highway) and MPFR in this build");
+}
+
+#endif
+
+}  // namespace carrier::cli

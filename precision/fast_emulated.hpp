@@ -1,0 +1,316 @@
+// precision/fast_emulated.hpp: FastEmulated<Tag, R>, Emulated<Tag, R> (precision/emulated.hpp)
+// with its hot operations inline.
+//
+// Contract
+//   Values    exactly Emulated's: a double that is a value of the format, +-inf or NaN, with
+//             the same format and rounding rules (static tag or the thread's EmulationScope;
+//             kDynamicRounding reads the scope's mode).
+//   Results   every operation returns the bits Emulated<Tag, R> returns for the same operands
+//             in the same thread context, and draws from the stochastic stream exactly when and
+//             as often as Emulated does (tests/precision/test_fast_emulated.cpp checks both, on
+//             every pair of fp8 values and on random and edge-case fp16/bf16/tf32/custom pairs,
+//             in every mode). So a carrier over FastEmulated is a carrier over Emulated, faster.
+//   How       + - * compute the double result inline (the sum with its exact TwoSum error where
+//             the mode needs it, as Emulated does: rne with p <= 25 rounds the double sum once
+//             more, which is innocuous by Figueroa's rule; every other mode rounds the
+//             round-to-odd double, exact by Boldo & Melquiond), then round it to the format
+//             inline when the result lies in a normal binade below the top one (with
+//             constant masks for a predefined static tag and a static mode) (where no
+//             overflow, underflow or subnormal rule can apply: the common case); everything
+//             else — zero sums (their sign depends on the mode), results near overflow or in
+//             the subnormal range, non-finite operands, and all of stochastic rounding — calls
+//             Emulated's own out-of-line code, so those cases are Emulated by construction.
+//             / sqrt fma exp exp2 log and conversions always call Emulated's code.
+//   Formats   Emulated's emulable ones (p <= 26): fp8 e4m3/e5m2, fp16, bf16, tf32, fp32, custom.
+//   Threads   as Emulated: values are doubles; operations read only the calling thread's
+//             context.
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <compare>
+#include <concepts>
+#include <cstdint>
+#include <limits>
+#include <ostream>
+#include <type_traits>
+
+#include "core/scalar.hpp"
+#include "precision/emulated.hpp"
+#include "precision/format.hpp"
+#include "precision/rounding.hpp"
+
+namespace carrier {
+
+namespace fast_emulated_detail {
+
+// Rounds x to f with mode r (not kStochastic) when x's binade is normal
+// in f and below the top one, where RoundToFormat's result is "drop the low 53 - p bits of the
+// pattern, adding one quantum when the mode says up" (its own rule for that case, restated);
+// returns false (out untouched) otherwise.
+inline bool RoundNormal(double x, const Format& f, Rounding r, double* out) {
+  const std::uint64_t bits = std::bit_cast<std::uint64_t>(x);
+  const std::uint64_t sign = bits & (std::uint64_t{1} << 63);
+  const std::uint64_t mag = bits ^ sign;
+  // e = biased - 1023 in [emin, emax), as one unsigned test (rejects 0, inf, NaN too)
+  if ((mag >> 52) - static_cast<std::uint64_t>(f.emin + 1023) >=
+      static_cast<std::uint64_t>(f.emax - f.emin))
+    return false;
+  const int drop = 53 - f.precision;  // in [27, 51] for 2 <= p <= 26
+  const std::uint64_t mask = (std::uint64_t{1} << drop) - 1;
+  const std::uint64_t rem = mag & mask;
+  const std::uint64_t lo = mag - rem;
+  const std::uint64_t half = std::uint64_t{1} << (drop - 1);
+  const bool lo_odd = ((mag >> drop) & 1) != 0;
+  const bool inexact = rem != 0;
+  const bool negative = sign != 0;
+  bool up;
+  switch (r) {
+    case Rounding::kNearestEven:
+      up = (rem > half) | ((rem == half) & lo_odd);
+      break;
+    case Rounding::kNearestAway:
+      up = rem >= half;
+      break;
+    case Rounding::kTowardZero:
+      up = false;
+      break;
+    case Rounding::kUp:
+      up = inexact & !negative;
+      break;
+    case Rounding::kDown:
+      up = inexact & negative;
+      break;
+    case Rounding::kToOdd:
+      up = inexact & !lo_odd;
+      break;
+    default:
+      return false;
+  }
+  *out = std::bit_cast<double>(sign | (lo + (up ? std::uint64_t{1} << drop : 0)));
+  return true;
+}
+
+// The normal-range shape (p, emin, emax) of the predefined static tags, as compile-time
+// constants, so that a FastEmulated with a static tag and mode rounds with constant masks.
+// Only these three fields enter RoundNormal's case; test_fast_emulated.cpp checks each against
+// Tag::Get().
+template <class Tag>
+struct StaticShape {
+  static constexpr bool kKnown = false;
+};
+template <int P, int Emin, int Emax>
+struct ShapeOf {
+  static constexpr bool kKnown = true;
+  static constexpr int kP = P, kEmin = Emin, kEmax = Emax;
+};
+template <> struct StaticShape<Fp8E4M3Tag> : ShapeOf<4, -6, 8> {};
+template <> struct StaticShape<Fp8E4M3SatTag> : ShapeOf<4, -6, 8> {};
+template <> struct StaticShape<Fp8E5M2Tag> : ShapeOf<3, -14, 15> {};
+template <> struct StaticShape<Fp16Tag> : ShapeOf<11, -14, 15> {};
+template <> struct StaticShape<BF16Tag> : ShapeOf<8, -126, 127> {};
+template <> struct StaticShape<TF32Tag> : ShapeOf<11, -126, 127> {};
+template <> struct StaticShape<Fp32Tag> : ShapeOf<24, -126, 127> {};
+
+// RoundNormal with the shape and mode fixed at compile time. The range test is one unsigned
+// comparison of the biased exponent, which also rejects zero, double subnormals, inf and NaN.
+template <int P, int Emin, int Emax, Rounding R>
+inline bool RoundNormalStatic(double x, double* out) {
+  static_assert(P >= 2 && P <= 26 && R != Rounding::kStochastic);
+  constexpr int kDrop = 53 - P;
+  constexpr std::uint64_t kMask = (std::uint64_t{1} << kDrop) - 1;
+  constexpr std::uint64_t kHalf = std::uint64_t{1} << (kDrop - 1);
+  const std::uint64_t bits = std::bit_cast<std::uint64_t>(x);
+  const std::uint64_t sign = bits & (std::uint64_t{1} << 63);
+  const std::uint64_t mag = bits ^ sign;
+  if ((mag >> 52) - static_cast<std::uint64_t>(Emin + 1023) >=
+      static_cast<std::uint64_t>(Emax - Emin))
+    return false;
+  // Rounding as an add-then-truncate on the pattern: a carry out of the dropped bits is the
+  // step up to the next format value (and walks into the exponent field at a binade's end).
+  std::uint64_t r;
+  if constexpr (R == Rounding::kNearestEven) {
+    r = (mag + (kHalf - 1) + ((mag >> kDrop) & 1)) & ~kMask;  // ties to the even neighbour
+  } else if constexpr (R == Rounding::kNearestAway) {
+    r = (mag + kHalf) & ~kMask;
+  } else if constexpr (R == Rounding::kTowardZero) {
+    r = mag & ~kMask;
+  } else if constexpr (R == Rounding::kUp) {
+    r = (mag + (sign == 0 ? kMask : 0)) & ~kMask;
+  } else if constexpr (R == Rounding::kDown) {
+    r = (mag + (sign != 0 ? kMask : 0)) & ~kMask;
+  } else {  // to odd: inexact results get the last kept bit set
+    r = (mag & ~kMask) | (((mag & kMask) != 0) ? (std::uint64_t{1} << kDrop) : 0);
+  }
+  *out = std::bit_cast<double>(sign | r);
+  return true;
+}
+
+}  // namespace fast_emulated_detail
+
+template <class Tag, Rounding R = Rounding::kNearestEven>
+class FastEmulated {
+ public:
+  using FormatTag = Tag;
+  using Slow = Emulated<Tag, R>;  // the definition
+  static constexpr Rounding kRounding = R;
+
+  FastEmulated() = default;  // +0
+  explicit FastEmulated(double x) : v_(Slow(x).Value()) {}
+  explicit FastEmulated(float x) : FastEmulated(static_cast<double>(x)) {}
+  explicit FastEmulated(long double x) : v_(Slow(x).Value()) {}
+  template <std::integral I>
+  explicit FastEmulated(I n) : v_(Slow(n).Value()) {}
+  template <class Tag2, Rounding R2>
+  explicit FastEmulated(const FastEmulated<Tag2, R2>& x) : FastEmulated(x.Value()) {}
+  template <class Tag2, Rounding R2>
+  explicit FastEmulated(const Emulated<Tag2, R2>& x) : FastEmulated(x.Value()) {}
+
+  static FastEmulated FromFormatValue(double v) {
+    FastEmulated e;
+    e.v_ = v;
+    return e;
+  }
+
+  double Value() const { return v_; }
+  explicit operator double() const { return v_; }
+  explicit operator long double() const { return v_; }
+  explicit operator float() const { return static_cast<float>(v_); }
+  Slow ToSlow() const { return Slow::FromFormatValue(v_); }
+
+  static const Format& GetFormat() { return Slow::GetFormat(); }
+  static Rounding GetRounding() { return Slow::GetRounding(); }
+
+  [[gnu::always_inline]] friend FastEmulated operator+(FastEmulated a, FastEmulated b) {
+    return Add(a.v_, b.v_);
+  }
+  [[gnu::always_inline]] friend FastEmulated operator-(FastEmulated a, FastEmulated b) {
+    return Add(a.v_, -b.v_);
+  }
+  [[gnu::always_inline]] friend FastEmulated operator*(FastEmulated a, FastEmulated b) {
+    const double p = a.v_ * b.v_;  // exact for values of an emulable format
+    double out;
+    if constexpr (kStatic) {
+      using S = fast_emulated_detail::StaticShape<Tag>;
+      if (fast_emulated_detail::RoundNormalStatic<S::kP, S::kEmin, S::kEmax, R>(p, &out))
+        return FromFormatValue(out);
+    } else {
+      const Rounding r = Mode();
+      if (r != Rounding::kStochastic && fast_emulated_detail::RoundNormal(p, Fmt(), r, &out))
+        return FromFormatValue(out);
+    }
+    return SlowMul(a.v_, b.v_);
+  }
+  friend FastEmulated operator/(FastEmulated a, FastEmulated b) {
+    return Wrap(a.ToSlow() / b.ToSlow());
+  }
+  friend FastEmulated operator-(FastEmulated a) { return FromFormatValue(-a.v_); }
+  friend FastEmulated operator+(FastEmulated a) { return a; }
+  FastEmulated& operator+=(FastEmulated b) { return *this = *this + b; }
+  FastEmulated& operator-=(FastEmulated b) { return *this = *this - b; }
+  FastEmulated& operator*=(FastEmulated b) { return *this = *this * b; }
+  FastEmulated& operator/=(FastEmulated b) { return *this = *this / b; }
+
+  friend bool operator==(FastEmulated a, FastEmulated b) { return a.v_ == b.v_; }
+  friend std::partial_ordering operator<=>(FastEmulated a, FastEmulated b) { return a.v_ <=> b.v_; }
+
+  friend FastEmulated sqrt(FastEmulated a) { return Wrap(sqrt(a.ToSlow())); }
+  friend FastEmulated fma(FastEmulated a, FastEmulated b, FastEmulated c) {
+    return Wrap(fma(a.ToSlow(), b.ToSlow(), c.ToSlow()));
+  }
+  friend FastEmulated abs(FastEmulated a) { return FromFormatValue(std::fabs(a.v_)); }
+  friend FastEmulated fabs(FastEmulated a) { return FromFormatValue(std::fabs(a.v_)); }
+  friend FastEmulated exp(FastEmulated a) { return Wrap(exp(a.ToSlow())); }
+  friend FastEmulated exp2(FastEmulated a) { return Wrap(exp2(a.ToSlow())); }
+  friend FastEmulated log(FastEmulated a) { return Wrap(log(a.ToSlow())); }
+
+  friend std::ostream& operator<<(std::ostream& os, FastEmulated a) { return os << a.v_; }
+
+ private:
+  static FastEmulated Wrap(Slow s) { return FromFormatValue(s.Value()); }
+  [[gnu::noinline]] static FastEmulated SlowMul(double a, double b) {
+    return Wrap(Slow::FromFormatValue(a) * Slow::FromFormatValue(b));
+  }
+
+  static Rounding Mode() {
+    if constexpr (R == kDynamicRounding) {
+      return ThreadEmulationContext().rounding;
+    } else {
+      return R;
+    }
+  }
+  static const carrier::Format& Fmt() {
+    if constexpr (std::is_same_v<Tag, DynamicFormatTag>) {
+      return DynamicFormatTag::Get();
+    } else {
+      return emulated_detail::StaticFormat<Tag>();
+    }
+  }
+
+  // Static tag with a known shape and a static deterministic mode: constant masks.
+  static constexpr bool kStatic = fast_emulated_detail::StaticShape<Tag>::kKnown &&
+                                  R != kDynamicRounding && R != Rounding::kStochastic;
+
+  // Emulated's Add (emulated.cpp), with the rounding inline where RoundNormal applies. No
+  // finiteness or zero test first: RoundNormal's exponent range rejects zero, inf and NaN
+  // (and TwoSum's NaN error term on an infinite sum is then never used).
+  [[gnu::always_inline]] static FastEmulated Add(double a, double b) {
+    const double hi = a + b;
+    double out;
+    if constexpr (kStatic) {
+      using S = fast_emulated_detail::StaticShape<Tag>;
+      double v = hi;
+      if constexpr (!(R == Rounding::kNearestEven && S::kP <= 25)) {
+        const double bb = hi - a;  // TwoSum: err = (a + b) - hi exactly
+        const double err = (a - (hi - bb)) + (b - bb);
+        v = emulated_detail::RoundToOdd(hi, err);
+      }
+      if (fast_emulated_detail::RoundNormalStatic<S::kP, S::kEmin, S::kEmax, R>(v, &out))
+        return FromFormatValue(out);
+    } else {
+      const Rounding r = Mode();
+      if (r != Rounding::kStochastic) {
+        const carrier::Format& f = Fmt();
+        double v = hi;
+        if (!(r == Rounding::kNearestEven && f.precision <= 25)) {
+          const double bb = hi - a;
+          const double err = (a - (hi - bb)) + (b - bb);
+          v = emulated_detail::RoundToOdd(hi, err);
+        }
+        if (fast_emulated_detail::RoundNormal(v, f, r, &out)) return FromFormatValue(out);
+      }
+    }
+    return SlowAdd(a, b);
+  }
+  // The rare cases, out of line so that the inline part stays small.
+  [[gnu::noinline]] static FastEmulated SlowAdd(double a, double b) {
+    return Wrap(Slow::FromFormatValue(a) + Slow::FromFormatValue(b));
+  }
+
+  double v_ = 0.0;
+};
+
+// Fast twins of the predefined names, and of the CLI's dynamic type.
+using FastEmulatedFp16 = FastEmulated<Fp16Tag>;
+using FastEmulatedBF16 = FastEmulated<BF16Tag>;
+using FastEmulatedDynamic = FastEmulated<DynamicFormatTag, kDynamicRounding>;
+
+template <class Tag, Rounding R>
+struct ScalarTraits<FastEmulated<Tag, R>> {
+  using T = FastEmulated<Tag, R>;
+  static T Zero() { return T::FromFormatValue(0.0); }
+  static T NegZero() { return T::FromFormatValue(-0.0); }
+  static T One() { return T::FromFormatValue(1.0); }
+  static T Infinity() { return T::FromFormatValue(std::numeric_limits<double>::infinity()); }
+  static T QuietNaN() { return T::FromFormatValue(std::numeric_limits<double>::quiet_NaN()); }
+  static T FromCount(std::uint64_t n) { return T(n); }
+  static bool IsNaN(T x) { return std::isnan(x.Value()); }
+  static bool IsInf(T x) { return std::isinf(x.Value()); }
+  static bool IsFinite(T x) { return std::isfinite(x.Value()); }
+  static bool SignBit(T x) { return std::signbit(x.Value()); }
+  static T Abs(T x) { return abs(x); }
+  static T Sqrt(T x) { return sqrt(x); }
+  static bool BitEqual(T a, T b) { return ScalarTraits<double>::BitEqual(a.Value(), b.Value()); }
+};
+
+}  // namespace carrier

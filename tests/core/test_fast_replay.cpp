@@ -1,0 +1,197 @@
+// FastReplay (core/fast_replay.hpp) equals Replay (core/replay.hpp) bit for bit: every carrier
+// of core/ in float and double, over every schedule kind (each structured path and its edges),
+// on random inputs with special values mixed in, and over random explicit trees whose combines
+// are not in post-order. tests/precision/test_fast_replay_matrix.cpp runs the same check over
+// the emulated, Half/BFloat16 and Mpfr scalars.
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <cmath>
+#include <iostream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/carriers/all.hpp"
+#include "core/fast_replay.hpp"
+#include "support/fast_replay_check.hpp"
+#include "support/test_support.hpp"
+
+using namespace carrier;
+using carrier::test::CheckFastReplay;
+using carrier::test::FastReplayTally;
+using carrier::test::Rng;
+
+namespace {
+
+// A value: mostly normal(0, 1) * 10^k, sometimes a special one (NaN, +-inf, -0, huge, tiny).
+template <class T>
+T Draw(Rng& rng, bool specials) {
+  if (specials && rng.Below(64) == 0) {
+    switch (rng.Below(6)) {
+      case 0: return std::numeric_limits<T>::quiet_NaN();
+      case 1: return std::numeric_limits<T>::infinity();
+      case 2: return -std::numeric_limits<T>::infinity();
+      case 3: return -T(0);
+      case 4: return std::numeric_limits<T>::max() / T(4);
+      default: return std::numeric_limits<T>::denorm_min();
+    }
+  }
+  return static_cast<T>(rng.Normal() * std::pow(10.0, static_cast<double>(rng.Below(5)) - 2));
+}
+
+constexpr std::size_t kDv = 3;
+
+// Every carrier over x (drawn in T) and schedule.
+template <class T>
+void AllCarriers(const std::vector<T>& x, const std::vector<T>& y, const std::string& schedule,
+                 const std::string& type, std::uint64_t seed, FastReplayTally& tally) {
+  const std::size_t n = x.size();
+  CheckFastReplay<Sum<T>>(x, schedule, "Sum<" + type + ">", seed, tally);
+  CheckFastReplay<Compensated<T>>(x, schedule, "Compensated<" + type + ">", seed, tally);
+  CheckFastReplay<Max<T>>(x, schedule, "Max<" + type + ">", seed, tally);
+  CheckFastReplay<OnlineSoftmax<T>>(x, schedule, "OnlineSoftmax<" + type + ">", seed, tally);
+  CheckFastReplay<Welford<T>>(x, schedule, "Welford<" + type + ">", seed, tally);
+  CheckFastReplay<ScaledNorm2<T>>(x, schedule, "ScaledNorm2<" + type + ">", seed, tally);
+  std::vector<IndexedValue<T>> iv(n);
+  std::vector<ValuePair<T>> pairs(n);
+  std::vector<std::array<T, kDv>> v(n);
+  std::vector<FlashInput<T>> flash(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    iv[i] = {x[i], static_cast<std::int64_t>(i)};
+    pairs[i] = {x[i], y[i]};
+    for (std::size_t j = 0; j < kDv; ++j) v[i][j] = y[(i + j) % n];
+    flash[i] = {x[i], v[i].data()};
+  }
+  CheckFastReplay<ArgMax<T>>(iv, schedule, "ArgMax<" + type + ">", seed, tally);
+  CheckFastReplay<Dot<T>>(pairs, schedule, "Dot<" + type + ">", seed, tally);
+  CheckFastReplay<Affine<T>>(pairs, schedule, "Affine<" + type + ">", seed, tally);
+  CheckFastReplay<FlashRow<T, kDv>>(flash, schedule, "FlashRow<" + type + ", 3, FA2>", seed,
+                                    tally);
+  CheckFastReplay<FlashRow<T, kDv, FlashVariant::kFA1>>(
+      flash, schedule, "FlashRow<" + type + ", 3, FA1>", seed, tally);
+}
+
+template <class T>
+void RunType(const std::string& type, std::uint64_t seed) {
+  Rng rng(seed);
+  FastReplayTally tally;
+  for (const std::string& schedule : test::FastReplaySchedules()) {
+    for (std::uint64_t n : test::FastReplaySizes(seed, 3, 3000)) {
+      const bool specials = rng.Below(3) == 0;
+      std::vector<T> x(n), y(n);
+      for (auto& e : x) e = Draw<T>(rng, specials);
+      for (auto& e : y) e = Draw<T>(rng, false);
+      AllCarriers<T>(x, y, schedule, type, seed, tally);
+    }
+  }
+  std::cout << "FastReplay == Replay (" << type << "): " << tally.equal
+            << " states bit-identical, " << tally.refused << " refused alike by all three\n";
+  CHECK(tally.equal > 5000);
+  CHECK(tally.refused > 0);  // strided trees for ArgMax/Affine, lifts for carriers without one
+}
+
+// A random valid tree over n inputs: a random partition into contiguous chains (some empty,
+// some lifting tiles when `lift`), then combines of adjacent live nodes picked at random, so
+// the combine list is in no particular traversal order.
+MergeTree RandomTree(Rng& rng, std::uint64_t n, bool lift) {
+  MergeTree t;
+  t.n = n;
+  t.schedule = "random-tree";
+  for (std::uint64_t lo = 0; lo < n;) {
+    if (rng.Below(8) == 0) t.chains.push_back({0, 0, 1, ChainMode::kPush});
+    const std::uint64_t len = std::min(n - lo, 1 + rng.Below(rng.Below(2) ? 3 : 40));
+    const ChainMode mode = lift && rng.Below(2) ? ChainMode::kLiftTile : ChainMode::kPush;
+    t.chains.push_back({lo, len, 1, mode});
+    lo += len;
+  }
+  if (t.chains.empty() && rng.Below(2)) t.chains.push_back({0, 0, 1, ChainMode::kPush});
+  std::vector<std::uint64_t> live;
+  for (std::uint64_t k = 0; k < t.chains.size(); ++k) live.push_back(k);
+  while (live.size() > 1) {
+    const std::size_t i = rng.Below(live.size() - 1);
+    t.combines.push_back({live[i], live[i + 1]});
+    live[i] = t.chains.size() + t.combines.size() - 1;
+    live.erase(live.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+  }
+  return t;
+}
+
+template <class C>
+void CheckTree(const MergeTree& t, const std::vector<typename C::Input>& x, const char* types,
+               std::uint64_t seed, long& checks) {
+  const std::span<const typename C::Input> xs(x);
+  const auto want = Replay<C>(t, xs);
+  const auto got = FastReplay<C>(t, xs);
+  INFO("reproduce: seed=" << seed << " n=" << x.size() << " types=" << types << " tree="
+                          << ToJson(t));
+  REQUIRE(StatesBitEqual<C>(want, got));
+  ++checks;
+}
+
+}  // namespace
+
+TEST_CASE("FastReplay equals Replay bit for bit: float, every carrier and schedule",
+          "[fast][fast_replay]") {
+  RunType<float>("float", 20261201);
+}
+
+TEST_CASE("FastReplay equals Replay bit for bit: double, every carrier and schedule",
+          "[fast][fast_replay]") {
+  RunType<double>("double", 20261202);
+}
+
+TEST_CASE("FastReplay equals Replay bit for bit on random explicit trees",
+          "[fast][fast_replay]") {
+  const std::uint64_t seed = 99173;
+  Rng rng(seed);
+  long checks = 0;
+  for (int trial = 0; trial < test::Trials(300); ++trial) {
+    const std::uint64_t n = rng.Below(rng.Below(2) ? 20 : 700);
+    const bool lift = rng.Below(2);
+    const MergeTree t = RandomTree(rng, n, lift);
+    INFO("tree problem: " << ValidateTree(t));
+    REQUIRE(ValidateTree(t).empty());
+    std::vector<float> x(n);
+    for (auto& e : x) e = Draw<float>(rng, trial % 4 == 0);
+    CheckTree<OnlineSoftmax<float>>(t, x, "OnlineSoftmax<float>", seed, checks);
+    CheckTree<Welford<float>>(t, x, "Welford<float>", seed, checks);
+    if (!lift) {
+      CheckTree<Sum<float>>(t, x, "Sum<float>", seed, checks);
+      CheckTree<Compensated<float>>(t, x, "Compensated<float>", seed, checks);
+      std::vector<ValuePair<float>> p(n);
+      for (std::size_t i = 0; i < n; ++i) p[i] = {x[i], Draw<float>(rng, false)};
+      CheckTree<Affine<float>>(t, p, "Affine<float>", seed, checks);
+    }
+  }
+  std::cout << "FastReplay == Replay on " << checks << " random explicit trees\n";
+  CHECK(checks > 600);
+}
+
+TEST_CASE("FastReplay refuses what Replay refuses, with the same message",
+          "[fast][fast_replay]") {
+  const std::vector<float> x(10, 1.0f);
+  const std::span<const float> xs(x);
+  CHECK_THROWS_AS(FastReplay<Sum<float>>(BuildTree("seq", 9), xs), ScheduleError);
+  std::vector<ValuePair<float>> p(10, {1.0f, 2.0f});
+  const std::span<const ValuePair<float>> ps(p);
+  std::string want, got;
+  try {
+    (void)Replay<Affine<float>>(BuildTree("strided:4", 10), ps);
+  } catch (const ScheduleError& e) {
+    want = e.what();
+  }
+  try {
+    (void)FastReplay<Affine<float>>(ParseSchedule("strided:4"), ps);
+  } catch (const ScheduleError& e) {
+    got = e.what();
+  }
+  std::cout << "refusal: " << got << "\n";
+  CHECK(!want.empty());
+  CHECK(got == want);
+  CHECK_THROWS_AS(FastReplay<Sum<float>>(ParseSchedule("blocked:4:lift"), xs), ScheduleError);
+  // Empty input: Identity without evaluating anything (strided still merges its K lanes).
+  const std::span<const float> none;
+  CHECK(FastReplay<Sum<float>>(ParseSchedule("pairwise"), none).s == 0.0f);
+  CHECK(!std::signbit(FastReplay<Sum<float>>(ParseSchedule("strided:3"), none).s));
+}

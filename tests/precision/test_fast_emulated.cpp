@@ -1,0 +1,297 @@
+// FastEmulated (precision/fast_emulated.hpp) returns Emulated's bits for every operation, in
+// every format and rounding mode, and draws from the stochastic stream exactly as Emulated
+// does: exhaustively over every pair of fp8 values (e4m3, e4m3 saturating, e5m2), and on
+// random pairs that cover each format's whole range (subnormals, the top binade, overflow,
+// cancellation) for fp16, bf16, tf32, fp32 and a custom format; also through whole carriers
+// (FastReplay over FastEmulated == Replay over Emulated).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/carriers/all.hpp"
+#include "core/fast_replay.hpp"
+#include "precision/emulated.hpp"
+#include "precision/fast_emulated.hpp"
+#include "precision/format.hpp"
+#include "support/test_support.hpp"
+
+using namespace carrier;
+using carrier::test::Exact;
+using carrier::test::Rng;
+
+namespace {
+
+using Slow = EmulatedDynamic;
+using Fast = FastEmulatedDynamic;
+
+// Every finite value of f (both signs), plus +-inf and NaN.
+std::vector<double> AllValues(const Format& f) {
+  std::set<double> v;
+  for (int e = f.emin - f.precision - 1; e <= f.emax + 1; ++e)
+    for (std::uint64_t m = 0; m < (std::uint64_t{1} << f.precision); ++m) {
+      const double x = std::ldexp(static_cast<double>(m), e - f.precision + 1);
+      const double r = RoundToFormat(x, f, Rounding::kTowardZero);
+      if (std::isfinite(r)) {
+        v.insert(r);
+        v.insert(-r);
+      }
+    }
+  std::vector<double> out(v.begin(), v.end());
+  out.push_back(INFINITY);
+  out.push_back(-INFINITY);
+  out.push_back(NAN);
+  return out;
+}
+
+// A random value of f: random significand, exponent anywhere from below the subnormals to the
+// top binade; sometimes a special or a neighbour of a given value (to make cancellations).
+double RandomValue(Rng& rng, const Format& f) {
+  switch (rng.Below(40)) {
+    case 0: return INFINITY;
+    case 1: return -INFINITY;
+    case 2: return NAN;
+    case 3: return 0.0;
+    case 4: return -0.0;
+    case 5: return f.MaxFinite() * (rng.Below(2) ? 1 : -1);
+    default: break;
+  }
+  const int lo = f.emin - f.precision, hi = f.emax;
+  const int e = lo + static_cast<int>(rng.Below(static_cast<std::uint64_t>(hi - lo + 1)));
+  const double m = 1 + rng.Uniform01();
+  const double x = std::ldexp(m, e) * (rng.Below(2) ? 1 : -1);
+  return RoundToFormat(x, f, Rounding::kNearestEven);
+}
+
+struct Tally {
+  long ops = 0;
+};
+
+// a op b through both types, in the current scope (streams reset by the caller).
+template <class S, class F>
+void Compare(double a, double b, double c, const std::string& what, Tally& t) {
+  const S sa = S::FromFormatValue(a), sb = S::FromFormatValue(b), sc = S::FromFormatValue(c);
+  const F fa = F::FromFormatValue(a), fb = F::FromFormatValue(b), fc = F::FromFormatValue(c);
+  const double slow[] = {(sa + sb).Value(), (sa - sb).Value(), (sa * sb).Value(),
+                         (sa / sb).Value(), sqrt(sa).Value(),  fma(sa, sb, sc).Value(),
+                         S(a * 0.75 + b).Value()};
+  const double fast[] = {(fa + fb).Value(), (fa - fb).Value(), (fa * fb).Value(),
+                         (fa / fb).Value(), sqrt(fa).Value(),  fma(fa, fb, fc).Value(),
+                         F(a * 0.75 + b).Value()};
+  const char* names[] = {"+", "-", "*", "/", "sqrt", "fma", "from double"};
+  for (int i = 0; i < 7; ++i) {
+    if (!ScalarTraits<double>::BitEqual(slow[i], fast[i])) {
+      FAIL_CHECK(what << ": " << names[i] << " a=" << Exact(a) << " b=" << Exact(b)
+                      << " c=" << Exact(c) << " Emulated " << Exact(slow[i])
+                      << " FastEmulated " << Exact(fast[i]));
+    }
+    ++t.ops;
+  }
+}
+
+// All pairs (or `pairs` random ones) of f's values, in mode r; under sr, each of the two types
+// runs the same operation sequence from the same seed, and the results must match one by one.
+void CheckFormat(const Format& f, Rounding r, std::uint64_t pairs, std::uint64_t seed,
+                 Tally& t) {
+  const std::string what = f.name + "/" + std::string(RoundingName(r));
+  EmulationScope scope(f, r, seed);
+  std::vector<double> a, b, c;
+  if (pairs == 0) {
+    const std::vector<double> v = AllValues(f);
+    for (double x : v)
+      for (double y : v) {
+        a.push_back(x);
+        b.push_back(y);
+        c.push_back(v[(a.size() * 7) % v.size()]);
+      }
+  } else {
+    Rng rng(seed);
+    for (std::uint64_t i = 0; i < pairs; ++i) {
+      a.push_back(RandomValue(rng, f));
+      // half the time a close neighbour of a (cancellation), else independent
+      b.push_back(rng.Below(2) ? RoundToFormat(-a.back() * (1 + rng.Uniform(-1, 1) * 0x1p-6), f,
+                                               Rounding::kNearestEven)
+                               : RandomValue(rng, f));
+      c.push_back(RandomValue(rng, f));
+    }
+  }
+  // Emulated's results first (the whole sequence), then FastEmulated's from the same stream.
+  std::vector<double> slow, fast;
+  for (int side = 0; side < 2; ++side) {
+    StochasticSeedScope stream(seed);
+    std::vector<double>& out = side == 0 ? slow : fast;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (side == 0) {
+        const Slow x = Slow::FromFormatValue(a[i]), y = Slow::FromFormatValue(b[i]);
+        out.push_back((x + y).Value());
+        out.push_back((x * y).Value());
+        out.push_back((x - y).Value());
+      } else {
+        const Fast x = Fast::FromFormatValue(a[i]), y = Fast::FromFormatValue(b[i]);
+        out.push_back((x + y).Value());
+        out.push_back((x * y).Value());
+        out.push_back((x - y).Value());
+      }
+    }
+  }
+  long mismatches = 0;
+  for (std::size_t i = 0; i < slow.size(); ++i)
+    if (!ScalarTraits<double>::BitEqual(slow[i], fast[i]) && mismatches++ < 5)
+      FAIL_CHECK(what << " (stream seed " << seed << "): op " << i % 3 << " (+ * -) of a="
+                      << Exact(a[i / 3]) << " b=" << Exact(b[i / 3]) << ": Emulated "
+                      << Exact(slow[i]) << " FastEmulated " << Exact(fast[i]));
+  t.ops += static_cast<long>(slow.size());
+  // Every operation, one pair at a time (deterministic modes: no stream involved).
+  if (r != Rounding::kStochastic)
+    for (std::size_t i = 0; i < a.size(); i += (pairs == 0 ? 7 : 1))
+      Compare<Slow, Fast>(a[i], b[i], c[i], what, t);
+  CHECK(mismatches == 0);
+}
+
+}  // namespace
+
+TEST_CASE("FastEmulated == Emulated on every pair of fp8 values, every mode",
+          "[fast][fast_emulated]") {
+  Tally t;
+  std::uint64_t seed = 41;
+  for (const Format& f : {Fp8E4M3(), Fp8E4M3Sat(), Fp8E5M2()})
+    for (Rounding r : kAllRoundings) CheckFormat(f, r, 0, ++seed, t);
+  std::cout << "fp8 exhaustive: " << t.ops << " operations bit-identical\n";
+  CHECK(t.ops > 1000000);
+}
+
+TEST_CASE("FastEmulated == Emulated on random pairs: fp16 bf16 tf32 fp32 custom, every mode",
+          "[fast][fast_emulated]") {
+  Tally t;
+  std::uint64_t seed = 91;
+  const std::uint64_t pairs = static_cast<std::uint64_t>(test::Trials(20000));
+  for (const Format& f : {Fp16(), BF16(), TF32(), Fp32(), ParseFormat("custom:p=9,emin=-20,emax=20")})
+    for (Rounding r : kAllRoundings) CheckFormat(f, r, pairs, ++seed, t);
+  std::cout << "random pairs: " << t.ops << " operations bit-identical\n";
+  CHECK(t.ops > 1000000);
+}
+
+TEST_CASE("FastEmulated with static tags == Emulated", "[fast][fast_emulated]") {
+  Rng rng(7);
+  Tally t;
+  for (int i = 0; i < test::Trials(20000); ++i) {
+    const double a = RandomValue(rng, BF16()), b = RandomValue(rng, BF16()),
+                 c = RandomValue(rng, BF16());
+    Compare<Emulated<BF16Tag, Rounding::kTowardZero>, FastEmulated<BF16Tag, Rounding::kTowardZero>>(
+        a, b, c, "static bf16/rz", t);
+    Compare<Emulated<BF16Tag>, FastEmulated<BF16Tag>>(a, b, c, "static bf16/rne", t);
+    const double d = RandomValue(rng, Fp16()), e = RandomValue(rng, Fp16());
+    Compare<Emulated<Fp16Tag, Rounding::kUp>, FastEmulated<Fp16Tag, Rounding::kUp>>(
+        d, e, c, "static fp16/ru", t);
+  }
+  std::cout << "static tags: " << t.ops << " operations bit-identical\n";
+}
+
+TEST_CASE("carriers over FastEmulated equal carriers over Emulated", "[fast][fast_emulated]") {
+  Rng rng(2026);
+  long checks = 0;
+  for (const Format& f : {BF16(), Fp16(), Fp8E4M3()})
+    for (Rounding r : kAllRoundings) {
+      EmulationScope scope(f, r, 77);
+      for (std::uint64_t n : {1u, 7u, 100u, 1000u}) {
+        std::vector<double> d(n);
+        for (auto& v : d) v = rng.Normal();
+        std::vector<Slow> xs;
+        std::vector<Fast> xf;
+        for (double v : d) {
+          xs.push_back(Slow(v));  // under sr this draws from the stream: copy, do not redraw
+          xf.push_back(Fast::FromFormatValue(xs.back().Value()));
+        }
+        for (const char* schedule : {"seq", "pairwise", "blocked:16", "random:3", "strided:8"}) {
+          INFO("format " << f.name << " rounding " << RoundingName(r) << " n " << n
+                         << " schedule " << schedule);
+          const MergeTree tree = BuildTree(schedule, n);
+          auto same = [&](auto slow_state, auto fast_state) {
+            bool ok = true;
+            std::apply(
+                [&](const auto&... a) {
+                  std::apply(
+                      [&](const auto&... b) {
+                        ok = (ScalarTraits<double>::BitEqual(static_cast<double>(a),
+                                                             static_cast<double>(b)) && ...);
+                      },
+                      fast_state.Tie());
+                },
+                slow_state.Tie());
+            return ok;
+          };
+          {
+            StochasticSeedScope s1(5);
+            const auto a = Replay<Sum<Slow>>(tree, std::span<const Slow>(xs));
+            StochasticSeedScope s2(5);
+            const auto b = FastReplay<Sum<Fast>>(ParseSchedule(schedule), std::span<const Fast>(xf));
+            CHECK(same(a, b));
+          }
+          {
+            StochasticSeedScope s1(6);
+            const auto a = Replay<Welford<Slow>>(tree, std::span<const Slow>(xs));
+            StochasticSeedScope s2(6);
+            const auto b = FastReplay<Welford<Fast>>(ParseSchedule(schedule), std::span<const Fast>(xf));
+            CHECK(same(a, b));
+          }
+          {
+            StochasticSeedScope s1(8);
+            const auto a = Replay<OnlineSoftmax<Slow>>(tree, std::span<const Slow>(xs));
+            StochasticSeedScope s2(8);
+            const auto b =
+                FastReplay<OnlineSoftmax<Fast>>(ParseSchedule(schedule), std::span<const Fast>(xf));
+            CHECK(same(a, b));
+          }
+          checks += 3;
+        }
+      }
+    }
+  std::cout << "carrier states over FastEmulated == over Emulated: " << checks << " checks\n";
+}
+
+namespace {
+
+template <class Tag>
+void CheckShape() {
+  using S = fast_emulated_detail::StaticShape<Tag>;
+  const Format& f = Tag::Get();
+  INFO("tag of format " << f.name);
+  CHECK(S::kP == f.precision);
+  CHECK(S::kEmin == f.emin);
+  CHECK(S::kEmax == f.emax);
+}
+
+// Every pair of f's values through a static tag and mode (the constant-mask path).
+template <class Tag, Rounding R>
+long StaticExhaustive() {
+  const std::vector<double> v = AllValues(Tag::Get());
+  Tally t;
+  for (double a : v)
+    for (double b : v) Compare<Emulated<Tag, R>, FastEmulated<Tag, R>>(a, b, v[0], "static", t);
+  return t.ops;
+}
+
+}  // namespace
+
+TEST_CASE("FastEmulated's compile-time shapes are the tags' formats", "[fast][fast_emulated]") {
+  CheckShape<Fp8E4M3Tag>();
+  CheckShape<Fp8E4M3SatTag>();
+  CheckShape<Fp8E5M2Tag>();
+  CheckShape<Fp16Tag>();
+  CheckShape<BF16Tag>();
+  CheckShape<TF32Tag>();
+  CheckShape<Fp32Tag>();
+  long ops = 0;
+  ops += StaticExhaustive<Fp8E4M3Tag, Rounding::kNearestEven>();
+  ops += StaticExhaustive<Fp8E4M3SatTag, Rounding::kTowardZero>();
+  ops += StaticExhaustive<Fp8E5M2Tag, Rounding::kDown>();
+  ops += StaticExhaustive<Fp8E5M2Tag, Rounding::kToOdd>();
+  ops += StaticExhaustive<Fp8E4M3Tag, Rounding::kNearestAway>();
+  ops += StaticExhaustive<Fp8E4M3Tag, Rounding::kUp>();
+  std::cout << "static fp8 exhaustive: " << ops << " operations bit-identical\n";
+}

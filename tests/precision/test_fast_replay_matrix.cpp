@@ -1,0 +1,158 @@
+// FastReplay (core/fast_replay.hpp) equals Replay bit for bit over the compute scalars of
+// precision/: Half, BFloat16, Emulated in every predefined format and every rounding mode
+// (stochastic included, through EmulatedDynamic and an EmulationScope, plus static tags), and
+// Mpfr at 64 and 256 bits; every carrier of core/ (FlashRow FA2 and FA1 with Dv = 3); every
+// schedule kind of tests/support/fast_replay_check.hpp. Each evaluation starts from the same
+// stochastic stream (a StochasticSeedScope per path), so under sr the three paths must also
+// draw the same random bits in the same order: that is what makes FastReplay fall back to
+// Replay's evaluation order there, and this test is what would catch it if it did not.
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <cmath>
+#include <iostream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/carriers/all.hpp"
+#include "core/fast_replay.hpp"
+#include "precision/math_policy.hpp"
+#include "precision/scalars.hpp"
+#include "support/fast_replay_check.hpp"
+#include "support/test_support.hpp"
+
+using namespace carrier;
+using carrier::test::CheckFastReplay;
+using carrier::test::FastReplayTally;
+using carrier::test::Rng;
+
+namespace {
+
+double DrawDouble(Rng& rng, bool specials) {
+  if (specials && rng.Below(48) == 0) {
+    switch (rng.Below(4)) {
+      case 0: return std::numeric_limits<double>::quiet_NaN();
+      case 1: return std::numeric_limits<double>::infinity();
+      case 2: return -std::numeric_limits<double>::infinity();
+      default: return -0.0;
+    }
+  }
+  return rng.Normal() * std::pow(10.0, static_cast<double>(rng.Below(3)) - 1);
+}
+
+// Runs f with the thread's stochastic stream reset to `seed`, counter 0.
+struct SeededRun {
+  std::uint64_t seed;
+  template <class F>
+  auto operator()(F&& f) const {
+    StochasticSeedScope scope(seed);
+    return f();
+  }
+};
+
+constexpr std::size_t kDv = 3;
+
+template <class T>
+void AllCarriers(const std::vector<T>& x, const std::vector<T>& y, const std::string& schedule,
+                 const std::string& type, std::uint64_t seed, FastReplayTally& tally) {
+  const SeededRun run{seed};
+  const std::size_t n = x.size();
+  CheckFastReplay<Sum<T>>(x, schedule, "Sum<" + type + ">", seed, tally, run);
+  CheckFastReplay<Compensated<T>>(x, schedule, "Compensated<" + type + ">", seed, tally, run);
+  CheckFastReplay<Max<T>>(x, schedule, "Max<" + type + ">", seed, tally, run);
+  CheckFastReplay<OnlineSoftmax<T>>(x, schedule, "OnlineSoftmax<" + type + ">", seed, tally, run);
+  CheckFastReplay<Welford<T>>(x, schedule, "Welford<" + type + ">", seed, tally, run);
+  CheckFastReplay<ScaledNorm2<T>>(x, schedule, "ScaledNorm2<" + type + ">", seed, tally, run);
+  std::vector<IndexedValue<T>> iv(n);
+  std::vector<ValuePair<T>> pairs(n);
+  std::vector<std::array<T, kDv>> v(n);
+  std::vector<FlashInput<T>> flash(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    iv[i] = {x[i], static_cast<std::int64_t>(i)};
+    pairs[i] = {x[i], y[i]};
+    for (std::size_t j = 0; j < kDv; ++j) v[i][j] = y[(i + j) % n];
+    flash[i] = {x[i], v[i].data()};
+  }
+  CheckFastReplay<ArgMax<T>>(iv, schedule, "ArgMax<" + type + ">", seed, tally, run);
+  CheckFastReplay<Dot<T>>(pairs, schedule, "Dot<" + type + ">", seed, tally, run);
+  CheckFastReplay<Affine<T>>(pairs, schedule, "Affine<" + type + ">", seed, tally, run);
+  CheckFastReplay<FlashRow<T, kDv>>(flash, schedule, "FlashRow<" + type + ", 3, FA2>", seed,
+                                    tally, run);
+  CheckFastReplay<FlashRow<T, kDv, FlashVariant::kFA1>>(
+      flash, schedule, "FlashRow<" + type + ", 3, FA1>", seed, tally, run);
+}
+
+template <class T>
+void RunType(const std::string& type, std::uint64_t seed, int random_sizes = 1,
+             std::uint64_t max_n = 1500) {
+  Rng rng(seed);
+  FastReplayTally tally;
+  for (const std::string& schedule : test::FastReplaySchedules()) {
+    for (std::uint64_t n : test::FastReplaySizes(seed, random_sizes, max_n)) {
+      if (n > 100 && rng.Below(3) != 0) continue;  // keep the slow scalars' run short
+      const bool specials = rng.Below(3) == 0;
+      std::vector<T> x, y;
+      for (std::uint64_t i = 0; i < n; ++i) {
+        x.push_back(T(DrawDouble(rng, specials)));
+        y.push_back(T(DrawDouble(rng, false)));
+      }
+      AllCarriers<T>(x, y, schedule, type, seed, tally);
+    }
+  }
+  std::cout << "FastReplay == Replay (" << type << "): " << tally.equal
+            << " states bit-identical, " << tally.refused << " refused alike\n";
+  CHECK(tally.equal > 1000);
+}
+
+void RunDynamic(const Format& f, Rounding r, std::uint64_t seed) {
+  EmulationScope scope(f, r, seed);
+  RunType<EmulatedDynamic>(f.name + "/" + std::string(RoundingName(r)), seed);
+}
+
+}  // namespace
+
+TEST_CASE("FastReplay == Replay: Half and BFloat16", "[fast][fast_replay]") {
+  RunType<Half>("Half", 501);
+  RunType<BFloat16>("BFloat16", 502);
+}
+
+TEST_CASE("FastReplay == Replay: emulated formats in every rounding mode", "[fast][fast_replay]") {
+  std::uint64_t seed = 600;
+  for (const Format& f : {Fp16(), BF16()})
+    for (Rounding r : kAllRoundings) RunDynamic(f, r, ++seed);
+  for (Rounding r : {Rounding::kNearestEven, Rounding::kTowardZero, Rounding::kStochastic}) {
+    RunDynamic(Fp8E4M3(), r, ++seed);
+    RunDynamic(Fp8E5M2(), r, ++seed);
+    RunDynamic(TF32(), r, ++seed);
+    RunDynamic(Fp32(), r, ++seed);
+    RunDynamic(ParseFormat("custom:p=9,emin=-20,emax=20"), r, ++seed);
+  }
+}
+
+TEST_CASE("FastReplay == Replay: static emulated tags", "[fast][fast_replay]") {
+  RunType<Emulated<BF16Tag, Rounding::kTowardZero>>("static bf16/rz", 701);
+  RunType<Emulated<Fp16Tag, Rounding::kStochastic>>("static fp16/sr", 702);
+}
+
+TEST_CASE("FastReplay decides order freedom by the rounding mode in force", "[fast][fast_replay]") {
+  CHECK(FastReplayOrderFree<float>::Holds());
+  CHECK(FastReplayOrderFree<Half>::Holds());
+  CHECK(FastReplayOrderFree<Emulated<BF16Tag, Rounding::kTowardZero>>::Holds());
+  CHECK(!FastReplayOrderFree<Emulated<Fp16Tag, Rounding::kStochastic>>::Holds());
+  {
+    EmulationScope scope(BF16(), Rounding::kNearestEven);
+    CHECK(FastReplayOrderFree<EmulatedDynamic>::Holds());
+  }
+  EmulationScope scope(BF16(), Rounding::kStochastic);
+  CHECK(!FastReplayOrderFree<EmulatedDynamic>::Holds());
+}
+
+#if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+TEST_CASE("FastReplay == Replay: Mpfr 64 and 256 bits", "[fast][fast_replay]") {
+  for (long bits : {64L, 256L}) {
+    MpfrPrecisionScope scope(bits);
+    RunType<Mpfr>("Mpfr " + std::to_string(bits), 800 + static_cast<std::uint64_t>(bits), 0, 200);
+  }
+}
+#endif

@@ -1,0 +1,125 @@
+// tests/support/fast_replay_check.hpp: the check that FastReplay (core/fast_replay.hpp) equals
+// Replay (core/replay.hpp) bit for bit, shared by tests/core and tests/precision.
+//
+// FastReplayCheck<C>::Run(x, schedule, ...) evaluates
+//   Replay<C>(BuildTree(s, n), x)      the definition,
+//   FastReplay<C>(BuildTree(s, n), x)  the fast engine over the explicit tree,
+//   FastReplay<C>(s, x)                the fast engine over the schedule's structure,
+// each through `scoped` (a callable that runs its argument; a precision test passes one that
+// opens a StochasticSeedScope first, so each path starts from the same random stream), and
+// requires identical state bits, or a ScheduleError from all three. On failure it prints the
+// seed, n, schedule, types and the inputs.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <optional>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "core/fast_replay.hpp"
+#include "core/merge_tree.hpp"
+#include "core/replay.hpp"
+#include "support/test_support.hpp"
+
+namespace carrier::test {
+
+struct RunDirect {
+  template <class F>
+  auto operator()(F&& f) const {
+    return f();
+  }
+};
+
+struct FastReplayTally {
+  long equal = 0;   // states compared and bit-identical
+  long refused = 0; // schedules all three refused alike
+};
+
+template <class C>
+std::string InputText(const std::vector<typename C::Input>& x) {
+  if constexpr (std::is_constructible_v<double, typename C::Input>) {
+    std::vector<double> d;
+    for (const auto& v : x) d.push_back(static_cast<double>(v));
+    return Join(d, 24);
+  } else {
+    return "(" + std::to_string(x.size()) + " structured inputs)";
+  }
+}
+
+template <class C, class Scoped = RunDirect>
+void CheckFastReplay(const std::vector<typename C::Input>& x, const std::string& schedule,
+                     const std::string& types, std::uint64_t seed, FastReplayTally& tally,
+                     Scoped scoped = {}) {
+  using State = typename C::State;
+  const std::span<const typename C::Input> xs(x);
+  const Schedule s = ParseSchedule(schedule);
+  std::optional<MergeTree> tree;
+  std::optional<State> want, got_tree, got_schedule;
+  std::string err_want, err_tree, err_schedule;
+  try {
+    tree = BuildTree(s, x.size());
+    want = scoped([&] { return Replay<C>(*tree, xs); });
+  } catch (const ScheduleError& e) {
+    err_want = e.what();
+  }
+  if (tree) {
+    try {
+      got_tree = scoped([&] { return FastReplay<C>(*tree, xs); });
+    } catch (const ScheduleError& e) {
+      err_tree = e.what();
+    }
+  }
+  try {
+    got_schedule = scoped([&] { return FastReplay<C>(s, xs); });
+  } catch (const ScheduleError& e) {
+    err_schedule = e.what();
+  }
+  const Repro r{seed, x.size(), schedule, types, InputText<C>(x)};
+  INFO(r.Text() << "\nReplay error: '" << err_want << "'\nFastReplay(tree) error: '" << err_tree
+                << "'\nFastReplay(schedule) error: '" << err_schedule << "'");
+  if (!want) {
+    if (tree) REQUIRE(!got_tree);
+    REQUIRE(!got_schedule);
+    ++tally.refused;
+    return;
+  }
+  REQUIRE(got_tree);
+  REQUIRE(got_schedule);
+  INFO("FastReplay over the explicit tree");
+  REQUIRE(StatesBitEqual<C>(*want, *got_tree));
+  INFO("FastReplay over the schedule's structure");
+  REQUIRE(StatesBitEqual<C>(*want, *got_schedule));
+  ++tally.equal;
+}
+
+// Schedules that exercise every structured path and its edges (tails, lanes, unrolled
+// pairwise sizes, lifted tiles, strided tiles, omp chunks with each inner kind, cuda trees).
+inline const std::vector<std::string>& FastReplaySchedules() {
+  static const std::vector<std::string> kAll = {
+      "seq", "reverse", "pairwise", "pairwise:2", "pairwise:5", "pairwise:32", "pairwise:lift",
+      "pairwise:3:lift", "blocked:1", "blocked:7", "blocked:64", "blocked:3:pairwise",
+      "blocked:16:pairwise", "blocked:5:lift", "blocked:4:pairwise:lift", "strided:1",
+      "strided:4", "strided:5", "strided:16", "strided:32", "strided:4:tile:3",
+      "strided:3:tile:1", "strided:8:tile:5:lift", "strided:5:lift", "random:1", "random:99",
+      "omp:1", "omp:3", "omp:4:pairwise", "omp:5:seq:pairwise:3", "omp:3:pairwise:strided:4",
+      "omp:7:seq:blocked:3:lift", "omp:2:pairwise:random:5", "omp:3:seq:strided:2:tile:2",
+      "omp:2:seq:cuda:32:2", "cuda:32", "cuda:64:2:striped:xor", "cuda:32:3:blocked:shfl:pairwise:2",
+      "cuda:64:2:blocked:xor:seq:auto:lift"};
+  return kAll;
+}
+
+// Sizes around the engine's thresholds: lanes (8), unrolled pairwise (32), tiles, and a few
+// random ones (scaled by CARRIER_TEST_MULTIPLIER).
+inline std::vector<std::uint64_t> FastReplaySizes(std::uint64_t seed, int random_count,
+                                                  std::uint64_t max_random) {
+  std::vector<std::uint64_t> n = {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65,
+                                  100, 511, 512, 513, 1000};
+  Rng rng(seed);
+  for (int i = 0; i < Trials(random_count); ++i) n.push_back(1 + rng.Below(max_random));
+  return n;
+}
+
+}  // namespace carrier::test
