@@ -164,6 +164,11 @@ inline std::uint64_t RandomOver(Builder& b, std::uint64_t seed, std::uint64_t lo
 // The tree of a `cuda:` schedule: core/cuda_tree.hpp (included at the end of this file).
 inline MergeTree BuildCudaTree(const CudaSchedule& s, std::uint64_t n);
 
+// Orders from outside: canonical:L (core/canonical_tree.hpp) and file:PATH (core/tree_io.hpp),
+// both included at the end of this file.
+inline MergeTree BuildCanonicalTree(const Schedule& s, std::uint64_t n);
+inline MergeTree LoadTreeFile(const std::string& path, std::uint64_t n);
+
 // The explicit tree of schedule s over n inputs.
 inline MergeTree BuildTree(const Schedule& s, std::uint64_t n) {  // NOLINT(misc-no-recursion)
   using namespace tree_detail;
@@ -273,6 +278,10 @@ inline MergeTree BuildTree(const Schedule& s, std::uint64_t n) {  // NOLINT(misc
     }
     case ScheduleKind::kCuda:
       return BuildCudaTree(s.cuda, n);
+    case ScheduleKind::kCanonical:
+      return BuildCanonicalTree(s, n);
+    case ScheduleKind::kFile:
+      return LoadTreeFile(s.path, n);
     case ScheduleKind::kRandom: {
       for (std::uint64_t i = 0; i < n; ++i) b.AddChain(i, 1);
       if (n > 1) RandomOver(b, s.seed, 0, n);
@@ -514,3 +523,5 @@ inline std::string ToText(const MergeTree& t, std::uint64_t max_nodes = 256) {
 }  // namespace carrier
 
 #include "core/cuda_tree.hpp"  // NOLINT(misc-header-include-cycle): BuildCudaTree
+#include "core/canonical_tree.hpp"  // NOLINT(misc-header-include-cycle): BuildCanonicalTree
+#include "core/tree_io.hpp"         // NOLINT(misc-header-include-cycle): LoadTreeFile

@@ -18,6 +18,13 @@
 //                                the INNER schedule (any non-omp schedule, default seq) over
 //                                its own elements, chunk states merged by the outer order
 //   random:SEED                  a seeded random binary tree over the input in order
+//   canonical:L[:bisect]         WG21 P4016R0 (core/canonical_tree.hpp): element i to lane
+//                                i mod L, each lane by the iterative pairwise tree, the L lane
+//                                results by the same rule, then Combine(Identity, R) (init);
+//                                :bisect uses the paper's recursive-bisection tree (App. O)
+//   file:PATH                    the tree saved in PATH (core/tree_io.hpp: the JSON that
+//                                `carrier tree --format json` and `carrier probe` write),
+//                                validated and replayed as it is; its n must be the input's
 // `:lift` makes every leaf chain a whole-tile lift by the carrier's LiftTile (its documented
 // inner algorithm, e.g. softmax: tile max, then one exp per element) instead of a fold.
 //
@@ -42,7 +49,12 @@ class ScheduleError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-enum class ScheduleKind { kSeq, kReverse, kPairwise, kBlocked, kStrided, kRandom, kOmp, kCuda };
+enum class ScheduleKind {
+  kSeq, kReverse, kPairwise, kBlocked, kStrided, kRandom, kOmp, kCuda,
+  // Orders from outside (core/canonical_tree.hpp, core/tree_io.hpp):
+  kCanonical,  // canonical:L[:bisect]   WG21 P4016R0's canonical parallel reduction
+  kFile,       // file:PATH              a saved tree (carrier tree --format json, carrier probe)
+};
 enum class OuterOrder { kSeq, kPairwise };
 
 struct Schedule {
@@ -56,6 +68,9 @@ struct Schedule {
   std::uint64_t parts = 0;  // omp: P, the number of chunks
   std::string inner{};      // omp: canonical text of the per-chunk schedule ("" = seq)
   CudaSchedule cuda{};      // cuda: kernels/cuda's block/grid reduction (cuda_schedule.hpp)
+  // Orders from outside. canonical: L is `lanes`; `bisect` selects P4016's Appendix O tree.
+  bool bisect = false;
+  std::string path{};       // file: the JSON tree's path, as given
 
   friend bool operator==(const Schedule&, const Schedule&) = default;
 
@@ -86,7 +101,8 @@ struct Schedule {
 inline constexpr const char* kScheduleGrammar =
     "seq | reverse | pairwise[:LEAF][:lift] | blocked:TILE[:seq|pairwise][:lift] | "
     "strided:K[:tile:T][:lift] | random:SEED | omp:P[:seq|pairwise][:INNER] | "
-    "cuda:THREADS[:ITEMS[:blocked|striped[:shfl|xor[:seq|pairwise[:auto|BLOCKS]]]]][:lift]";
+    "cuda:THREADS[:ITEMS[:blocked|striped[:shfl|xor[:seq|pairwise[:auto|BLOCKS]]]]][:lift] | "
+    "canonical:L[:bisect] | file:TREE.json";
 
 namespace schedule_detail {
 
@@ -122,6 +138,41 @@ inline std::uint64_t ParseCount(std::string_view text, std::string_view field,
 }  // namespace schedule_detail
 
 inline std::string ToString(const Schedule& s);
+
+// canonical:L[:bisect] and file:PATH (orders from outside). Returns false when `head` is
+// neither; throws ScheduleError for bad fields.
+inline bool ParseOrdersSchedule(std::string_view text, const std::vector<std::string_view>& parts,
+                                Schedule& out) {
+  using schedule_detail::Fail;
+  const std::string_view head = parts[0];
+  if (head == "canonical") {
+    if (parts.size() < 2) Fail(text, "canonical needs a lane count: canonical:L[:bisect]");
+    out = Schedule{};
+    out.kind = ScheduleKind::kCanonical;
+    out.lanes = schedule_detail::ParseCount(text, parts[1], "L", false);
+    if (parts.size() >= 3) {
+      if (parts[2] != "bisect")
+        Fail(text, "expected 'bisect' (P4016 Appendix O), got '" + std::string(parts[2]) + "'");
+      out.bisect = true;
+    }
+    if (parts.size() > 3) Fail(text, "unexpected field '" + std::string(parts[3]) + "'");
+    return true;
+  }
+  if (head == "file") {
+    // The path is the rest of the text (it may contain ':').
+    const std::string_view path = text.substr(text.find(':') == std::string_view::npos
+                                                  ? text.size()
+                                                  : text.find(':') + 1);
+    if (path.empty()) Fail(text, "file needs a path: file:TREE.json");
+    if (path.find('"') != std::string_view::npos || path.find('\\') != std::string_view::npos)
+      Fail(text, "the path may not contain '\"' or '\\'");
+    out = Schedule{};
+    out.kind = ScheduleKind::kFile;
+    out.path = std::string(path);
+    return true;
+  }
+  return false;
+}
 
 inline Schedule ParseSchedule(std::string_view text) {
   using schedule_detail::Fail;
@@ -218,6 +269,7 @@ inline Schedule ParseSchedule(std::string_view text) {
     expect_at_most(2);
     return Schedule::Random(ParseCount(text, parts[1], "SEED", true));
   }
+  if (Schedule s; ParseOrdersSchedule(text, parts, s)) return s;
   Fail(text, "unknown kind '" + std::string(head) + "'; expected " + kScheduleGrammar);
 }
 
@@ -244,6 +296,10 @@ inline std::string ToString(const Schedule& s) {
       return "omp:" + std::to_string(s.parts) +
              (s.outer == OuterOrder::kPairwise ? ":pairwise" : ":seq") +
              (s.inner.empty() ? std::string() : ":" + s.inner);
+    case ScheduleKind::kCanonical:
+      return "canonical:" + std::to_string(s.lanes) + (s.bisect ? ":bisect" : "");
+    case ScheduleKind::kFile:
+      return "file:" + s.path;
   }
   return "?";
 }

@@ -1,0 +1,322 @@
+// Orders from outside: canonical:L (WG21 P4016R0) against the paper's golden values and a
+// direct transcription of its definition, tree identity (hashes, the binary form, constructed
+// witnesses), file: trees that round-trip through JSON, and FPRev recovery of planted trees.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <unistd.h>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/carriers/sum.hpp"
+#include "core/fprev.hpp"
+#include "core/merge_tree.hpp"
+#include "core/replay.hpp"
+#include "core/tree_hash.hpp"
+#include "support/test_support.hpp"
+
+using namespace carrier;
+
+namespace {
+
+// P4016R0's data generator (its Appendix K demonstrators, "CrossPlatformRNG"): a 64-bit LCG
+// state = state * 6364136223846793005 + 1442695040888963407; each value takes the new state's
+// top 53 bits b and returns (b - 2^52) / 2^52, a double in [-1, 1). Seed 0x243F6A8885A308D3.
+std::vector<double> P4016Data(std::size_t n, std::uint64_t seed) {
+  std::vector<double> x(n);
+  std::uint64_t state = seed;
+  for (auto& v : x) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    const auto top = static_cast<std::int64_t>(state >> 11);
+    v = static_cast<double>(top - (std::int64_t{1} << 52)) / 4503599627370496.0;
+  }
+  return x;
+}
+
+std::uint64_t Bits(double x) {
+  std::uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+
+// P4016 4.2-4.5 transcribed literally on values (std::optional is the paper's maybe<A>).
+template <class T>
+std::optional<T> TreeEval(std::vector<std::optional<T>> w, bool bisect) {
+  auto combine = [](std::optional<T> a, std::optional<T> b) -> std::optional<T> {
+    if (!a) return b;
+    if (!b) return a;
+    return *a + *b;
+  };
+  if (bisect) {
+    std::function<std::optional<T>(std::size_t, std::size_t)> rec = [&](std::size_t lo,
+                                                                        std::size_t hi) {
+      if (hi - lo == 1) return w[lo];
+      const std::size_t m = lo + (hi - lo) / 2;
+      return combine(rec(lo, m), rec(m, hi));
+    };
+    return rec(0, w.size());
+  }
+  while (w.size() > 1) {
+    std::vector<std::optional<T>> next;
+    for (std::size_t i = 0; i + 1 < w.size(); i += 2) next.push_back(combine(w[i], w[i + 1]));
+    if (w.size() % 2) next.push_back(w.back());
+    w = next;
+  }
+  return w[0];
+}
+
+template <class T>
+T CanonicalReduce(const std::vector<T>& x, std::size_t lanes, bool bisect, T init) {
+  const std::size_t n = x.size();
+  if (n == 0) return init;
+  const std::size_t k = (n + lanes - 1) / lanes;
+  std::vector<std::optional<T>> z(lanes);
+  for (std::size_t j = 0; j < lanes; ++j) {
+    std::vector<std::optional<T>> y(k);
+    for (std::size_t t = 0; t < k; ++t)
+      if (j + t * lanes < n) y[t] = x[j + t * lanes];
+    z[j] = TreeEval(y, bisect);
+  }
+  return init + *TreeEval(z, bisect);
+}
+
+template <class T>
+T ReplaySum(const MergeTree& t, const std::vector<T>& x) {
+  return ReplayResult<Sum<T>>(t, std::span<const T>(x));
+}
+
+}  // namespace
+
+TEST_CASE("canonical:16 and canonical:128 reproduce P4016R0's golden values", "[fast][orders]") {
+  // Appendix K.0 / K.3: N = 1,000,000 doubles from the generator above, init 0.0.
+  const std::uint64_t seed = 0x243F6A8885A308D3ULL;
+  const auto x = P4016Data(1000000, seed);
+  const double narrow = ReplaySum(BuildTree("canonical:16", x.size()), x);
+  const double wide = ReplaySum(BuildTree("canonical:128", x.size()), x);
+  std::cout << "  P4016 golden: canonical:16 = " << std::hex << "0x" << Bits(narrow)
+            << " (paper 0x40618f71f6379380), canonical:128 = 0x" << Bits(wide)
+            << " (paper 0x40618f71f6379397)" << std::dec << "; x[0] = " << test::Exact(x[0])
+            << "\n";
+  CHECK(Bits(narrow) == 0x40618f71f6379380ULL);
+  CHECK(Bits(wide) == 0x40618f71f6379397ULL);
+}
+
+TEST_CASE("canonical:L replays P4016's definition bit for bit", "[fast][orders]") {
+  test::Rng rng(2026);
+  const std::vector<std::size_t> lane_counts = {1, 2, 3, 4, 5, 7, 8, 16, 17, 128};
+  std::vector<std::size_t> sizes = {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 33, 100, 127,
+                                    128, 129, 255, 257, 1000};
+  for (int t = 0; t < test::Trials(6); ++t) sizes.push_back(1 + rng.Below(5000));
+  int checked = 0;
+  for (bool bisect : {false, true})
+    for (std::size_t lanes : lane_counts)
+      for (std::size_t n : sizes) {
+        std::vector<float> x(n);
+        for (auto& v : x) v = static_cast<float>(rng.Normal() * std::ldexp(1.0, rng.Below(20)));
+        const std::string s = "canonical:" + std::to_string(lanes) + (bisect ? ":bisect" : "");
+        const MergeTree tree = BuildTree(s, n);
+        INFO("schedule " << s << ", n " << n << ", x " << test::Join(x));
+        REQUIRE(ValidateTree(tree) == "");
+        REQUIRE(tree.combines.size() == n);  // N - 1 applications of op, plus op(init, R)
+        const float want = CanonicalReduce<float>(x, lanes, bisect, 0.0f);
+        REQUIRE(ScalarTraits<float>::BitEqual(ReplaySum(tree, x), want));
+        ++checked;
+      }
+  std::cout << "  canonical:L against P4016's definition: " << checked << " (L, n, shape) cases\n";
+  CHECK(BuildTree("canonical:4", 0).Empty());
+}
+
+TEST_CASE("iterative pairwise and recursive bisection agree exactly at powers of two",
+          "[fast][orders]") {
+  // P4016 Appendix O.2/O.3, and how both relate to carrier's pairwise (left half larger).
+  int differ = 0, same = 0;
+  for (std::uint64_t k = 1; k <= 64; ++k) {
+    const auto it = TreeHash(BuildTree("canonical:1", k), TreeForm::kBinary);
+    const auto bi = TreeHash(BuildTree("canonical:1:bisect", k), TreeForm::kBinary);
+    const bool pow2 = (k & (k - 1)) == 0;
+    INFO("k = " << k);
+    if (pow2) {
+      CHECK(it == bi);
+      CHECK(it == TreeHash(BuildTree("pairwise", k), TreeForm::kBinary));
+    }
+    (it == bi ? same : differ)++;
+  }
+  // The paper's k = 5 example: iterative ((e0 e1)(e2 e3)) e4, bisection (e0 e1)(e2 (e3 e4)).
+  const std::vector<double> x = {1.0, 0x1p-53, 0x1p-53, 0x1p-53, 0x1p-53};
+  const double iterative = ReplaySum(BuildTree("canonical:1", 5), x);
+  const double bisection = ReplaySum(BuildTree("canonical:1:bisect", 5), x);
+  CHECK(iterative == ((x[0] + x[1]) + (x[2] + x[3])) + x[4]);
+  CHECK(bisection == (x[0] + x[1]) + (x[2] + (x[3] + x[4])));
+  std::cout << "  k in [1, 64]: iterative pairwise == recursive bisection for " << same
+            << " sizes, differ for " << differ << "\n";
+  CHECK(differ > 0);
+}
+
+TEST_CASE("tree hashes name trees, not their storage", "[fast][orders]") {
+  // Exact form: seq and blocked:1 are different expressions; binary form: the same tree.
+  const MergeTree seq = BuildTree("seq", 100), b1 = BuildTree("blocked:1", 100);
+  CHECK(TreeHash(seq) != TreeHash(b1));
+  CHECK(TreeHash(seq, TreeForm::kBinary) == TreeHash(b1, TreeForm::kBinary));
+  // Same schedule, same hash; a different n or order, a different hash.
+  CHECK(TreeHash(BuildTree("pairwise", 100)) == TreeHash(BuildTree("pairwise", 100)));
+  CHECK(TreeHash(BuildTree("pairwise", 100)) != TreeHash(BuildTree("pairwise", 101)));
+  CHECK(TreeHash(BuildTree("pairwise", 100)) != TreeHash(BuildTree("pairwise:2", 100)));
+  CHECK(TreeHash(BuildTree("strided:8", 64)) != TreeHash(BuildTree("strided:8:tile:8:lift", 64)));
+  // Renumbering independent combines does not change the hash.
+  MergeTree p = BuildTree("blocked:4:pairwise", 16);  // 4 chains, 3 combines: (0 1) (2 3)
+  MergeTree q = p;
+  const std::uint64_t c = p.chains.size();
+  q.combines = {{2, 3}, {0, 1}, {c + 1, c}};  // (2 3) listed first
+  REQUIRE(ValidateTree(q) == "");
+  CHECK(TreeHash(p) == TreeHash(q));
+  CHECK(TreeHash(p).size() == 16);
+}
+
+TEST_CASE("different trees come with an input on which their sums differ", "[fast][orders]") {
+  const std::vector<std::string> schedules = {"seq", "reverse", "pairwise", "pairwise:4",
+                                              "blocked:8:pairwise", "strided:4", "canonical:16",
+                                              "canonical:16:bisect", "random:3", "canonical:1"};
+  int witnessed = 0, equal = 0;
+  for (std::uint64_t n : {5, 6, 12, 100, 1000})
+    for (const auto& a : schedules)
+      for (const auto& b : schedules) {
+        const MergeTree ta = BuildTree(a, n), tb = BuildTree(b, n);
+        const bool same = TreeHash(ta, TreeForm::kBinary) == TreeHash(tb, TreeForm::kBinary);
+        const TreeDifference d = FirstDifference(ToBinaryTree(ta), ToBinaryTree(tb));
+        INFO(a << " vs " << b << ", n " << n);
+        REQUIRE(d.found == !same);
+        if (!d.found) {
+          ++equal;
+          continue;
+        }
+        for (int p : {24, 53}) {
+          const auto w = SumWitness<double>(n, d.i, d.j, p);
+          if (p == 24) {
+            const std::vector<float> wf(w.begin(), w.end());
+            const float ra = ReplaySum(ta, wf), rb = ReplaySum(tb, wf);
+            REQUIRE(ra == static_cast<float>(n - d.size_a));
+            REQUIRE(rb == static_cast<float>(n - d.size_b));
+            REQUIRE(ra != rb);
+          } else {
+            const double ra = ReplaySum(ta, w), rb = ReplaySum(tb, w);
+            REQUIRE(ra == static_cast<double>(n - d.size_a));
+            REQUIRE(ra != rb);
+          }
+        }
+        ++witnessed;
+      }
+  std::cout << "  equiv: " << witnessed << " ordered pairs of different trees, each with a "
+            << "verified witness; " << equal << " pairs with equal binary forms\n";
+  CHECK(witnessed > 0);
+}
+
+TEST_CASE("file: trees round-trip through carrier tree's JSON", "[fast][orders]") {
+  const std::vector<std::string> schedules = {
+      "seq", "reverse", "pairwise:3", "blocked:7:pairwise:lift", "strided:16:tile:4:lift",
+      "random:9", "omp:3:pairwise:strided:4", "canonical:16", "canonical:5:bisect",
+      "cuda:32:2:blocked:shfl:pairwise"};
+  for (const auto& s : schedules)
+    for (std::uint64_t n : {1, 2, 7, 100, 257}) {
+      const MergeTree t = BuildTree(s, n);
+      const std::string path = "/tmp/carrier_orders_" + std::to_string(getpid()) + ".json";
+      std::ofstream(path) << ToJson(t);
+      const MergeTree u = BuildTree("file:" + path, n);
+      INFO(s << ", n " << n);
+      CHECK(u.chains == t.chains);
+      CHECK(u.combines == t.combines);
+      CHECK(u.permutes == t.permutes);
+      CHECK(u.schedule == "file:" + path);
+      CHECK(TreeHash(u) == TreeHash(t));
+      CHECK_THROWS_AS(BuildTree("file:" + path, n + 1), ScheduleError);
+      std::remove(path.c_str());
+    }
+  CHECK(ToString(ParseSchedule("file:/a:b.json")) == "file:/a:b.json");
+  CHECK(ToString(ParseSchedule("canonical:16:bisect")) == "canonical:16:bisect");
+  CHECK_THROWS_AS(ParseSchedule("canonical"), ScheduleError);
+  CHECK_THROWS_AS(ParseSchedule("canonical:0"), ScheduleError);
+  CHECK_THROWS_AS(ParseSchedule("canonical:4:odd"), ScheduleError);
+  CHECK_THROWS_AS(ParseSchedule("file:"), ScheduleError);
+}
+
+TEST_CASE("a file: tree that is not a merge order is refused with one line", "[fast][orders]") {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"({"n":3,"chains":[{"first":0,"count":2},{"first":1,"count":2}],"combines":[[0,1]]})",
+       "taken twice"},
+      {R"({"n":3,"chains":[{"first":0,"count":2}],"combines":[]})", "dropped"},
+      {R"({"n":2,"chains":[{"first":0,"count":1},{"first":5,"count":1}],"combines":[[0,1]]})",
+       "reaches past"},
+      {R"({"n":2,"chains":[{"first":0,"count":1},{"first":1,"count":1}],"combines":[[0,7]]})",
+       "before it is computed"},
+      {R"({"n":2,"chains":[{"first":0,"count":2,"fused":4}],"combines":[]})", "unknown key"},
+      {R"({"n":2,"chains":[{"first":0,"count":2}],"combines":[]} x)", "trailing"},
+      {R"({"n":2,"chains":[{"first":0,"count":2})", "expected"},
+      {R"({"chains":[],"combines":[]})", "missing key"},
+  };
+  for (const auto& [json, why] : bad) {
+    INFO(json);
+    try {
+      TreeFromJson(json, "t.json");
+      FAIL("accepted");
+    } catch (const ScheduleError& e) {
+      const std::string msg = e.what();
+      std::cout << "  " << msg << "\n";
+      CHECK(msg.find(why) != std::string::npos);
+      CHECK(msg.find('\n') == std::string::npos);
+    }
+  }
+  // Interleaving without "permutes" is inferred; an explicit false is an error.
+  const auto t = TreeFromJson(
+      R"({"n":4,"chains":[{"first":0,"count":2,"stride":2},{"first":1,"count":2,"stride":2}],"combines":[[0,1]]})",
+      "x");
+  CHECK(t.permutes);
+  CHECK_THROWS_AS(
+      TreeFromJson(
+          R"({"n":4,"permutes":false,"chains":[{"first":0,"count":2,"stride":2},{"first":1,"count":2,"stride":2}],"combines":[[0,1]]})",
+          "x"),
+      ScheduleError);
+}
+
+TEST_CASE("FPRev recovers planted trees exactly from masked sums", "[fast][orders]") {
+  const std::vector<std::string> planted = {
+      "seq", "reverse", "pairwise", "pairwise:5", "blocked:16:pairwise", "strided:8",
+      "canonical:16", "canonical:7:bisect", "random:11", "random:12345", "omp:3:pairwise"};
+  for (const auto& s : planted)
+    for (std::uint64_t n : {1, 2, 3, 9, 64, 129, 1000}) {
+      const MergeTree truth = BuildTree(s, n);
+      ProbeStats stats;
+      // The black box: Replay of the planted tree in fp64 on the mask.
+      const double m = MaskMagnitude(n, 53);
+      MaskQuery q = [&](std::uint64_t i, const std::vector<std::uint64_t>& js) {
+        std::vector<double> out;
+        std::vector<double> x(n, 1.0);
+        for (std::uint64_t j : js) {
+          x[i] = m;
+          x[j] = -m;
+          out.push_back(ReplaySum(truth, x));
+          x[j] = 1.0;
+        }
+        return out;
+      };
+      const BinaryTree got = RecoverSumTree(n, q, stats);
+      const MergeTree rec = ToMergeTree(got, "probe");
+      INFO(s << ", n " << n << ", calls " << stats.calls);
+      REQUIRE(ValidateTree(rec) == "");
+      REQUIRE(TreeHash(rec, TreeForm::kBinary) == TreeHash(truth, TreeForm::kBinary));
+      if (n == 1000)
+        std::cout << "  FPRev " << s << " n = 1000: " << stats.calls << " calls in "
+                  << stats.batches << " batches, " << rec.chains.size() << " chains\n";
+    }
+  // A correctly rounded sum (n - 2 on every mask) is no tree of rounded additions: refused,
+  // not mis-recovered.
+  const std::uint64_t n = 16;
+  MaskQuery exact = [&](std::uint64_t, const std::vector<std::uint64_t>& js) {
+    return std::vector<double>(js.size(), static_cast<double>(n - 2));
+  };
+  ProbeStats st;
+  CHECK_THROWS_AS(RecoverSumTree(n, exact, st), ProbeError);
+}
