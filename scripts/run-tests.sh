@@ -11,6 +11,6 @@ carrier_install_deps
 cuda=AUTO
 [ -n "$(carrier_nvcc)" ] && cuda=ON
 carrier_build -- -DCARRIER_WITH_HWY=AUTO -DCARRIER_WITH_OPENMP=AUTO -DCARRIER_WITH_CUDA=$cuda \
-  -DCARRIER_WITH_PYTHON=AUTO -DCARRIER_BUILD_TESTS=ON
+  -DCARRIER_WITH_PYTHON=AUTO -DCARRIER_BUILD_TESTS=ON -DCARRIER_MAIN_JOB_ONLY=OFF
 cd "$CARRIER_BUILD_DIR"
 ctest --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" "$@"
