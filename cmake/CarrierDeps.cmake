@@ -63,6 +63,7 @@ else()
 endif()
 
 carrier_enable_cuda()
+carrier_find_cuda_toolkit()  # CUDA::cudart_static for kernels/cuda and tests/ (CarrierCuda.cmake)
 
 if(CARRIER_BUILD_TESTS)
   find_package(Catch2 2 CONFIG QUIET)

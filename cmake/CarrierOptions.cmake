@@ -24,3 +24,9 @@ function(_carrier_want opt out)
     set(${out} AUTO PARENT_SCOPE)
   endif()
 endfunction()
+
+# The main job's build (scripts/run-main.sh on a fresh build folder): `carrier` with the verbs
+# the default study runs (sweep, merge, eval, tree) and not the others (laws, derive, study,
+# bench, demo, reference-bench: more than a third of its compile time), which then refuse with
+# one line saying how to build them.
+option(CARRIER_MAIN_JOB_ONLY "Build only the verbs README command (a) runs" OFF)

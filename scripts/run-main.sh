@@ -5,9 +5,22 @@
 # run), print its summary table, and render its figures as PNG with /usr/bin/python3 and
 # matplotlib (scripts/plot_default.py) into main-job/figures/.
 # Extra arguments go to the sweep, e.g. `bash scripts/run-main.sh --jobs 1`.
+#
+# The main job builds only what it runs: the default study is replay only, so on a build folder
+# this script configures first it leaves out the SIMD/OpenMP/CUDA kernels, the verbs the study
+# does not run (CARRIER_MAIN_JOB_ONLY), the tests and the Python module (minutes of compiling:
+# Highway's per-target code, nvcc, the laws verb's MPFR instantiations) and installs only
+# CARRIER_MAIN_PACKAGES. A build folder that already exists keeps its configuration: after
+# README command (b) this reuses that full build and compiles nothing.
 source "$(dirname "$0")/common.sh"
-carrier_install_deps
-carrier_build carrier
+carrier_install_deps "${CARRIER_MAIN_PACKAGES[@]}"
+if [ -f "$CARRIER_BUILD_DIR/CMakeCache.txt" ]; then
+  carrier_build carrier
+else
+  carrier_build carrier -- -DCARRIER_WITH_HWY=OFF -DCARRIER_WITH_OPENMP=OFF \
+    -DCARRIER_WITH_CUDA=OFF -DCARRIER_WITH_PYTHON=OFF -DCARRIER_BUILD_TESTS=OFF \
+    -DCARRIER_MAIN_JOB_ONLY=ON
+fi
 out="$CARRIER_BUILD_DIR/main-job"
 rm -rf "$out"
 "$CARRIER_BUILD_DIR/bin/carrier" sweep --default -o "$out" "$@"
