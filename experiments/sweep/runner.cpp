@@ -8,6 +8,8 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <csignal>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -22,6 +25,7 @@
 
 #include "cli/args.hpp"
 #include "cli/number_format.hpp"
+#include "io/atomic_file.hpp"
 #include "sweep/csv.hpp"
 #include "sweep/manifest.hpp"
 
@@ -42,17 +46,6 @@ std::string Slurp(const std::string& path) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
-}
-
-// Writes a whole file through a temporary and a rename, so a reader never sees half of it.
-void WriteFileAtomic(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw cli::UsageError("carrier sweep: cannot write " + tmp);
-    f << text;
-  }
-  fs::rename(tmp, path);
 }
 
 // done/total with rate and ETA on stderr: a redrawn bar on a terminal, else a line per 10%.
@@ -314,10 +307,15 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
     return 0;
   }
 
-  // The output folder.
+  // The output folder: created, then locked for the whole run (a second sweep or merge on it
+  // is refused at once), then checked.
   const std::string dir = opt.out_dir.empty() ? "sweep-" + cfg.name : opt.out_dir;
   const std::string csv = dir + "/trials.csv", manifest_path = dir + "/manifest.json";
   const std::string hash = ConfigHash(cfg.text);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw cli::UsageError("carrier sweep: cannot create " + dir + ": " + ec.message());
+  const io::DirLock folder_lock(dir, "carrier sweep");
   std::set<std::uint64_t> done;
   bool have_csv = fs::exists(csv) && fs::file_size(csv) > 0;
   if (have_csv && !opt.resume)
@@ -355,19 +353,11 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
     if (f.partial_tail) {
       // A row cut short by a kill: drop it (its trial runs again).
       if (truncate(csv.c_str(), static_cast<off_t>(f.complete_bytes)) != 0)
-        throw cli::UsageError("carrier sweep: --resume: cannot truncate the partial last row of " + csv);
+        throw cli::UsageError("carrier sweep: --resume: cannot truncate the partial last row of " +
+                              csv + ": " + std::strerror(errno));
       std::fprintf(stderr, "sweep: dropped a partial last row of %s\n", csv.c_str());
     }
   }
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw cli::UsageError("carrier sweep: cannot create " + dir + ": " + ec.message());
-  if (!have_csv) {
-    std::ofstream f(csv, std::ios::binary | std::ios::trunc);
-    if (!f) throw cli::UsageError("carrier sweep: cannot write " + csv);
-    f << CsvHeaderLine();
-  }
-  WriteFileAtomic(dir + "/config.toml", cfg.text);
   ManifestRun mr;
   mr.config_path = cfg.path;
   mr.config_hash = hash;
@@ -383,7 +373,15 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
     const auto st = ManifestField(Slurp(manifest_path), "start_time");
     if (st && *st != "null") mr.start_time = JsonUnquote(*st);
   }
-  WriteFileAtomic(manifest_path, ManifestJson(mr));
+  // trials.csv is created last: a folder with a trials.csv always has the manifest that
+  // --resume checks it against, whenever a crash stops this sequence.
+  try {
+    io::WriteFileAtomic(dir + "/config.toml", cfg.text);
+    io::WriteFileAtomic(manifest_path, ManifestJson(mr));
+    if (!have_csv) io::WriteFileAtomic(csv, CsvHeaderLine());
+  } catch (const io::IoError& e) {
+    throw cli::UsageError("carrier sweep: " + std::string(e.what()));
+  }
 
   // What is left, ordered so that each group's trials run together.
   std::vector<Job*> todo;
@@ -403,22 +401,35 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
     return ra < rb;
   });
 
-  const int fd = open(csv.c_str(), O_WRONLY | O_APPEND);
-  if (fd < 0) throw cli::UsageError("carrier sweep: cannot append to " + csv);
+  std::optional<io::AppendFile> out;
+  try {
+    out.emplace(csv, "row");
+  } catch (const io::IoError& e) {
+    throw cli::UsageError("carrier sweep: " + std::string(e.what()));
+  }
   std::mutex cache_mutex, write_mutex;
   std::unordered_map<std::string, std::shared_ptr<CacheEntry>> cache;
   std::atomic<std::size_t> next{0};
   std::uint64_t finished = 0, failed = 0;
   double ref_total = 0, trial_total = 0;
   Progress progress(todo.size(), opt.quiet);
-  bool write_failed = false;
+  std::string write_error;  // the first failed row write; the run stops taking trials
+  std::atomic<bool> stop{false};
+  const io::StopOnSignals on_signals;  // SIGINT/SIGTERM: finish the rows in flight, then stop
   const auto t_start = Clock::now();
 
   auto emit = [&](const std::vector<std::string>& fields, bool ok, double ref_s, double trial_s) {
     const std::string line = CsvLine(fields);
     std::lock_guard<std::mutex> lock(write_mutex);
-    // One write(2) per row: a kill leaves whole rows (and at most one cut-off tail).
-    if (write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) write_failed = true;
+    if (!write_error.empty()) return;  // the row is dropped: its trial runs again on --resume
+    try {
+      // One write(2) per row: a kill leaves whole rows (and at most one cut-off tail).
+      out->Append(line);
+    } catch (const io::IoError& e) {
+      write_error = e.what();
+      stop = true;
+      return;
+    }
     ++finished;
     failed += !ok;
     ref_total += ref_s;
@@ -428,6 +439,7 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
 
   auto worker = [&] {
     for (;;) {
+      if (stop.load() || io::StopSignal() != 0) break;
       const std::size_t i = next.fetch_add(1);
       if (i >= todo.size()) break;
       const Job& j = *todo[i];
@@ -490,22 +502,44 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
   std::vector<std::thread> threads;
   for (unsigned t = 0; t < n_threads; ++t) threads.emplace_back(worker);
   for (auto& t : threads) t.join();
-  close(fd);
-  if (write_failed) throw std::runtime_error("writing " + csv + " failed (disk full?)");
+  const std::string resume_cmd =
+      "carrier sweep " +
+      (cfg.path.rfind("(", 0) == 0 ? std::string("--default") : cfg.path) + " --resume -o " + dir +
+      (shard.empty() ? "" : " --shard " + shard);
+  if (!write_error.empty())
+    throw cli::UsageError("carrier sweep: " + write_error + "; " + csv + " keeps its whole rows; " +
+                          "once the cause is fixed, continue with: " + resume_cmd);
 
-  // Final manifest from the file as it now stands.
-  const CsvFile f = ReadTrialsCsv(csv);
-  const auto& cols = CsvColumns();
-  const std::size_t c_status =
-      static_cast<std::size_t>(std::find(cols.begin(), cols.end(), "status") - cols.begin());
-  mr.trials_done = f.rows.size();
-  mr.trials_failed = 0;
-  for (const auto& line : f.rows) mr.trials_failed += SplitCsvLine(line)[c_status] != "ok";
-  mr.end_time = UtcNow();
-  mr.wall_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
-  mr.reference_seconds_total = ref_total;
-  mr.trial_seconds_total = trial_total;
-  WriteFileAtomic(manifest_path, ManifestJson(mr));
+  // The manifest from the file as it now stands (after the rows are on the device).
+  auto final_manifest = [&](bool finished_run) {
+    out->Sync();
+    const CsvFile f = ReadTrialsCsv(csv);
+    const auto& cols = CsvColumns();
+    const std::size_t c_status =
+        static_cast<std::size_t>(std::find(cols.begin(), cols.end(), "status") - cols.begin());
+    mr.trials_done = f.rows.size();
+    mr.trials_failed = 0;
+    for (const auto& line : f.rows) mr.trials_failed += SplitCsvLine(line)[c_status] != "ok";
+    mr.end_time = finished_run ? UtcNow() : "";
+    mr.wall_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
+    mr.reference_seconds_total = ref_total;
+    mr.trial_seconds_total = trial_total;
+    io::WriteFileAtomic(manifest_path, ManifestJson(mr));
+  };
+  try {
+    if (const int sig = io::StopSignal()) {
+      final_manifest(false);
+      std::fprintf(stderr, "sweep: stopped by %s after the rows in flight: %s holds %llu of %llu "
+                   "rows; continue with: %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM", csv.c_str(),
+                   static_cast<unsigned long long>(mr.trials_done),
+                   static_cast<unsigned long long>(mr.trials_in_shard), resume_cmd.c_str());
+      return 128 + sig;
+    }
+    final_manifest(true);
+  } catch (const io::IoError& e) {
+    throw cli::UsageError("carrier sweep: " + std::string(e.what()) + "; continue with: " +
+                          resume_cmd);
+  }
   const double wall = mr.wall_seconds;
   std::printf("sweep %s: %llu trials run in %.2f s with %u jobs (%.1f trials/s; %.0f%% of the "
               "summed time in references), %llu failed this run; %s holds %llu of %llu rows\n",

@@ -30,8 +30,13 @@ struct SweepOptions {
   std::uint64_t shard_k = 0, shard_n = 0;  // 0/0: the whole config
 };
 
-// Returns the exit code (0; failed trials are rows, not an exit code). Throws cli::UsageError
-// for an output folder that cannot be used (exists without --resume, another config, ...).
+// Returns the exit code: 0 (failed trials are rows, not an exit code), or 128 + the signal when
+// SIGINT/SIGTERM stopped the run (the rows in flight are written, the manifest updated, and
+// the --resume command printed on stderr). Throws cli::UsageError (one line, exit 2) for an
+// output folder that cannot be used (exists without --resume, another config, locked by
+// another sweep or merge, ...) and for a file that cannot be written (disk full, read-only
+// folder: the line names the file, the reason and the --resume command; trials.csv keeps its
+// whole rows). Every file is written through io/atomic_file.hpp.
 int RunSweep(const Config& config, const SweepOptions& options);
 
 // Prints the summary table of a trials.csv to stdout: for each op and format (and compute

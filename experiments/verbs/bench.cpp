@@ -14,11 +14,13 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli/args.hpp"
+#include "io/atomic_file.hpp"
 #include "verbs/verbs.hpp"
 
 #if defined(CARRIER_HAVE_SIMD_KERNELS) && CARRIER_HAVE_SIMD_KERNELS
@@ -145,11 +147,14 @@ std::vector<Peer> RunPeers(const std::string& sizes, std::uint64_t seed, int max
 
 int RunBench(const std::vector<std::string>& argv) {
   Args args("bench", argv, {"sizes", "seed", "lanes", "max-repeats", "csv"}, {"peers", "quick"});
-  // Opened before the measurements, so a bad path fails at once rather than after minutes.
-  std::ofstream csv;
-  if (const auto path = args.Get("csv")) {
-    csv.open(*path);
-    if (!csv) args.Fail("--csv: cannot write '" + *path + "'");
+  // Probed before the measurements, so a bad path fails at once rather than after minutes;
+  // written whole at the end (io/atomic_file.hpp), so an existing file survives a failed run.
+  const std::optional<std::string> csv_path = args.Get("csv");
+  if (csv_path) {
+    std::ofstream probe(*csv_path + ".tmp");
+    if (!probe) args.Fail("--csv: cannot write '" + *csv_path + "'");
+    probe.close();
+    std::remove((*csv_path + ".tmp").c_str());
   }
   std::string sizes_text = args.Get("sizes").value_or(args.Has("quick") ? "12,16,20" : "12,16,20,24,26");
   std::vector<int> pows;
@@ -278,14 +283,18 @@ int RunBench(const std::vector<std::string>& argv) {
                 r.min_s * 1e3, r.median_s * 1e3, static_cast<double>(r.n * r.bytes_per_elem) / r.median_s * 1e-9,
                 r.median_s / static_cast<double>(r.n) * 1e9);
   }
-  if (csv.is_open()) {
+  if (csv_path) {
     // analysis/README.md's bench schema: one case per (op, dtype, n), seconds = the median.
+    std::ostringstream csv;
     csv << "case,variant,seconds,min_seconds,n,device\n" << std::setprecision(17);
     for (const Row& r : rows)
       csv << r.op << ' ' << r.dtype << " 2^" << std::countr_zero(r.n) << ',' << '"' << r.impl << '"' << ','
           << r.median_s << ',' << r.min_s << ',' << r.n << ',' << simd::CurrentTarget() << '\n';
-    csv.flush();
-    if (!csv) throw UsageError("bench: writing the --csv file failed");
+    try {
+      io::WriteFileAtomic(*csv_path, csv.str());
+    } catch (const io::IoError& e) {
+      throw UsageError("bench: --csv: " + std::string(e.what()));
+    }
   }
   auto find = [&](const std::string& op, const std::string& dtype, std::size_t n, const std::string& prefix) -> const Row* {
     for (const Row& r : rows)
@@ -353,11 +362,14 @@ namespace carrier::cli {
 
 int RunBench(const std::vector<std::string>& argv) {
   Args args("bench", argv, {"sizes", "seed", "lanes", "max-repeats", "csv"}, {"peers", "quick"});
-  // Opened before the measurements, so a bad path fails at once rather than after minutes.
-  std::ofstream csv;
-  if (const auto path = args.Get("csv")) {
-    csv.open(*path);
-    if (!csv) args.Fail("--csv: cannot write '" + *path + "'");
+  // Probed before the measurements, so a bad path fails at once rather than after minutes;
+  // written whole at the end (io/atomic_file.hpp), so an existing file survives a failed run.
+  const std::optional<std::string> csv_path = args.Get("csv");
+  if (csv_path) {
+    std::ofstream probe(*csv_path + ".tmp");
+    if (!probe) args.Fail("--csv: cannot write '" + *csv_path + "'");
+    probe.close();
+    std::remove((*csv_path + ".tmp").c_str());
   }
   args.Fail("bench needs the SIMD kernels, which are not built (Highway was not found at configure time)");
 }

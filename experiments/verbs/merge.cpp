@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/args.hpp"
+#include "io/atomic_file.hpp"
 #include "sweep/csv.hpp"
 #include "sweep/manifest.hpp"
 #include "sweep/runner.hpp"
@@ -119,21 +120,18 @@ int RunMerge(const std::vector<std::string>& argv) {
   std::error_code ec;
   fs::create_directories(out, ec);
   if (ec) args.Fail("cannot create " + out + ": " + ec.message());
+  const io::DirLock folder_lock(out, "carrier merge");
+  if (fs::exists(out + "/trials.csv"))  // checked again under the lock
+    args.Fail(out + "/trials.csv already exists; merge into a new folder");
   const auto& cols = sweep::CsvColumns();
   const std::size_t c_status =
       static_cast<std::size_t>(std::find(cols.begin(), cols.end(), "status") - cols.begin());
   std::uint64_t failed = 0;
-  {
-    std::ofstream f(out + "/trials.csv.tmp", std::ios::binary | std::ios::trunc);
-    f << sweep::CsvHeaderLine();
-    for (const auto& [id, row] : rows) {
-      f << row.first << "\n";
-      failed += sweep::SplitCsvLine(row.first)[c_status] != "ok";
-    }
-    if (!f) args.Fail("cannot write " + out + "/trials.csv");
+  std::string csv_text = sweep::CsvHeaderLine();
+  for (const auto& [id, row] : rows) {
+    csv_text += row.first + "\n";
+    failed += sweep::SplitCsvLine(row.first)[c_status] != "ok";
   }
-  fs::rename(out + "/trials.csv.tmp", out + "/trials.csv");
-  std::ofstream(out + "/config.toml", std::ios::binary) << config_text;
   sweep::ManifestRun mr;
   mr.config_path = config_path;
   mr.config_hash = hash;
@@ -148,7 +146,15 @@ int RunMerge(const std::vector<std::string>& argv) {
   mr.wall_seconds = wall;
   mr.reference_seconds_total = ref_s;
   mr.trial_seconds_total = trial_s;
-  std::ofstream(out + "/manifest.json", std::ios::binary) << sweep::ManifestJson(mr);
+  // Each file whole or absent (io/atomic_file.hpp); trials.csv last, so its presence means the
+  // merge completed, and a merge stopped before it can simply be run again.
+  try {
+    io::WriteFileAtomic(out + "/config.toml", config_text);
+    io::WriteFileAtomic(out + "/manifest.json", sweep::ManifestJson(mr));
+    io::WriteFileAtomic(out + "/trials.csv", csv_text);
+  } catch (const io::IoError& e) {
+    args.Fail(e.what());
+  }
   std::printf("merge: %zu folders, %llu trials (%llu failed) -> %s/trials.csv\n", dirs.size(),
               static_cast<unsigned long long>(total), static_cast<unsigned long long>(failed),
               out.c_str());

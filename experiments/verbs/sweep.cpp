@@ -93,7 +93,7 @@ int RunSweep(const std::vector<std::string>& argv) {
     throw UsageError(e.what());
   }
   const int code = sweep::RunSweep(cfg, opt);
-  if (!opt.dry_run) {
+  if (!opt.dry_run && code == 0) {  // a run stopped by a signal has no summary
     const std::string dir = opt.out_dir.empty() ? "sweep-" + cfg.name : opt.out_dir;
     sweep::PrintSummary(dir + "/trials.csv");
   }
