@@ -211,6 +211,22 @@ def reproduction(spec, key, claim, command, ours_text, ours_value, *, figure=Non
         refuse(str(err))
 
 
+def cross_check(spec, key, claim, command, ours_text, ours_value, *, figure=None, note=None):
+    """A sanity row against a value published elsewhere than the folder's paper (spec[key]).
+
+    Judged by the entry's tolerance like a reproduction, but never counted as one: the rules
+    count only values that the paper or its authors' script publishes."""
+    try:
+        e = spec.entry(key)
+        if e["published"] == NOT_FOUND:
+            raise ClaimError(f"{spec.path}: [{key}] is 'not found'; a cross-check needs a value")
+        expected = f"{e['published']} ({e['location']}; {spec.tolerance_text(key)})"
+        return Claim(claim, command, ours_text, expected, spec.check(key, ours_value),
+                     figure=figure, note=note, kind="sanity")
+    except ClaimError as err:
+        refuse(str(err))
+
+
 def cpu_model():
     """The CPU's 'model name' from /proc/cpuinfo, else platform.processor(), else 'unknown'."""
     try:

@@ -94,7 +94,8 @@ def harmonic(out_dir, spec):
     r0 = rn.rows[0]
     ours = ([float(r0["stagnation_value"]), int(r0["stagnation_term"])]
             if r0["stagnation_term"] else [np.nan, np.nan])
-    out = [claims.reproduction(
+    # Higham's published value, not this paper's: a cross-check (sanity), not a reproduction.
+    out = [claims.cross_check(
         spec, "rn-harmonic-fp16", "RN: the fp16 harmonic sum stops changing",
         "carrier study stagnation --series harmonic --dtype fp16 --round rne",
         f"{r0['stagnation_value']} at term {r0['stagnation_term']}", ours,

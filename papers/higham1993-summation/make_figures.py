@@ -114,7 +114,9 @@ def stagnation(out_dir, spec):
         cmd = f"carrier study stagnation --series {series} --dtype {dtype}"
         if series == "harmonic":
             ours = [float(value), int(term)] if term != "" else [math.nan, math.nan]
-            out.append(claims.reproduction(
+            # Higham's value, but not from this paper: a cross-check (sanity), not a
+            # reproduction of Higham 1993.
+            out.append(claims.cross_check(
                 spec, f"stagnation-harmonic-{dtype}",
                 f"summing 1/k in {dtype} (rne, recursive) stops changing the sum", cmd,
                 f"{value} at term {term}", ours, figure="figures/stagnation.png",
