@@ -352,6 +352,7 @@ def summary_counts(claims_md):
     if not m:
         raise ClaimError(f"{claims_md}: no counts line (regenerate it with its reproduce.sh)")
     title = text.splitlines()[0].lstrip("# ").strip()
+    title = re.sub(r":? claims( and our numbers)?$", "", title)
     keys = ("reproduced", "not_reproduced", "not_found", "sanity")
     return title, dict(zip(keys, (int(g) for g in m.groups())))
 

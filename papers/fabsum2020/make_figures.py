@@ -194,6 +194,56 @@ def figure_and_claims(t, fab):
     return out
 
 
+def error_vs_n(tn, spec):
+    """The headline experiment's shape: median error against n at b = 32, per storage format.
+
+    FABsum's result is rounded back to the storage format first (rounded_back_error)."""
+    out = []
+    fig, axes = plots.new_figure(10.5, 3.8)
+    fig.clf()
+    for j, dtype in enumerate(("fp16", "bf16", "fp32")):
+        ax = fig.add_subplot(1, 3, j + 1)
+        sub = tn.where(dtype=dtype)
+        variants = [("recursive, all " + dtype, sub.where(acc="same", schedule="seq")),
+                    ("blocked b=32, all " + dtype, sub.where(acc="same", schedule="blocked:32")),
+                    (f"FABsum b=32 ({dtype}>{OUTER[dtype]}), rounded to {dtype}",
+                     sub.where(acc=f"{dtype}>{OUTER[dtype]}", schedule="blocked:32"))]
+        slopes = {}
+        for i, (label, v) in enumerate(variants):
+            ns = v.floats("n")
+            errs = (np.array([rounded_back_error(r, dtype) for r in v.rows]) if "FABsum" in label
+                    else v.floats("rel_error"))
+            xs = np.unique(ns)
+            med = np.array([np.median(errs[ns == x]) for x in xs])
+            keep = med > 0
+            ax.plot(xs[keep], med[keep], marker=plots.MARKERS[i], color=plots.COLORS[i],
+                    label=label)
+            slopes[label.split(",")[0].split(" (")[0]] = bounds.loglog_slope(xs[keep], med[keep])
+        u = bounds.unit_roundoff(dtype)
+        ax.axhline(u, color="black", ls=":", lw=1, label="u")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("n")
+        ax.set_ylabel("median relative error")
+        ax.set_title(f"{dtype} storage", fontsize=9)
+        ax.legend(fontsize=6.5, loc="upper left")
+        lo = spec.setting("recursive_slope_min")
+        hi = spec.setting("fabsum_slope_max")
+        out.append(claims.sanity(
+            f"{dtype}: at fixed b = 32, FABsum's error (rounded back to {dtype}) does not grow "
+            "with n while recursive summation's does (the paper's error-vs-n experiment, its "
+            "numbers not pinned)", f"carrier sweep {REL}/error-vs-n.toml",
+            "log-log slope of the median error vs n = "
+            f"{int(tn.where(dtype=dtype).floats('n').min())}..{int(sub.floats('n').max())}: " +
+            ", ".join(f"{k} {v:.2f}" for k, v in slopes.items()),
+            f"recursive slope >= {lo}, FABsum slope <= {hi}",
+            bool(slopes["recursive"] >= lo and slopes["FABsum b=32"] <= hi),
+            figure="figures/error_vs_n.png"))
+    fig.suptitle("Error vs n at fixed b = 32, n uniform[0,1) values, 5 trials per point")
+    plots.save(fig, os.path.join(HERE, "figures", "error_vs_n"), ("png",))
+    return out
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
@@ -206,6 +256,9 @@ def main():
         fab = repro.write_timing_free(os.path.join(a.out, "fabsum", "trials.csv"),
                                       os.path.join(HERE, "data", "fabsum.csv"))
         repro.require_ok(fab, "fabsum sweep")
+        tn = repro.write_timing_free(os.path.join(a.out, "error-vs-n", "trials.csv"),
+                                     os.path.join(HERE, "data", "error-vs-n.csv"))
+        repro.require_ok(tn, "error-vs-n sweep")
         checks = check_emulation(a.carrier)
         cl = [claims.sanity("carrier's two-level sum (acc INNER>OUTER) equals an independent numpy "
                            "FABsum emulation bit for bit (fp16>fp32 b=64, bf16>fp32 b=256, "
@@ -217,6 +270,7 @@ def main():
                            all(c["equal"] for c in checks))]
         cl += figure_and_claims(t, fab)
         spec = claims.load_spec(os.path.join(HERE, "claims.toml"))
+        cl += error_vs_n(tn, spec)
     except (io.AnalysisError, ValueError, KeyError) as e:
         print(f"make_figures: {e}", file=sys.stderr)
         return 2

@@ -10,6 +10,8 @@ source "$HERE/../../scripts/paper-common.sh" "$@"
 "$CARRIER_BIN" sweep "$HERE/blocked.toml" -o "$OUT/blocked" --jobs "$JOBS"
 # FABsum's two precisions (acc INNER>OUTER), in carrier itself.
 "$CARRIER_BIN" sweep "$HERE/fabsum.toml" -o "$OUT/fabsum" --jobs "$JOBS"
+# Error against n at b = 32: recursive, blocked and FABsum.
+"$CARRIER_BIN" sweep "$HERE/error-vs-n.toml" -o "$OUT/error-vs-n" --jobs "$JOBS"
 
 paper_python "$HERE/make_figures.py" --out "$OUT" --carrier "$CARRIER_BIN"
 
