@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # papers/bhh2021-lse-softmax/reproduce.sh [OUT_DIR]: regenerate every CSV, figure and CLAIMS.md
 # of this folder from an empty OUT_DIR (default out/papers/bhh2021-lse-softmax).
-# carrier: $CARRIER_BIN if set, else built (scripts/paper-common.sh).
+# carrier: $CARRIER_BIN if set, else packages installed and carrier built (scripts/paper-common.sh).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=../../scripts/paper-common.sh
@@ -12,3 +12,6 @@ source "$HERE/../../scripts/paper-common.sh" "$@"
   --dtype fp16,bf16 -o "$OUT/lse_mnist.csv"
 
 paper_python "$HERE/make_figures.py" --out "$OUT"
+
+# papers/README.md: the summary table over every CLAIMS.md.
+paper_summary

@@ -15,7 +15,6 @@ from analysis import bounds, claims, io, plots, repro
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REL = "papers/connolly2021-stochastic-rounding"
-SLOPE_OK = (0.4, 0.6)  # "about 0.5": what we accept for the SR slope
 
 
 def medians(t, rnd):
@@ -25,45 +24,53 @@ def medians(t, rnd):
     return xs, np.array([np.median(errs[ns == x]) for x in xs])
 
 
-def sweep_claims(t):
+def sweep_claims(t, spec):
+    """Sanity rows of the RN/SR sweep; every window and threshold comes from claims.toml."""
     out = []
+    nu_max, lo, hi = (spec.setting(k) for k in ("slope_nu_max", "slope_min", "slope_max"))
+    lam, ratio_min = spec.setting("lam"), spec.setting("rn_over_sr_min")
+    prob = 1 - 2 * np.exp(-lam ** 2 / 2)
     for dtype in t.unique("dtype"):
         sub = t.where(dtype=dtype)
         u = bounds.unit_roundoff(dtype)
         xs, sr = medians(sub, "sr")
         _, rn = medians(sub, "rne")
-        # The slope is fitted where n u <= 1: there the running sum's ulp stays below twice the
-        # mean term, each SR rounding error is of the order of an ulp and the sqrt(n) u law
-        # applies. Beyond it (where RN stagnates) SR's per-step variance is about t ulp instead
-        # of ulp^2, so the error grows more slowly than sqrt(n) u: still under the bound, and
-        # reported in the note, but not the regime the slope claim is about.
-        fit = xs * u <= 1
-        s_sr = bounds.loglog_slope(xs[fit], sr[fit])
-        s_sr_all = bounds.loglog_slope(xs, sr)
-        s_rn = bounds.loglog_slope(xs, rn)  # over all n: RN's bias shows once n u > 1
+        # Below n u = nu_max the running sum's ulp stays below twice the mean term and both
+        # roundings give errors that grow like sqrt(n) u (RN's too, on random data); past it RN
+        # stagnates and SR's per-step variance shrinks relative to the sum.
+        fit = xs * u <= nu_max
+        s_sr, s_rn_fit = (bounds.loglog_slope(xs[fit], m[fit]) for m in (sr, rn))
+        s_sr_all, s_rn = (bounds.loglog_slope(xs, m) for m in (sr, rn))
+        window = f"n = {int(xs[fit][0])}..{int(xs[fit][-1])} (n u <= {nu_max:g})"
+        out.append(claims.sanity(
+            f"SR recursive summation error grows like sqrt(n) u below stagnation ({dtype}, "
+            "uniform[0,1))", f"carrier sweep {REL}/sr-vs-rn.toml",
+            f"log-log slope of the median error over {window}: SR {s_sr:.3f}, RN {s_rn_fit:.3f} "
+            f"(20 trials per n); over all n to {int(xs[-1])}: SR {s_sr_all:.3f}",
+            f"SR slope in [{lo}, {hi}] (window fixed in claims.toml)", bool(lo <= s_sr <= hi),
+            figure=f"figures/sr_vs_rn_{dtype}.png",
+            note="sanity, not a reproduction: RN passes the same window, so the row cannot tell "
+                 "SR from RN"))
         srt = sub.where(round="sr")
-        worst = float(np.nanmax(srt.floats("rel_error") / (np.sqrt(srt.floats("n")) * u)))
-        out.append(claims.Claim(
-            f"SR recursive summation error grows like sqrt(n) u ({dtype}, uniform[0,1))",
-            f"carrier sweep {REL}/sr-vs-rn.toml",
-            f"log-log slope of the median error = {s_sr:.3f} (n = {int(xs[fit][0])}.."
-            f"{int(xs[fit][-1])}, n u <= 1, 20 trials per n)", "slope 0.5",
-            SLOPE_OK[0] <= s_sr <= SLOPE_OK[1], figure=f"figures/sr_vs_rn_{dtype}.png",
-            note=f"accepted {SLOPE_OK[0]}..{SLOPE_OK[1]}; over all n up to {int(xs[-1])} the "
-                 f"slope is {s_sr_all:.3f}: past n u = 1 SR's error grows more slowly"))
-        out.append(claims.Claim(
-            f"SR error <= lambda sqrt(n) u with lambda = 1 for every trial ({dtype})",
-            f"carrier sweep {REL}/sr-vs-rn.toml",
-            f"max error / (sqrt(n) u) = {repro.fmt(worst)} over {len(srt)} trials, n = "
-            f"{int(xs[0])}..{int(xs[-1])}", "<= lambda (a small constant) w.h.p.",
-            worst <= 1.0, figure=f"figures/sr_vs_rn_{dtype}.png"))
-        out.append(claims.Claim(
-            f"RN error grows faster than SR's and ends far above it ({dtype})",
-            f"carrier sweep {REL}/sr-vs-rn.toml",
-            f"slopes over n = {int(xs[0])}..{int(xs[-1])}: RN {s_rn:.3f}, SR {s_sr_all:.3f}; "
-            f"median RN/SR error at n={int(xs[-1])}: {rn[-1] / sr[-1]:.3g}",
-            "RN ~ n u (then stagnation); SR ~ sqrt(n) u",
-            bool(s_rn > s_sr_all and rn[-1] > sr[-1]), figure=f"figures/sr_vs_rn_{dtype}.png"))
+        ratio = srt.floats("rel_error") / (lam * np.sqrt(srt.floats("n")) * 2 * u)
+        out.append(claims.sanity(
+            f"SR error <= lambda sqrt(n) (2u), lambda = {lam:g} (probability >= {prob:.2f}) "
+            f"({dtype})", f"carrier sweep {REL}/sr-vs-rn.toml",
+            f"max error / (lambda sqrt(n) 2u) = {repro.fmt(float(np.nanmax(ratio)))}; "
+            f"{int(np.count_nonzero(ratio > 1))} of {len(srt)} trials above 1, n = "
+            f"{int(xs[0])}..{int(xs[-1])}",
+            f"at most {1 - prob:.2f} of the trials above the bound",
+            bool(np.count_nonzero(ratio > 1) <= (1 - prob) * len(srt)),
+            figure=f"figures/sr_vs_rn_{dtype}.png",
+            note="SR's rounding errors are bounded by 2u (one ulp), hence 2u"))
+        out.append(claims.sanity(
+            f"below stagnation RN is as accurate as SR; past it RN's error grows faster and "
+            f"ends far above SR's ({dtype})", f"carrier sweep {REL}/sr-vs-rn.toml",
+            f"slopes over {window}: RN {s_rn_fit:.3f}, SR {s_sr:.3f}; median RN/SR error at "
+            f"n = {int(xs[fit][-1])}: {rn[fit][-1] / sr[fit][-1]:.3g}, at n = {int(xs[-1])}: "
+            f"{rn[-1] / sr[-1]:.3g}",
+            f"RN/SR >= {ratio_min:g} at the largest n", bool(rn[-1] / sr[-1] >= ratio_min),
+            figure=f"figures/sr_vs_rn_{dtype}.png"))
         curves = [("$\\sqrt{n}u$", lambda n: bounds.prob_bound(n, u)),
                   ("$\\gamma_{n-1}$", lambda n: bounds.gamma(n - 1, u))]
         plots.error_vs_n(sub, os.path.join(HERE, "figures", f"sr_vs_rn_{dtype}"),
@@ -73,7 +80,7 @@ def sweep_claims(t):
     return out
 
 
-def harmonic(out_dir):
+def harmonic(out_dir, spec):
     rn = io.read_table(os.path.join(out_dir, "harmonic-fp16-rne.csv"))
     srs = [io.read_table(p) for p in sorted(glob.glob(os.path.join(out_dir,
                                                                    "harmonic-fp16-sr-*.csv")))]
@@ -85,12 +92,14 @@ def harmonic(out_dir):
     rows = rn.rows + [r for t in srs for r in t.rows]
     io.write_csv(os.path.join(HERE, "data", "harmonic-fp16.csv"), rn.columns, rows)
     r0 = rn.rows[0]
-    out = [claims.Claim("RN: the fp16 harmonic sum stagnates at 7.0859375 (term 513)",
-                        "carrier study stagnation --series harmonic --dtype fp16 --round rne",
-                        f"{r0['stagnation_value']} at term {r0['stagnation_term']}",
-                        "7.0859375 at term 513",
-                        r0["stagnation_term"] == "513" and float(r0["stagnation_value"]) ==
-                        7.0859375)]
+    ours = ([float(r0["stagnation_value"]), int(r0["stagnation_term"])]
+            if r0["stagnation_term"] else [np.nan, np.nan])
+    # Higham's published value, not this paper's: a cross-check (sanity), not a reproduction.
+    out = [claims.cross_check(
+        spec, "rn-harmonic-fp16", "RN: the fp16 harmonic sum stops changing",
+        "carrier study stagnation --series harmonic --dtype fp16 --round rne",
+        f"{r0['stagnation_value']} at term {r0['stagnation_term']}", ours,
+        figure="figures/harmonic_sr.png")]
     vals = np.array([float(t.rows[0]["stagnation_value"]) for t in srs])
     terms = [t.rows[0]["stagnation_term"] for t in srs]
     exact = float(srs[0].rows[0]["exact_partial_sum_at_stagnation"])
@@ -98,17 +107,17 @@ def harmonic(out_dir):
     # For sr the study reports the value after max-terms terms and leaves the term empty when
     # nothing stagnated (experiments/studies/stagnation.hpp); a number there means it did.
     rel = np.abs(vals - exact) / exact
-    out.append(claims.Claim(
+    out.append(claims.sanity(
         "SR: the fp16 harmonic sum does not stagnate; it keeps tracking H_k",
         "carrier study stagnation --series harmonic --dtype fp16 --round sr --seed S "
         "--max-terms 1048576 (S = 1..5)",
         f"{len(srs) - len(stagnated)} of {len(srs)} seeds without stagnation; values "
         f"{', '.join(f'{v:.4g}' for v in vals)} vs H = {exact:.6g} (max rel. diff "
         f"{rel.max():.2g}); RN stops at {r0['stagnation_value']}",
-        "no stagnation; SR sum close to the exact one",
+        "no seed stagnates and every SR sum is more than twice RN's",
         bool(not stagnated and np.all(vals > 2 * float(r0["stagnation_value"]))),
         figure="figures/harmonic_sr.png",
-        note="match = no seed stagnates and every SR sum is more than twice RN's"))
+        note="no published SR value found to compare with, hence sanity"))
     fig, ax = plots.new_figure()
     ax.axhline(exact, color="black", lw=1.2, label=f"exact $H_N$ = {exact:.4f}")
     ax.axhline(float(r0["stagnation_value"]), color=plots.COLORS[1], ls="--",
@@ -133,16 +142,18 @@ def main():
         t = repro.write_timing_free(os.path.join(a.out, "sr-vs-rn", "trials.csv"),
                                     os.path.join(HERE, "data", "sr-vs-rn.csv"))
         repro.require_ok(t, "sr-vs-rn sweep")
-        cl = sweep_claims(t) + harmonic(a.out)
+        spec = claims.load_spec(os.path.join(HERE, "claims.toml"))
+        cl = harmonic(a.out, spec) + sweep_claims(t, spec)
     except (io.AnalysisError, ValueError) as e:
         print(f"make_figures: {e}", file=sys.stderr)
         return 2
     claims.write_claims(os.path.join(HERE, "CLAIMS.md"),
                         "Connolly, Higham and Mary 2021, stochastic rounding: claims", cl,
-                        preamble=f"Regenerate: `bash {REL}/reproduce.sh`.")
+                        preamble=f"Regenerate: `bash {REL}/reproduce.sh`. The paper's own "
+                                 "experiment (matrix-vector products, RN against 10 SR runs) "
+                                 "is not run yet (README.md, \"Not reproduced\").", spec=spec)
     for c in cl:
-        print(f"{'MATCH' if c.match is True else 'DIFF '} {c.claim}: ours {c.ours}; "
-              f"published {c.published}")
+        print(f"{c.kind:12} {c.match!s:5} {c.claim}: ours {c.ours}; published {c.published}")
     return 0
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # papers/fabsum2020/reproduce.sh [OUT_DIR]: regenerate every CSV, figure and
 # CLAIMS.md of this folder from an empty OUT_DIR (default out/papers/fabsum2020).
-# carrier: $CARRIER_BIN if set, else built (scripts/paper-common.sh).
+# carrier: $CARRIER_BIN if set, else packages installed and carrier built (scripts/paper-common.sh).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=../../scripts/paper-common.sh
@@ -10,5 +10,10 @@ source "$HERE/../../scripts/paper-common.sh" "$@"
 "$CARRIER_BIN" sweep "$HERE/blocked.toml" -o "$OUT/blocked" --jobs "$JOBS"
 # FABsum's two precisions (acc INNER>OUTER), in carrier itself.
 "$CARRIER_BIN" sweep "$HERE/fabsum.toml" -o "$OUT/fabsum" --jobs "$JOBS"
+# Error against n at b = 32: recursive, blocked and FABsum.
+"$CARRIER_BIN" sweep "$HERE/error-vs-n.toml" -o "$OUT/error-vs-n" --jobs "$JOBS"
 
 paper_python "$HERE/make_figures.py" --out "$OUT" --carrier "$CARRIER_BIN"
+
+# papers/README.md: the summary table over every CLAIMS.md.
+paper_summary

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # papers/higham1993-summation/reproduce.sh [OUT_DIR]: regenerate every CSV, figure and
 # CLAIMS.md of this folder from an empty OUT_DIR (default out/papers/higham1993-summation).
-# carrier: $CARRIER_BIN if set, else built (scripts/paper-common.sh).
+# carrier: $CARRIER_BIN if set, else packages installed and carrier built (scripts/paper-common.sh).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=../../scripts/paper-common.sh
@@ -16,3 +16,6 @@ for series in harmonic ones; do
 done
 
 paper_python "$HERE/make_figures.py" --out "$OUT" --carrier "$CARRIER_BIN"
+
+# papers/README.md: the summary table over every CLAIMS.md.
+paper_summary

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # papers/milakov2018-online-softmax/reproduce.sh [OUT_DIR]: regenerate the CSVs, figures and
 # CLAIMS.md of this folder from an empty OUT_DIR (default out/papers/milakov2018-online-softmax).
-# carrier: $CARRIER_BIN if set, else built (scripts/paper-common.sh).
+# carrier: $CARRIER_BIN if set, else packages installed and carrier built (scripts/paper-common.sh).
 # data/passes.csv (counted accesses) is deterministic; OUT/timing.csv holds the timings and is
 # never compared or committed.
 set -euo pipefail
@@ -14,3 +14,6 @@ source "$HERE/../../scripts/paper-common.sh" "$@"
   -o "$OUT/passes.csv" --timing "$OUT/timing.csv"
 
 paper_python "$HERE/make_figures.py" --out "$OUT"
+
+# papers/README.md: the summary table over every CLAIMS.md.
+paper_summary

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # papers/secretly-associative/reproduce.sh [OUT_DIR]: regenerate every CSV, laws table, figure
 # and CLAIMS.md of this folder from an empty OUT_DIR (default out/papers/secretly-associative).
-# carrier: $CARRIER_BIN if set, else built (scripts/paper-common.sh).
+# carrier: $CARRIER_BIN if set, else packages installed and carrier built (scripts/paper-common.sh).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=../../scripts/paper-common.sh
@@ -17,3 +17,6 @@ done
   > "$OUT/orders-attention.log" 2>&1
 
 paper_python "$HERE/make_figures.py" --out "$OUT"
+
+# papers/README.md: the summary table over every CLAIMS.md.
+paper_summary

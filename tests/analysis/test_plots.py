@@ -141,15 +141,36 @@ def main():
           f"timing-free CSV: {len(tf)} rows in trial order, columns dropped: "
           f"{sorted(set(trials.columns) - set(tf.columns))}")
 
-    # CLAIMS.md: deterministic, one row per claim, match rendered.
+    # CLAIMS.md: reproduction rows judged by claims.toml's tolerance, sanity rows apart,
+    # and a reproduction row without a location or tolerance refused with exit 2.
     out = os.path.join(d, "CLAIMS.md")
-    cl = [claims.Claim("ones in fp16 stop at 2048", "carrier study stagnation", "2048", "2048",
-                       True), claims.Claim("slope", "x", "0.61", "0.5", False)]
-    claims.write_claims(out, "t", cl, hardware="test cpu")
+    toml = os.path.join(d, "claims.toml")
+    with open(toml, "w", encoding="utf-8") as f:
+        f.write('[stop]\npublished = "2048"\nvalue = 2048\nlocation = "Table 1"\nexact = true\n'
+                '[slope]\npublished = "0.5"\nvalue = 0.5\nlocation = "Fig. 2"\nabs = 0.1\n'
+                '[gone]\npublished = "not found"\nsearched = "the whole paper"\n')
+    spec = claims.load_spec(toml)
+    cl = [claims.reproduction(spec, "stop", "ones in fp16 stop at 2048", "carrier study", "2048",
+                              2048.0),
+          claims.reproduction(spec, "slope", "slope", "x", "0.61", 0.61),
+          claims.reproduction(spec, "gone", "count", "x", "475", 475),
+          claims.sanity("error <= bound", "x", "0.3", "<= 1", True)]
+    claims.write_claims(out, "t", cl, hardware="test cpu", spec=spec)
     text = open(out, encoding="utf-8").read()
-    rows = [ln for ln in text.splitlines() if ln[:3] in ("| 1", "| 2")]
-    check(len(rows) == 2 and "| yes |" in rows[0] and "| **no** |" in rows[1],
+    rows = [ln for ln in text.splitlines() if ln[:4] in ("| R1", "| R2", "| R3", "| S1")]
+    check(len(rows) == 4 and "| yes |" in rows[0] and "| **no** |" in rows[1] and
+          "| not found |" in rows[2] and "| holds |" in rows[3] and
+          claims.summary_counts(out)[1] == {"reproduced": 1, "not_reproduced": 1,
+                                            "not_found": 1, "sanity": 1},
           f"CLAIMS.md table rows:\n{text}")
+    bad = subprocess.run([sys.executable, "-c",
+                          "from analysis import claims; claims.write_claims('x.md', 't', "
+                          "[claims.Claim('c', 'cmd', '1', '2', True)])"],
+                         cwd=d, env=dict(os.environ, PYTHONPATH=ROOT), capture_output=True,
+                         text=True)
+    check(bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and
+          "without a location" in bad.stderr and not os.path.exists(os.path.join(d, "x.md")),
+          f"reproduction row without location refused: rc {bad.returncode}, {bad.stderr!r}")
     check(claims.cpu_model() != "", f"cpu_model() = '{claims.cpu_model()}'")
 
     print(f"{len(FAILURES)} failure(s)")
