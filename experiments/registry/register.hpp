@@ -24,6 +24,7 @@
 
 #include "core/carrier.hpp"
 #include "core/carriers/pairs.hpp"
+#include "core/exp_policy.hpp"
 #include "core/replay.hpp"
 #include "precision/math_policy.hpp"
 #include "registry/registry.hpp"
