@@ -6,8 +6,23 @@
 #include <vector>
 
 #include "core/merge_tree.hpp"
+#include "precision/math_policy.hpp"
 
 namespace carrier {
+
+double ExpRelativeError(ExpArithmetic a, double u) {
+  switch (a) {
+    case ExpArithmetic::kMpfr:
+      return u;
+    case ExpArithmetic::kEmulated:
+      return u + 0x1.0p-52;
+    case ExpArithmetic::kNativePortable:
+      return 2 * u * kPortableExpMaxUlpF32;
+    case ExpArithmetic::kNativeLibm:
+      break;
+  }
+  return 2 * u;
+}
 
 long double SumAbs(std::span<const double> x) {
   long double s = 0;
@@ -144,6 +159,39 @@ OpBound AttentionOpBound(const BoundContext& ctx, const BoundInputs& in) {
   }
   ob.bound.value = norm > 0 ? worst / norm : INFINITY;
   return ob;
+}
+
+AttentionRowBoundParts AttentionBoundParts(std::span<const double> scores,
+                                           std::span<const double> query, const double* keys,
+                                           std::span<const double> values, std::size_t d,
+                                           std::span<const long double> o) {
+  const std::size_t n = scores.size();
+  AttentionRowBoundParts out;
+  long double m = -INFINITY, total = 0, qmax = 0;
+  for (double sc : scores) m = std::max<long double>(m, sc);
+  std::vector<long double> w(n);
+  for (std::size_t k = 0; k < n; ++k)
+    total += (w[k] = std::exp(static_cast<long double>(scores[k]) - m));
+  for (std::size_t k = 0; k < n; ++k) {
+    w[k] /= total;
+    long double qk = 0;
+    for (std::size_t c = 0; c < d; ++c)
+      qk += std::fabs(static_cast<long double>(query[c]) * keys[k * d + c]);
+    qmax = std::max(qmax, qk / std::sqrt(static_cast<long double>(d)));
+  }
+  for (std::size_t j = 0; j < d; ++j) {
+    const long double oj = std::fabs(o[j]);
+    long double a = 0, b = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      const long double t = w[k] * (std::fabs(static_cast<long double>(values[k * d + j])) + oj);
+      a += t;
+      b += t * (m - scores[k]);
+    }
+    out.a.push_back(static_cast<double>(a));
+    out.b.push_back(static_cast<double>(b));
+  }
+  out.q = static_cast<double>(qmax);
+  return out;
 }
 
 OpBound FabsumOpBound(const BoundInputs& in, const MergeTree& tree, double u_in, double u_out) {

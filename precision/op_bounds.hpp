@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "core/carriers/pairs.hpp"
 #include "precision/bounds.hpp"
@@ -30,6 +31,13 @@ struct BoundContext {
   double u_log = 0;            // relative error of the log
   double eta = 0;              // smallest positive subnormal of the compute format
 };
+
+// The relative error u_e (= u_l) of the exp/log a compute type uses, for BoundContext: MPFR's
+// are correctly rounded (u); an emulated format rounds libm's double result once (u + 2^-52);
+// natively, libm is within one ulp (glibc documents <= 1 ulp for exp and log: 2u) and the
+// portable exp within kPortableExpMaxUlpF32 ulps (precision/math_policy.hpp).
+enum class ExpArithmetic { kNativeLibm, kNativePortable, kEmulated, kMpfr };
+double ExpRelativeError(ExpArithmetic a, double u);
 
 // What a bound may read: the stored inputs and the certified reference (never the result).
 struct BoundInputs {
@@ -73,6 +81,19 @@ OpBound WelfordOpBound(const BoundContext& ctx, const BoundInputs& in);
 // Reported normwise: max_j bound_j / max_j |o_j| (a componentwise relative bound says little
 // here: outputs near zero come from cancelling terms).
 OpBound AttentionOpBound(const BoundContext& ctx, const BoundInputs& in);
+// AttentionOpBound's data-dependent parts for one query row, in long double from the row's
+// exact scores s_k (k = 0..n-1): with w the exact softmax weights and M = max s, per output
+// component j, A_j = sum_k w_k (|v_kj| + |o_j|) and B_j = sum_k w_k (|v_kj| + |o_j|) (M - s_k);
+// and Q = max_k sum_c |q_c k_kc| / sqrt(d). keys and values are row-major n x d; o the row's
+// reference output (d values).
+struct AttentionRowBoundParts {
+  std::vector<double> a, b;
+  double q = 0;
+};
+AttentionRowBoundParts AttentionBoundParts(std::span<const double> scores,
+                                           std::span<const double> query, const double* keys,
+                                           std::span<const double> values, std::size_t d,
+                                           std::span<const long double> o);
 
 // Two-level sum (FABsum's shape, Blanchard, Higham & Mary 2020, first order): an input in a
 // chain of L values passes at most L - 1 rounded INNER additions, the exact conversion, and

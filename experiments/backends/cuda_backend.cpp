@@ -105,8 +105,6 @@ Result RunCudaAttention(const Request& req) {
   throw Unavailable("backend cuda: attention takes fp16 or bf16 inputs, got " + req.storage);
 }
 
-}
-
 template <template <class> class CT>
 Result RunCudaCarrier(const Request& request) {
   const std::string text = request.schedule.empty() ? kDefaultSchedule : request.schedule;

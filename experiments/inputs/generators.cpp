@@ -6,16 +6,11 @@
 #include <functional>
 #include <stdexcept>
 
+#include "core/hash.hpp"
+
 namespace carrier::inputs {
 
 namespace {
-
-std::uint64_t Mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 double NormalAt(std::uint64_t seed, std::uint64_t i) {
   double u1 = UniformAt(seed, 2 * i);
@@ -27,7 +22,7 @@ double NormalAt(std::uint64_t seed, std::uint64_t i) {
 }  // namespace
 
 double UniformAt(std::uint64_t seed, std::uint64_t i) {
-  return static_cast<double>(Mix(Mix(seed) ^ i) >> 11) * 0x1.0p-53;
+  return static_cast<double>(SplitMix64(SplitMix64(seed) ^ i) >> 11) * 0x1.0p-53;
 }
 
 GeneratorSpec ParseGenerator(const std::string& text) {

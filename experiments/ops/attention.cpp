@@ -61,7 +61,7 @@ registry::Replayed AttentionReplay(registry::ScalarKind k, registry::ExpKind x,
 // The certified output of every query row (core/attention.hpp's exact scores, then
 // ReferenceAttention per row), concatenated row-major like the replay's output. Certified when
 // every row is; the tier and precision of the least precise row. Also the bound's
-// data-dependent parts (run::SharedReference), in long double from the exact scores.
+// data-dependent parts (run::SharedReference; precision/op_bounds.hpp AttentionBoundParts).
 void AttentionReference(const run::TrialInput& in, std::uint64_t d, run::SharedReference& out) {
   const std::size_t n = in.n;
   const double* q = in.a.data();
@@ -89,30 +89,12 @@ void AttentionReference(const run::TrialInput& in, std::uint64_t d, run::SharedR
     all.cert.correctly_rounded = all.cert.correctly_rounded && r.cert.correctly_rounded;
     if (!r.cert.certified && all.cert.note.empty())
       all.cert.note = "row " + std::to_string(i) + ": " + r.cert.note;
-    long double m = -INFINITY, total = 0, qmax = 0;
-    for (double sc : scores) m = std::max<long double>(m, sc);
-    std::vector<long double> w(n);
-    for (std::size_t k = 0; k < n; ++k)
-      total += (w[k] = std::exp(static_cast<long double>(scores[k]) - m));
-    for (std::size_t k = 0; k < n; ++k) {
-      w[k] /= total;
-      long double qk = 0;
-      for (std::size_t c = 0; c < d; ++c)
-        qk += std::fabs(static_cast<long double>(q[i * d + c]) * q[n * d + k * d + c]);
-      qmax = std::max(qmax, qk / std::sqrt(static_cast<long double>(d)));
-    }
-    for (std::size_t j = 0; j < d; ++j) {
-      const long double o = std::fabs(r.as_long_double[j]);
-      long double a = 0, b = 0;
-      for (std::size_t k = 0; k < n; ++k) {
-        const long double t = w[k] * (std::fabs(static_cast<long double>(v[k * d + j])) + o);
-        a += t;
-        b += t * (m - scores[k]);
-      }
-      out.attention_a.push_back(static_cast<double>(a));
-      out.attention_b.push_back(static_cast<double>(b));
-    }
-    out.attention_q.push_back(static_cast<double>(qmax));
+    const AttentionRowBoundParts parts = AttentionBoundParts(
+        scores, std::span<const double>(q + i * d, d), q + n * d, v, d,
+        std::span<const long double>(r.as_long_double.data(), d));
+    out.attention_a.insert(out.attention_a.end(), parts.a.begin(), parts.a.end());
+    out.attention_b.insert(out.attention_b.end(), parts.b.begin(), parts.b.end());
+    out.attention_q.push_back(parts.q);
   }
   SetReference(out, std::move(all));
 }
@@ -121,7 +103,8 @@ void AttentionReference(const run::TrialInput& in, std::uint64_t d, run::SharedR
 
 }  // namespace
 
-CARRIER_REGISTER_OP([] {
+namespace {
+Entry AttentionOp() {
   Entry e;
   e.name = "attention";
   e.summary = "one FlashAttention-2 forward head over q, k, v (n x head_dim outputs)";
@@ -142,6 +125,9 @@ CARRIER_REGISTER_OP([] {
   e.bound = &AttentionOpBound;
 #endif
   return e;
-}())
+}
+}  // namespace
+
+CARRIER_REGISTER_OP(AttentionOp())
 
 }  // namespace carrier::ops

@@ -6,22 +6,30 @@
 
 namespace carrier::ops {
 
-CARRIER_REGISTER_OP([] {
+namespace {
+Entry NaiveMeanOp() {
   Entry e = registry::CarrierOp<registry::Plain<NaiveMean>>(
       "naive-mean", "counterexample: the mean of two means (not associative)");
   e.rank = 200;
   e.replay = nullptr;
   e.derive = &registry::DeriveOf<NaiveMeanDerivation>;
   return e;
-}())
+}
+}  // namespace
 
-CARRIER_REGISTER_OP([] {
+CARRIER_REGISTER_OP(NaiveMeanOp())
+
+namespace {
+Entry NaiveLseOp() {
   Entry e = registry::CarrierOp<registry::Plain<NaiveLse>, true>(
       "naive-lse", "counterexample: log-sum-exp without the max rescale");
   e.rank = 210;
   e.replay = nullptr;
   e.derive = &registry::DeriveOf<NaiveLseDerivation>;
   return e;
-}())
+}
+}  // namespace
+
+CARRIER_REGISTER_OP(NaiveLseOp())
 
 }  // namespace carrier::ops

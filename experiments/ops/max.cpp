@@ -6,7 +6,8 @@
 
 namespace carrier::ops {
 
-CARRIER_REGISTER_OP([] {
+namespace {
+Entry MaxOp() {
   Entry e = registry::CarrierOp<registry::Plain<Max>, true>("max", "maximum (NaN-propagating)");
   e.rank = 30;
   e.component_names = {"max"};
@@ -19,9 +20,13 @@ CARRIER_REGISTER_OP([] {
   e.bound = &ExactOpBound;
 #endif
   return e;
-}())
+}
+}  // namespace
 
-CARRIER_REGISTER_OP([] {
+CARRIER_REGISTER_OP(MaxOp())
+
+namespace {
+Entry ArgmaxOp() {
   Entry e = registry::CarrierOp<registry::Plain<ArgMax>, true>(
       "argmax", "maximum and its index (ties to the lowest index; not commutative)");
   e.rank = 40;
@@ -34,6 +39,9 @@ CARRIER_REGISTER_OP([] {
   e.bound = &ExactOpBound;
 #endif
   return e;
-}())
+}
+}  // namespace
+
+CARRIER_REGISTER_OP(ArgmaxOp())
 
 }  // namespace carrier::ops

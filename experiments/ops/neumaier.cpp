@@ -6,7 +6,8 @@
 
 namespace carrier::ops {
 
-CARRIER_REGISTER_OP([] {
+namespace {
+Entry NeumaierOp() {
   using F = registry::Plain<Compensated>;
   Entry e = registry::CarrierOp<F>(
       "neumaier", "Kahan-Babuska-Neumaier compensated sum (the correction added at the end)");
@@ -21,6 +22,9 @@ CARRIER_REGISTER_OP([] {
   e.cond = &SumCondition;
 #endif
   return e;
-}())
+}
+}  // namespace
+
+CARRIER_REGISTER_OP(NeumaierOp())
 
 }  // namespace carrier::ops

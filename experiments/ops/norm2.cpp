@@ -4,7 +4,8 @@
 
 namespace carrier::ops {
 
-CARRIER_REGISTER_OP([] {
+namespace {
+Entry Norm2Op() {
   Entry e = registry::CarrierOp<registry::Plain<ScaledNorm2>>(
       "norm2", "2-norm by the scaled (scale, ssq) carrier (no overflow, no underflow)");
   e.rank = 80;
@@ -15,6 +16,9 @@ CARRIER_REGISTER_OP([] {
   e.bound = &Norm2OpBound;
 #endif
   return e;
-}())
+}
+}  // namespace
+
+CARRIER_REGISTER_OP(Norm2Op())
 
 }  // namespace carrier::ops

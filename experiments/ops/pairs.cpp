@@ -7,7 +7,8 @@
 
 namespace carrier::ops {
 
-CARRIER_REGISTER_OP([] {
+namespace {
+Entry DotOp() {
   Entry e = registry::CarrierOp<registry::Plain<Dot>>("dot", "dot product of two columns");
   e.rank = 90;
   e.component_names = {"dot"};
@@ -19,9 +20,13 @@ CARRIER_REGISTER_OP([] {
   e.cond = &DotCondition;
 #endif
   return e;
-}())
+}
+}  // namespace
 
-CARRIER_REGISTER_OP([] {
+CARRIER_REGISTER_OP(DotOp())
+
+namespace {
+Entry AffineOp() {
   Entry e = registry::CarrierOp<registry::Plain<Affine>, false, true>(
       "affine", "affine recurrence h = a h + b as composed maps (not commutative)");
   e.rank = 100;
@@ -33,6 +38,9 @@ CARRIER_REGISTER_OP([] {
   e.bound = &AffineOpBound;
 #endif
   return e;
-}())
+}
+}  // namespace
+
+CARRIER_REGISTER_OP(AffineOp())
 
 }  // namespace carrier::ops

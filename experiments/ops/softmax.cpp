@@ -29,7 +29,8 @@ registry::Replayed SoftmaxReplay(registry::ScalarKind k, registry::ExpKind x, co
 
 }  // namespace
 
-CARRIER_REGISTER_OP([] {
+namespace {
+Entry LseOp() {
   using F = registry::WithExp<OnlineSoftmax>;
   Entry e = registry::CarrierOp<F, true>("lse", "log-sum-exp by the online (max, sum) carrier");
   e.rank = 50;
@@ -42,9 +43,13 @@ CARRIER_REGISTER_OP([] {
   e.bound = &LseOpBound;
 #endif
   return e;
-}())
+}
+}  // namespace
 
-CARRIER_REGISTER_OP([] {
+CARRIER_REGISTER_OP(LseOp())
+
+namespace {
+Entry SoftmaxOp() {
   Entry e;
   e.name = "softmax";
   e.summary = "softmax outputs from the online lse state (vector output)";
@@ -60,6 +65,9 @@ CARRIER_REGISTER_OP([] {
   e.bound = &SoftmaxOpBound;
 #endif
   return e;
-}())
+}
+}  // namespace
+
+CARRIER_REGISTER_OP(SoftmaxOp())
 
 }  // namespace carrier::ops

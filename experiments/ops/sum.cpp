@@ -5,7 +5,8 @@
 
 namespace carrier::ops {
 
-CARRIER_REGISTER_OP([] {
+namespace {
+Entry SumOp() {
   using F = registry::Plain<Sum>;
   Entry e = registry::CarrierOp<F>("sum", "recursive summation, one rounding per addition");
   e.rank = 10;
@@ -21,6 +22,9 @@ CARRIER_REGISTER_OP([] {
   e.cond = &SumCondition;
 #endif
   return e;
-}())
+}
+}  // namespace
+
+CARRIER_REGISTER_OP(SumOp())
 
 }  // namespace carrier::ops

@@ -83,20 +83,28 @@ Entry VarianceOp(const char* name, const char* summary, int rank) {
 
 }  // namespace
 
-CARRIER_REGISTER_OP([] {
+namespace {
+Entry VarTwopassOp() {
   Entry e = VarianceOp("var-twopass", "two-pass variance: the mean, then the centred squares", 120);
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
   e.replay = &TwoPass;
 #endif
   return e;
-}())
+}
+}  // namespace
 
-CARRIER_REGISTER_OP([] {
+CARRIER_REGISTER_OP(VarTwopassOp())
+
+namespace {
+Entry VarTextbookOp() {
   Entry e = VarianceOp("var-textbook", "textbook one-pass variance (sum x^2 - (sum x)^2/n)/n", 130);
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
   e.replay = &Textbook;
 #endif
   return e;
-}())
+}
+}  // namespace
+
+CARRIER_REGISTER_OP(VarTextbookOp())
 
 }  // namespace carrier::ops

@@ -6,7 +6,8 @@
 
 namespace carrier::ops {
 
-CARRIER_REGISTER_OP([] {
+namespace {
+Entry WelfordOp() {
   using F = registry::Plain<Welford>;
   Entry e = registry::CarrierOp<F>(
       "welford", "Welford's mean and variance with the Chan-Golub-LeVeque merge");
@@ -23,6 +24,9 @@ CARRIER_REGISTER_OP([] {
   e.cond = &VarianceConditionOf;
 #endif
   return e;
-}())
+}
+}  // namespace
+
+CARRIER_REGISTER_OP(WelfordOp())
 
 }  // namespace carrier::ops

@@ -5,7 +5,7 @@
 //
 //   CARRIER_REGISTER("range", Range, "running (min, max); result max - min");
 //   CARRIER_REGISTER_DERIVABLE("range", Range, RangeDerivation, "...");
-//   CARRIER_REGISTER_OP(entry)   a built-in: an Entry built with CarrierOp<F>() and completed
+//   CARRIER_REGISTER_OP(SumOp())  a built-in: an Entry built with CarrierOp<F>() and completed
 //
 // A family F names the carrier for a compute scalar T and an exp policy E:
 // Plain<CT>::C<T, E> = CT<T> (the exp policy plays no part) and WithExp<CE>::C<T, E> =
@@ -24,6 +24,7 @@
 
 #include "core/carrier.hpp"
 #include "core/carriers/pairs.hpp"
+#include "core/exp_policy.hpp"
 #include "core/replay.hpp"
 #include "precision/math_policy.hpp"
 #include "registry/registry.hpp"
@@ -335,8 +336,8 @@ Entry MakeEntry(const char* name, const char* summary) {
       ::carrier::registry::Register(::carrier::registry::MakeEntry<CT, D>(NAME, SUMMARY)); \
   }
 
-// A built-in: the argument is an expression of type Entry (usually a lambda's result; commas
-// allowed).
+// A built-in: the argument is an expression of type Entry (experiments/ops/ call a function
+// that builds it, so no preprocessor directive sits inside the macro's arguments).
 #define CARRIER_REGISTER_OP(...)                                                      \
   namespace {                                                                         \
   [[maybe_unused]] const bool CARRIER_REGISTRY_CAT(carrier_registered_, __LINE__) =  \

@@ -1,7 +1,8 @@
-// experiments/run/trial.cpp: the trial runner (trial.hpp). Every op-specific part — input kind,
-// replay, reference, bound, condition number, backends — is a lookup in the op table
-// (experiments/registry/registry.hpp); this file resolves the spec, times the calls and
-// assembles the outcome.
+// experiments/run/trial.cpp: the trial runner's execution half (trial.hpp): inputs, reference,
+// the reduction and its measurement. Every op-specific part — input kind, replay, reference,
+// bound, condition number, backends — is a lookup in the op table
+// (experiments/registry/registry.hpp); this file times the calls and assembles the outcome.
+// Resolving a spec is run/resolve.cpp.
 #include "run/trial.hpp"
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
@@ -32,51 +33,19 @@ double Seconds(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// Relative error of the exp/log policy in the compute format (bounds.hpp's u_e, u_l).
+// The exp/log error model of the compute type (precision/op_bounds.hpp ExpRelativeError).
 double ExpError(const ComputeSpec& c, const std::string& exp, double u) {
   switch (c.kind) {
     case ComputeKind::kMpfr:
-      return u;  // MPFR's exp is correctly rounded
+      return ExpRelativeError(ExpArithmetic::kMpfr, u);
     case ComputeKind::kEmulated:
-      return u + 0x1.0p-52;  // libm's double result, rounded once into the format
+      return ExpRelativeError(ExpArithmetic::kEmulated, u);
     default:
-      if (exp == "portable") return 2 * u * kPortableExpMaxUlpF32;
-      return 2 * u;  // libm: within one ulp (glibc documents <= 1 ulp for exp/log)
+      return ExpRelativeError(registry::ParseExp(exp) == registry::ExpKind::kPortable
+                                  ? ExpArithmetic::kNativePortable
+                                  : ExpArithmetic::kNativeLibm,
+                              u);
   }
-}
-
-ComputeSpec ParseCompute(const std::string& text, Rounding rounding) {
-  ComputeSpec c;
-  c.text = text;
-  if (text.rfind("mpfr:", 0) == 0) {
-    auto bits = cli::ParseCountText(text.substr(5));
-    if (!bits || *bits < 2 || *bits > (1u << 20))
-      throw SpecError("acc mpfr:BITS needs BITS between 2 and 2^20, got '" + text.substr(5) + "'");
-    c.kind = ComputeKind::kMpfr;
-    c.mpfr_bits = static_cast<long>(*bits);
-    c.format = Fp64();
-    c.format.precision = static_cast<int>(std::min<long>(c.mpfr_bits, 53));
-    return c;
-  }
-  try {
-    c.format = ParseFormat(text);
-  } catch (const std::exception& e) {
-    throw SpecError(e.what());
-  }
-  const bool nearest = rounding == Rounding::kNearestEven;
-  if (c.format == Fp32() && nearest) {
-    c.kind = ComputeKind::kFloat;
-  } else if (c.format == Fp64()) {
-    if (!nearest)
-      throw SpecError("round " + std::string(RoundingName(rounding)) +
-                      " needs an emulated compute format (p <= 26); fp64 computes in rne only");
-    c.kind = ComputeKind::kDouble;
-  } else {
-    if (!IsEmulableFormat(c.format))
-      throw SpecError("compute format '" + text + "' cannot be emulated (needs p <= 26)");
-    c.kind = ComputeKind::kEmulated;
-  }
-  return c;
 }
 
 double RoundStorage(double v, const void* ctx) {
@@ -100,67 +69,6 @@ registry::ScalarKind ScalarKindOf(ComputeKind k) {
       break;
   }
   return registry::ScalarKind::kMpfr;
-}
-
-std::vector<std::string> MixedOps() {
-  std::vector<std::string> out;
-  for (const registry::Entry* e : registry::All())
-    if (e->replay_mixed) out.push_back(e->name);
-  return out;
-}
-
-// acc "INNER>OUTER" (see ResolvedTrial::mixed). Every INNER value must be an OUTER value, so the
-// conversion between the levels is exact: INNER's precision at most OUTER's and its exponent
-// range (subnormals included) inside OUTER's; mpfr:BITS as OUTER has fp64's range or wider.
-void ResolveMixed(ResolvedTrial& t, const std::string& acc, std::size_t gt) {
-  if (!t.op->replay_mixed)
-    throw SpecError("acc '" + acc + "' (two-level accumulation) applies to ops " +
-                    registry::Join(MixedOps()) + ", not '" + t.spec.op + "'");
-  const std::string in_text = acc.substr(0, gt), out_text = acc.substr(gt + 1);
-  if (in_text.empty() || out_text.empty() || out_text.find('>') != std::string::npos)
-    throw SpecError("acc '" + acc + "' is not INNER>OUTER (two compute types, e.g. fp16>fp32)");
-  auto side = [&](const std::string& s) {
-    return ParseCompute(s == "same" ? t.spec.dtype : s, t.rounding);
-  };
-  t.inner = side(in_text);
-  t.compute = side(out_text);
-  t.compute.text = acc;
-  t.mixed = true;
-  if (t.inner.kind == ComputeKind::kMpfr)
-    throw SpecError("acc '" + acc + "': the inner type cannot be mpfr:BITS (outer only)");
-  const Format& fi = t.inner.format;
-  const Format& fo = t.compute.format;
-  const bool outer_mpfr = t.compute.kind == ComputeKind::kMpfr;
-  const int p_out = outer_mpfr ? static_cast<int>(t.compute.mpfr_bits) : fo.precision;
-  const bool fits = fi.precision <= p_out &&
-                    (outer_mpfr ? (fi.emax <= fo.emax && fi.emin - fi.precision >= fo.emin - 53)
-                                : (fi.emax <= fo.emax && fi.emin >= fo.emin &&
-                                   fi.emin - fi.precision >= fo.emin - fo.precision));
-  if (!fits)
-    throw SpecError("acc '" + acc + "': inner " + in_text + " is wider than outer " + out_text +
-                    " (every inner value must be an outer value: precision and exponent range)");
-}
-
-// The op's own restrictions, from its entry (head dims, compute types, backends).
-void CheckOpLimits(const ResolvedTrial& t) {
-  const registry::Entry& e = *t.op;
-  const TrialSpec& spec = t.spec;
-  if (!e.head_dims.empty()) {
-    const auto& dims = e.head_dims;
-    if (std::find(dims.begin(), dims.end(), spec.head_dim) == dims.end()) {
-      std::string list;
-      for (auto d : dims) list += (list.empty() ? "" : " ") + std::to_string(d);
-      throw SpecError(e.name + " head_dim " + std::to_string(spec.head_dim) +
-                      " is not built; head_dim: " + list);
-    }
-  }
-  if (!e.mpfr_compute && (t.compute.kind == ComputeKind::kMpfr || t.mixed))
-    throw SpecError(e.name + " computes in one format, fp32, fp64 or an emulated one (acc "
-                    "bf16, fp16, ...), not '" + t.compute.text + "'");
-  if (!e.emulated_on_backends && t.compute.kind == ComputeKind::kEmulated &&
-      spec.backend != "replay")
-    throw SpecError(e.name + " in emulated " + t.compute.text + " runs on backend replay only, "
-                    "not " + spec.backend);
 }
 
 // The reduction itself: the entry's replay over the schedule's tree, or its backend's kernel
@@ -295,82 +203,6 @@ void MeasureBound(const ResolvedTrial& t, const BoundInputs& bi, const MergeTree
 }
 
 }  // namespace
-
-const std::vector<std::string>& BuiltinOps() {
-  static const std::vector<std::string> ops = [] {
-    std::vector<std::string> v;
-    for (const registry::Entry* e : registry::All())
-      if (e->replay && !e->user) v.push_back(e->name);
-    return v;
-  }();
-  return ops;
-}
-
-const std::vector<std::string>& RunnerOps() { return BuiltinOps(); }
-
-const std::vector<std::uint64_t>& AttentionHeadDims() {
-  static const std::vector<std::uint64_t> none;
-  const registry::Entry* e = registry::Find("attention");
-  return e ? e->head_dims : none;
-}
-
-ResolvedTrial ResolveTrial(const TrialSpec& spec) {
-  ResolvedTrial t;
-  t.spec = spec;
-  t.op = registry::Find(spec.op);
-  if (!t.op || !t.op->replay)
-    throw SpecError("unknown op '" + spec.op + "'; ops: " + registry::Join(registry::TrialOps()));
-  if (t.op->user) t.user = t.op;
-  try {
-    t.storage = ParseFormat(spec.dtype);
-  } catch (const std::exception& e) {
-    throw SpecError(e.what());
-  }
-  try {
-    t.rounding = ParseRounding(spec.round);
-  } catch (const std::exception& e) {
-    throw SpecError(e.what());
-  }
-  const std::string acc = spec.acc.empty() || spec.acc == "same" ? spec.dtype : spec.acc;
-  if (const auto gt = acc.find('>'); gt != std::string::npos) {
-    ResolveMixed(t, acc, gt);
-  } else {
-    t.compute = ParseCompute(acc, t.rounding);
-  }
-  try {
-    registry::ParseExp(spec.exp);
-  } catch (const std::invalid_argument& e) {
-    throw SpecError(e.what());
-  }
-  if (t.user && spec.exp != "libm")
-    throw SpecError("exp " + spec.exp + " applies to the built-in ops only; user carrier '" +
-                    spec.op + "' uses its scalar's own functions");
-  auto native = [](const ComputeSpec& c) {
-    return c.kind == ComputeKind::kFloat || c.kind == ComputeKind::kDouble;
-  };
-  if (spec.exp == "portable" && (!native(t.compute) || (t.mixed && !native(t.inner))))
-    throw SpecError("exp portable needs compute type fp32 or fp64 (native compute)");
-  const auto backends = registry::BackendNames();
-  if (std::find(backends.begin(), backends.end(), spec.backend) == backends.end())
-    throw SpecError("backend '" + spec.backend + "' is not one of " + registry::Join(backends));
-  if (t.mixed && spec.backend != "replay")
-    throw SpecError("acc '" + acc + "' (two-level) runs on backend replay only, not " +
-                    spec.backend);
-  try {
-    t.schedule = ParseSchedule(spec.schedule);
-  } catch (const ScheduleError& e) {
-    throw SpecError(e.what());
-  }
-  CheckOpLimits(t);
-  return t;
-}
-
-std::string ReferenceKey(const ResolvedTrial& t) {
-  const registry::Entry& e = *t.op;
-  std::string key = e.reference_key.empty() ? e.name : e.reference_key;
-  if (e.input == registry::InputKind::kAttention) key += ":" + std::to_string(t.spec.head_dim);
-  return key;
-}
 
 TrialInput MakeInput(const ResolvedTrial& t, const inputs::GeneratorSpec& gen, std::uint64_t n,
                      std::uint64_t seed) {

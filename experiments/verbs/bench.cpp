@@ -203,9 +203,9 @@ int RunBench(const std::vector<std::string>& argv) {
     rows.push_back(Time("sum", "fp16", "simd " + ToString(pinned), n, 2, reps, [&] { return simd::Reduce<Sum<float>, Half>(h16.data(), n, pinned).s; }));
     rows.push_back(Time("sum", "bf16", "scalar loop", n, 2, reps, [&] { return ScalarSum(b16); }));
     rows.push_back(Time("sum", "bf16", "simd " + ToString(pinned), n, 2, reps, [&] { return simd::Reduce<Sum<float>, BFloat16>(b16.data(), n, pinned).s; }));
-    // kahan
-    rows.push_back(Time("kahan", "fp64", "scalar loop", n, 8, reps, [&] { return Compensated<double>::Finalize(Fold<Compensated<double>>(f64.data(), n)); }));
-    rows.push_back(Time("kahan", "fp64", "simd " + ToString(pinned), n, 8, reps, [&] { return Compensated<double>::Finalize(simd::Reduce<Compensated<double>, double>(f64.data(), n, pinned)); }));
+    // neumaier (Compensated)
+    rows.push_back(Time("neumaier", "fp64", "scalar loop", n, 8, reps, [&] { return Compensated<double>::Finalize(Fold<Compensated<double>>(f64.data(), n)); }));
+    rows.push_back(Time("neumaier", "fp64", "simd " + ToString(pinned), n, 8, reps, [&] { return Compensated<double>::Finalize(simd::Reduce<Compensated<double>, double>(f64.data(), n, pinned)); }));
     // max, argmax, norm2, dot
     rows.push_back(Time("max", "fp32", "scalar loop", n, 4, reps, [&] { return Fold<Max<float>>(f32.data(), n).m; }));
     rows.push_back(Time("max", "fp32", "simd " + ToString(pinned), n, 4, reps, [&] { return simd::Reduce<Max<float>, float>(f32.data(), n, pinned).m; }));
@@ -319,7 +319,7 @@ int RunBench(const std::vector<std::string>& argv) {
   ratio("fp32 lse 2^26: scipy.special.logsumexp / one-pass native", find("lse", "fp32", n26, "scipy"), find("lse", "fp32", n26, "simd native"), ">= 3");
   ratio("fp64 variance 2^24: numpy.var / simd native welford", find("welford", "fp64", n24, "numpy"), find("welford", "fp64", n24, "simd native"), ">= 2.5");
   ratio("fp64 variance 2^24: numpy.var / omp:4096:pairwise welford, 1 thread", find("welford", "fp64", n24, "numpy"), find("welford", "fp64", n24, "omp:4096:pairwise"), ">= 2.5");
-  ratio("fp64 kahan 2^26: simd kahan / simd sum (time)", find("kahan", "fp64", n26, "simd"), find("sum", "fp64", n26, "simd"), "<= 1.25");
+  ratio("fp64 neumaier 2^26: simd neumaier / simd sum (time)", find("neumaier", "fp64", n26, "simd"), find("sum", "fp64", n26, "simd"), "<= 1.25");
   {
     const Row* b = find("sum", "bf16", n26, "simd");
     const Row* f = find("sum", "fp32", n26, "simd strided");

@@ -7,7 +7,9 @@
 // the schedule's tree for backend replay; the SIMD/OpenMP/CUDA kernels through
 // experiments/backends for the others) -> the error metrics (precision/metrics.hpp) and the
 // bound for the executed tree's depth (precision/op_bounds.hpp). This file parses the flags
-// and prints; it computes nothing itself.
+// and prints; it computes nothing itself. Its fields carry the sweep CSV's names
+// (experiments/sweep/FORMAT.md, "One op table, one outcome schema"): reference_bits, cond,
+// seconds, schedule (requested) and schedule_used (executed).
 //
 // The op is looked up in the op table (experiments/registry/): its input kind, components,
 // reference and bound come from its entry. A registered user carrier is replayed the same way;
@@ -32,6 +34,7 @@
 #include "inputs/read_numbers.hpp"
 #include "registry/registry.hpp"
 #include "run/trial.hpp"
+#include "sweep/manifest.hpp"
 
 namespace carrier::cli {
 
@@ -55,14 +58,9 @@ std::string Text(const std::string& json_number) {
   return json_number;
 }
 
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
+// The project's one JSON string escaper (sweep/manifest.hpp: quotes, backslashes and every
+// control character), so an --input path with a control character stays valid JSON.
+std::string JsonString(const std::string& s) { return sweep::JsonQuote(s); }
 
 }  // namespace
 
@@ -156,7 +154,8 @@ int RunEval(const std::vector<std::string>& argv) {
   add("exp", JsonString(spec.exp));
   add("backend", JsonString(spec.backend));
   if (qkv) add("head_dim", std::to_string(spec.head_dim));
-  add("schedule", JsonString(got.schedule_used));
+  add("schedule", JsonString(spec.schedule));
+  add("schedule_used", JsonString(got.schedule_used));
   add("tree_max_depth", std::to_string(got.tree_max_depth));
   add("tree_mean_depth", JsonDouble(got.tree_mean_depth));
   add("n", std::to_string(got.n));
@@ -182,7 +181,7 @@ int RunEval(const std::vector<std::string>& argv) {
       add("result_" + name, JsonNumber(got.components[k], kind));
       add("reference_" + name, JsonDouble(ref.as_double[k]));
     }
-    if (entry.cond) add("condition_number", JsonDouble(got.cond));
+    if (entry.cond) add("cond", JsonDouble(got.cond));
     add("abs_error", JsonDouble(got.abs_error));
     add("rel_error", JsonDouble(got.rel_error));
     add("ulp_error", JsonDouble(got.ulp_error));
@@ -190,7 +189,7 @@ int RunEval(const std::vector<std::string>& argv) {
     add("special_value_mismatch", got.special_mismatch ? "true" : "false");
   }
   add("reference_tier", JsonString(shared.tier));
-  add("reference_precision_bits", std::to_string(ref.cert.precision_bits));
+  add("reference_bits", std::to_string(ref.cert.precision_bits));
   add("reference_certified", ref.cert.certified ? "true" : "false");
   if (!ref.cert.note.empty()) add("reference_note", JsonString(ref.cert.note));
   if (!got.has_bound) {
@@ -210,7 +209,7 @@ int RunEval(const std::vector<std::string>& argv) {
   }
   add("u", JsonDouble(got.u));
   add("reference_seconds", JsonDouble(shared.seconds));
-  add("compute_seconds", JsonDouble(got.seconds));
+  add("seconds", JsonDouble(got.seconds));
 
   if (format_out == "json") {
     std::cout << "{";

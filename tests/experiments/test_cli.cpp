@@ -151,7 +151,7 @@ TEST_CASE("carrier eval measures against the certified reference", "[fast][cli][
     INFO(var.out << var.err);
     CHECK(var.code == 0);
     CHECK(var.out.find("\"reference_tier\":\"exact\"") != std::string::npos);
-    CHECK(var.out.find("\"condition_number\":") != std::string::npos);
+    CHECK(var.out.find("\"cond\":") != std::string::npos);
   }
   Run sr = Carrier("eval --op sum --dtype bf16 --round sr --sr-seed 9 --gen uniform01 --n 100 --format json");
   CHECK(sr.code == 0);
@@ -254,6 +254,32 @@ TEST_CASE("carrier eval rejects bad input with one line and exit 2", "[fast][cli
   CHECK(special.code == 0);
   CHECK(special.out.find("result                     nan") != std::string::npos);
   std::system(("rm -rf " + dir).c_str());
+}
+
+// eval's JSON is valid whatever the --input path holds: its one escaper (shared with
+// manifest.json) writes every control character as \u00XX, and the field names are the sweep
+// CSV's (FORMAT.md: reference_bits, cond, seconds, schedule_used).
+TEST_CASE("carrier eval JSON escapes control characters and uses the CSV's names",
+          "[fast][cli][eval]") {
+  const std::string path = "/tmp/carrier_cli_ctl_" + std::to_string(getpid()) + "_\x01\ttab.txt";
+  std::ofstream(path) << "1\n2\n3\n";
+  std::string quoted = "'" + path + "'";
+  Run r = Carrier("eval --op sum --dtype fp32 --format json --input " + quoted);
+  std::remove(path.c_str());
+  INFO("input path with \\x01 and a tab; stdout: " << r.out << " stderr: " << r.err);
+  REQUIRE(r.code == 0);
+  REQUIRE(!r.out.empty());
+  std::size_t controls = 0;
+  for (std::size_t i = 0; i + 1 < r.out.size(); ++i)
+    controls += static_cast<unsigned char>(r.out[i]) < 0x20 ? 1 : 0;
+  std::cout << "eval JSON with a control character in --input: " << controls
+            << " raw control characters before the final newline\n";
+  CHECK(controls == 0);
+  CHECK(r.out.find("\\u0001\\ttab.txt") != std::string::npos);
+  for (const char* key : {"\"reference_bits\":", "\"cond\":", "\"seconds\":", "\"schedule_used\":"})
+    CHECK(r.out.find(key) != std::string::npos);
+  for (const char* old_key : {"reference_precision_bits", "condition_number", "compute_seconds"})
+    CHECK(r.out.find(old_key) == std::string::npos);
 }
 
 // Two-level accumulation (FABsum, acc INNER>OUTER): binary16 tiles of 32, float tile sums.

@@ -120,7 +120,7 @@ TEST_CASE("registry: carrier eval --op range is exact with a certified MPFR refe
     CHECK(Field(r.out, "abs_error") == "0");
     CHECK(Field(r.out, "reference_tier") == "mpfr-carrier");
     CHECK(Field(r.out, "reference_certified") == "true");
-    CHECK(Field(r.out, "reference_precision_bits") == "128");
+    CHECK(Field(r.out, "reference_bits") == "128");
     CHECK(Field(r.out, "bound") == "unavailable");
   }
   Run gen = Carrier("eval --op range --dtype bf16 --acc fp32 --gen normal --n 1000 "
