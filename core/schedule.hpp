@@ -18,6 +18,12 @@
 //                                the INNER schedule (any non-omp schedule, default seq) over
 //                                its own elements, chunk states merged by the outer order
 //   random:SEED                  a seeded random binary tree over the input in order
+//   mma:PROFILE[:promote:N]      a matrix unit's accumulation along K (core/mma.hpp): one chain
+//                                of fused k-term steps over all inputs, or with promote:N chains
+//                                of N inputs (N a multiple of the profile's k), each from a
+//                                zeroed accumulator, whose results are added in order by the
+//                                carrier's Combine (an IEEE fp32 accumulator, DeepSeek-V3's
+//                                promotion). dot only.
 // `:lift` makes every leaf chain a whole-tile lift by the carrier's LiftTile (its documented
 // inner algorithm, e.g. softmax: tile max, then one exp per element) instead of a fold.
 //
@@ -34,6 +40,7 @@
 #include <vector>
 
 #include "core/cuda_schedule.hpp"
+#include "core/mma.hpp"
 
 namespace carrier {
 
@@ -42,7 +49,10 @@ class ScheduleError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-enum class ScheduleKind { kSeq, kReverse, kPairwise, kBlocked, kStrided, kRandom, kOmp, kCuda };
+enum class ScheduleKind {
+  kSeq, kReverse, kPairwise, kBlocked, kStrided, kRandom, kOmp, kCuda,
+  kMma,  // mma:PROFILE[:promote:N] (appended: keep it last)
+};
 enum class OuterOrder { kSeq, kPairwise };
 
 struct Schedule {
@@ -56,6 +66,8 @@ struct Schedule {
   std::uint64_t parts = 0;  // omp: P, the number of chunks
   std::string inner{};      // omp: canonical text of the per-chunk schedule ("" = seq)
   CudaSchedule cuda{};      // cuda: kernels/cuda's block/grid reduction (cuda_schedule.hpp)
+  std::string mma{};        // mma: the profile's name (core/mma.hpp kMmaProfiles)
+  std::uint64_t promote = 0;  // mma: promote to the carrier's Combine every N inputs (0 = never)
 
   friend bool operator==(const Schedule&, const Schedule&) = default;
 
@@ -86,7 +98,8 @@ struct Schedule {
 inline constexpr const char* kScheduleGrammar =
     "seq | reverse | pairwise[:LEAF][:lift] | blocked:TILE[:seq|pairwise][:lift] | "
     "strided:K[:tile:T][:lift] | random:SEED | omp:P[:seq|pairwise][:INNER] | "
-    "cuda:THREADS[:ITEMS[:blocked|striped[:shfl|xor[:seq|pairwise[:auto|BLOCKS]]]]][:lift]";
+    "cuda:THREADS[:ITEMS[:blocked|striped[:shfl|xor[:seq|pairwise[:auto|BLOCKS]]]]][:lift]"
+    " | mma:PROFILE[:promote:N]";
 
 namespace schedule_detail {
 
@@ -122,6 +135,32 @@ inline std::uint64_t ParseCount(std::string_view text, std::string_view field,
 }  // namespace schedule_detail
 
 inline std::string ToString(const Schedule& s);
+
+// ---- mma:PROFILE[:promote:N] (matrix-unit accumulation; core/mma.hpp) ----
+inline Schedule ParseMmaSchedule(std::string_view text,
+                                 const std::vector<std::string_view>& parts) {
+  using schedule_detail::Fail;
+  if (parts.size() < 2 || parts[1].empty())
+    Fail(text, "mma needs a profile: mma:PROFILE[:promote:N]; profiles: " + MmaProfileNames());
+  const MmaProfile* profile = FindMmaProfile(parts[1]);
+  if (!profile)
+    Fail(text, "unknown mma profile '" + std::string(parts[1]) + "'; profiles: " +
+                   MmaProfileNames());
+  Schedule s;
+  s.kind = ScheduleKind::kMma;
+  s.mma = std::string(profile->name);
+  if (parts.size() > 2) {
+    if (parts[2] != "promote")
+      Fail(text, "unexpected field '" + std::string(parts[2]) + "'; expected promote:N");
+    if (parts.size() < 4) Fail(text, "promote needs an interval: mma:PROFILE:promote:N");
+    s.promote = schedule_detail::ParseCount(text, parts[3], "N", false);
+    if (s.promote % profile->k != 0)
+      Fail(text, "promote:N must be a multiple of the instruction's k = " +
+                     std::to_string(profile->k) + " (" + std::string(profile->instruction) + ")");
+    if (parts.size() > 4) Fail(text, "unexpected field '" + std::string(parts[4]) + "'");
+  }
+  return s;
+}
 
 inline Schedule ParseSchedule(std::string_view text) {
   using schedule_detail::Fail;
@@ -213,6 +252,7 @@ inline Schedule ParseSchedule(std::string_view text) {
     if (std::string why = ParseCudaFields(fields, s.cuda); !why.empty()) Fail(text, why);
     return s;
   }
+  if (head == "mma") return ParseMmaSchedule(text, parts);
   if (head == "random") {
     if (nparts < 2) Fail(text, "random needs a seed: random:SEED");
     expect_at_most(2);
@@ -244,6 +284,8 @@ inline std::string ToString(const Schedule& s) {
       return "omp:" + std::to_string(s.parts) +
              (s.outer == OuterOrder::kPairwise ? ":pairwise" : ":seq") +
              (s.inner.empty() ? std::string() : ":" + s.inner);
+    case ScheduleKind::kMma:
+      return "mma:" + s.mma + (s.promote ? ":promote:" + std::to_string(s.promote) : "");
   }
   return "?";
 }

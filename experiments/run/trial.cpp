@@ -536,6 +536,17 @@ ResolvedTrial ResolveTrial(const TrialSpec& spec) {
   } catch (const ScheduleError& e) {
     throw SpecError(e.what());
   }
+  if (t.schedule.kind == ScheduleKind::kMma) {  // a matrix unit's accumulation (core/mma.hpp)
+    const MmaProfile& p = *FindMmaProfile(t.schedule.mma);
+    const std::string what = "schedule '" + spec.schedule + "' (" + std::string(p.instruction) + ")";
+    if (spec.op != "dot") throw SpecError(what + " applies to op dot only, not '" + spec.op + "'");
+    if (spec.backend != "replay") throw SpecError(what + " runs on backend replay only");
+    if (t.mixed || (t.compute.kind != ComputeKind::kFloat && t.compute.kind != ComputeKind::kDouble))
+      throw SpecError(what + " computes in --acc fp32 or fp64, not '" + t.compute.text + "'");
+    if (!MmaInputAccepts(p.node.input, t.storage.name))
+      throw SpecError(what + " multiplies " + std::string(MmaInputName(p.node.input)) +
+                      " values, not --dtype " + t.storage.name);
+  }
   if (spec.op == "attention") {
     const auto& dims = AttentionHeadDims();
     if (std::find(dims.begin(), dims.end(), spec.head_dim) == dims.end()) {
@@ -833,6 +844,19 @@ TrialOutcome RunTrial(const ResolvedTrial& t, const TrialInput& in, const Shared
                         "blocked:b: L = b, D_out = n/b - 1 seq or ceil(log2(n/b)) pairwise); "
                         "here L-1 = " + std::to_string(d_in) + ", D_out = " + std::to_string(d_out);
       o.bound_vacuous = coeff >= 1 || !std::isfinite(o.bound);
+    }
+    if (t.schedule.kind == ScheduleKind::kMma) {
+      // The fused node is not an IEEE chain (core/mma.hpp): S fused steps on the deepest path,
+      // each within MmaStepErrorCoefficient of the magnitudes it adds, then D promotion adds.
+      const std::uint64_t g = tree.fused.terms, longest = stats.longest_chain;
+      const std::uint64_t steps = (longest + g - 1) / g, adds = stats.max_leaf_depth - steps;
+      o.bound = (static_cast<double>(steps) * MmaStepErrorCoefficient(tree.fused) +
+                 static_cast<double>(adds) * o.u) * static_cast<double>(SumAbsTerms(op, in));
+      o.bound_rigorous = false;
+      o.bound_formula = "(S c_F + D u) sum|a b| (fused steps, first order): S = " +
+                        std::to_string(steps) + ", c_F = (k+1) 2^-F + u_out, D = " +
+                        std::to_string(adds);
+      o.bound_vacuous = !std::isfinite(o.bound);
     }
     o.error_to_bound = o.bound_vacuous ? NAN
                        : o.bound > 0 ? err / o.bound
