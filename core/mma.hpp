@@ -134,7 +134,7 @@ inline constexpr std::array<MmaProfile, 14> kMmaProfiles{{
   {"hopper-fp8", "wgmma.m64nNk32.f32.e4m3.e4m3 (sm_90a)", 32, 1,
    {MmaInput::kFp8E4m3, 32, 13, MmaAlign::kTruncate, MmaOutput::kE8m13Rz, false},
    "F=13 and output f32_e8m13: MMA-Sim nv.py WGMMASim fp8 case; k32 one fused step "
-   "(isa/nv_wgmma.py); DeepSeek-V3 (arXiv 2412.19437) reports about 14 bits kept"},
+   "(isa/nv_wgmma.py); DeepSeek-V3 (arXiv 2412.19437, sec. 3.3) promotes for this reason"},
   {"blackwell", "tcgen05.mma kind::f16 k16 (sm_100a)", 16, 1,
    {MmaInput::kFp16, 16, 25, MmaAlign::kTruncate, MmaOutput::kFp32Rz, false},
    "F=25: MMA-Sim nv.py arch_accum_fractional_bits[Blackwell], TCGen05MMASim"},
