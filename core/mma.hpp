@@ -306,7 +306,7 @@ inline int OutputEmin(MmaOutput o) { return o == MmaOutput::kFp16Rne ? -14 : -12
                       std::string(MmaInputName(f)) + " value (the instruction's input format)");
 }
 
-// The fast path of MmaFusedStep for float factors and single-stage nodes: every factor a
+// The fast path of MmaFusedStep for float factors (truncating or CDNA3 nodes): every factor a
 // normal value of the input format (one range check and one mask on its float bits, so the
 // exponent clamp is a no-op), c finite. Returns false, computing nothing, when any of that
 // fails (zeros, subnormals, specials, values outside the format): the generic path decides.
@@ -346,10 +346,23 @@ bool FastStep(const MmaNode& node, const FastFormat& ff, double c, const P* p,
     fmax = f > fmax ? f : fmax;
   }
   int emax = fmax - 254;
-  if (c != 0) {
-    const int ec = ClampedExponent(c, OutputEmin(node.output));
-    emax = ec > emax ? ec : emax;
+  const int ec = c != 0 ? ClampedExponent(c, OutputEmin(node.output)) : kNoExponent;
+  if (node.two_stage) {  // CDNA3, as the generic path: products truncated, then both floored
+    const double scale_p = Pow2(node.frac_bits - emax);
+    std::int64_t partial = 0;
+    for (std::size_t i = 0; i < m; ++i)
+      partial += static_cast<std::int64_t>(static_cast<double>(p[i].a) *
+                                           static_cast<double>(p[i].b) * scale_p);
+    const int e = ec > emax ? ec : emax;
+    std::int64_t total =
+        partial != 0
+            ? Cut(static_cast<double>(partial) * Pow2(emax - node.frac_bits + 31 - e), MmaAlign::kFloor)
+            : 0;
+    if (c != 0) total += Cut(c * Pow2(24 - e), MmaAlign::kFloor) << 7;
+    out = RoundOutput(node.output, static_cast<double>(total) * Pow2(e - 31));
+    return true;
   }
+  if (c != 0) emax = ec > emax ? ec : emax;
   // Each cut is an int64 (below 2^(F+2) in magnitude), so the integer sum is exact.
   const int f = node.frac_bits;
   const double scale = Pow2(f - emax);
@@ -384,7 +397,7 @@ double MmaFusedStep(const MmaNode& node, double c, const P* p, std::size_t m,
   if constexpr (std::is_same_v<std::remove_cv_t<decltype(p->a)>, float> &&
                 std::is_same_v<std::remove_cv_t<decltype(p->b)>, float>) {
     double out;
-    if (!node.two_stage && node.align == MmaAlign::kTruncate && stride == 1 &&
+    if ((node.two_stage || node.align == MmaAlign::kTruncate) && stride == 1 &&
         FastStep<0>(node, FastFormatOf(node.input), c, p, m, out))
       return out;
   }
@@ -460,7 +473,7 @@ double MmaFusedChain(const MmaNode& node, double c, const P* p, std::size_t coun
   std::size_t j = 0;
   if constexpr (std::is_same_v<std::remove_cv_t<decltype(p->a)>, float> &&
                 std::is_same_v<std::remove_cv_t<decltype(p->b)>, float>) {
-    if (!node.two_stage && node.align == MmaAlign::kTruncate && stride == 1) {
+    if ((node.two_stage || node.align == MmaAlign::kTruncate) && stride == 1) {
       switch (g) {  // the profiles' group sizes
         case 4: j = FastRun<4>(node, c, p, count); break;
         case 8: j = FastRun<8>(node, c, p, count); break;
