@@ -498,6 +498,9 @@ typename C::State FastReplay(const MergeTree& t, std::span<const typename C::Inp
   CheckReplayable<C>(t, x.size());
   if (t.Empty()) return C::Identity();
   if (!FastReplayOrderFree<typename C::Scalar>::Holds()) return Replay<C>(t, x);
+  // Fused (matrix-unit) chains are the oracle's alone (core/mma.hpp): Replay evaluates them.
+  for (const Chain& c : t.chains)
+    if (c.mode == ChainMode::kFused) return Replay<C>(t, x);
   return fast_replay_detail::TreeOrderFree<C>(t, x);
 }
 

@@ -11,6 +11,11 @@
 //             order is preserved, never swapped).
 //   root      the last node; with no nodes at all (n = 0 under an ordered schedule) the
 //             result is Identity.
+//             A chain in ChainMode::kFused is a matrix unit's accumulation: its inputs go in
+//             groups of fused.terms (the last group may be shorter) through the tree's fused
+//             node (MergeTree::fused, core/mma.hpp), each step adding one group's exact
+//             products to the running state in one rounding; only carriers that define
+//             FusedStep (dot) replay it.
 // A tree whose combines merge interleaved index sets (strided:K) sets `permutes`; Replay
 // refuses it for carriers whose Combine is not commutative.
 //
@@ -33,7 +38,7 @@
 
 namespace carrier {
 
-enum class ChainMode : std::uint8_t { kPush, kLiftTile };
+enum class ChainMode : std::uint8_t { kPush, kLiftTile, kFused };
 
 struct Chain {
   std::uint64_t first = 0;
@@ -55,6 +60,7 @@ struct MergeTree {
   std::vector<CombineOp> combines;
   bool permutes = false;
   std::string schedule;  // canonical text of the schedule that built it
+  MmaNode fused{};       // the fused node of its kFused chains (mma: schedules; core/mma.hpp)
 
   std::uint64_t NodeCount() const { return chains.size() + combines.size(); }
   bool Empty() const { return NodeCount() == 0; }
@@ -62,6 +68,10 @@ struct MergeTree {
   bool UsesTileLift() const {
     return std::any_of(chains.begin(), chains.end(),
                        [](const Chain& c) { return c.mode == ChainMode::kLiftTile; });
+  }
+  bool UsesFusedNode() const {
+    return std::any_of(chains.begin(), chains.end(),
+                       [](const Chain& c) { return c.mode == ChainMode::kFused; });
   }
 };
 
@@ -168,6 +178,25 @@ inline MergeTree BuildCudaTree(const CudaSchedule& s, std::uint64_t n);
 // both included at the end of this file.
 inline MergeTree BuildCanonicalTree(const Schedule& s, std::uint64_t n);
 inline MergeTree LoadTreeFile(const std::string& path, std::uint64_t n);
+// ---- The tree of an `mma:` schedule ----
+// One kFused chain over [0, n), or with promote:N the kFused chains [jN, min((j+1)N, n)) merged
+// left to right (the fp32 accumulator the partials are promoted into). The tree carries the
+// profile's fused node; its groups are the profile's k / split products.
+inline MergeTree BuildMmaTree(const Schedule& s, std::uint64_t n) {
+  const MmaProfile* profile = FindMmaProfile(s.mma);
+  if (!profile) throw ScheduleError("bad schedule '" + ToString(s) + "': unknown mma profile");
+  tree_detail::Builder b(n, s);
+  b.tree().fused = profile->node;
+  if (n == 0) return b.Take();
+  const std::uint64_t span = s.promote ? s.promote : n;
+  std::vector<std::uint64_t> chunks;
+  for (std::uint64_t lo = 0; lo < n; lo += span) {
+    chunks.push_back(b.AddChain(lo, std::min(span, n - lo)));
+    b.tree().chains.back().mode = ChainMode::kFused;
+  }
+  tree_detail::SeqOver(b, chunks);
+  return b.Take();
+}
 
 // The explicit tree of schedule s over n inputs.
 inline MergeTree BuildTree(const Schedule& s, std::uint64_t n) {  // NOLINT(misc-no-recursion)
@@ -282,6 +311,8 @@ inline MergeTree BuildTree(const Schedule& s, std::uint64_t n) {  // NOLINT(misc
       return BuildCanonicalTree(s, n);
     case ScheduleKind::kFile:
       return LoadTreeFile(s.path, n);
+    case ScheduleKind::kMma:
+      return BuildMmaTree(s, n);
     case ScheduleKind::kRandom: {
       for (std::uint64_t i = 0; i < n; ++i) b.AddChain(i, 1);
       if (n > 1) RandomOver(b, s.seed, 0, n);
@@ -390,7 +421,16 @@ inline TreeStats ComputeStats(const MergeTree& t) {
     // Positions j = 0..L-1 have depth (L - 1 - j) + [j > 0]: max L - 1, sum L(L-1)/2 + L - 1.
     const std::uint64_t len = t.chains[k].count;
     st.longest_chain = std::max(st.longest_chain, len);
-    if (len > 0) {
+    if (len > 0 && t.chains[k].mode == ChainMode::kFused) {
+      // S = ceil(L / g) fused steps, each one rounding (the first too: its cut may lose bits);
+      // an input in step j (0-based) passes S - j of them.
+      const std::uint64_t g = std::max<std::uint64_t>(t.fused.terms, 1);
+      const std::uint64_t steps = (len + g - 1) / g;
+      double sum = 0;
+      for (std::uint64_t j = 0; j < steps; ++j)
+        sum += static_cast<double>(std::min(g, len - j * g)) * static_cast<double>(steps - j);
+      node[k] = {len, steps, sum};
+    } else if (len > 0) {
       const double l = static_cast<double>(len);
       node[k] = {len, len - 1, 0.5 * l * (l - 1) + (l - 1)};
     }
@@ -421,7 +461,7 @@ namespace tree_detail {
 
 inline std::string ChainLabel(const Chain& c) {
   std::ostringstream os;
-  os << (c.mode == ChainMode::kLiftTile ? "tile " : "push ");
+  os << (c.mode == ChainMode::kLiftTile ? "tile " : c.mode == ChainMode::kFused ? "mma " : "push ");
   if (c.count == 0) {
     os << "(empty)";
   } else if (c.count == 1) {
@@ -467,9 +507,17 @@ inline std::string ToJson(const MergeTree& t) {
     const Chain& c = t.chains[k];
     os << (k ? "," : "") << "{\"first\":" << c.first << ",\"count\":" << c.count
        << ",\"stride\":" << c.stride << ",\"mode\":\""
-       << (c.mode == ChainMode::kLiftTile ? "tile" : "push") << "\"}";
+       << (c.mode == ChainMode::kLiftTile ? "tile" : c.mode == ChainMode::kFused ? "fused" : "push")
+       << "\"}";
   }
-  os << "],\"combines\":[";
+  os << "]";
+  if (t.UsesFusedNode())
+    os << ",\"fused\":{\"input\":\"" << MmaInputName(t.fused.input) << "\",\"terms\":" << t.fused.terms
+       << ",\"frac_bits\":" << t.fused.frac_bits << ",\"align\":\""
+       << (t.fused.align == MmaAlign::kFloor ? "floor" : "truncate") << "\",\"output\":\""
+       << MmaOutputName(t.fused.output) << "\",\"two_stage\":" << (t.fused.two_stage ? "true" : "false")
+       << "}";
+  os << ",\"combines\":[";
   for (std::uint64_t m = 0; m < t.combines.size(); ++m)
     os << (m ? "," : "") << "[" << t.combines[m].left << "," << t.combines[m].right << "]";
   os << "]}\n";
@@ -488,6 +536,11 @@ inline std::string ToText(const MergeTree& t, std::uint64_t max_nodes = 256) {
      << "max leaf depth  " << st.max_leaf_depth << "\n"
      << "mean leaf depth " << st.mean_leaf_depth << "\n"
      << "permutes inputs " << (t.permutes ? "yes (commutative carriers only)" : "no") << "\n";
+  if (t.UsesFusedNode())
+    os << "fused node      " << t.fused.terms << " products per step, F = " << t.fused.frac_bits
+       << (t.fused.align == MmaAlign::kFloor ? " (floor)" : " (truncate)") << ", input "
+       << MmaInputName(t.fused.input) << ", output " << MmaOutputName(t.fused.output)
+       << (t.fused.two_stage ? ", two stages" : "") << "\n";
   if (t.Empty()) {
     os << "(empty input: the result is Identity)\n";
     return os.str();

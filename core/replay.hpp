@@ -7,12 +7,19 @@
 //
 // Errors (ScheduleError, one line): input count differs from the tree's n; a tree that
 // permutes inputs for a carrier whose Combine is not commutative; a tile-lifting tree for a
-// carrier without LiftTile; a tree that fails ValidateTree.
+// carrier without LiftTile; a tree with fused matrix-unit chains (mma: schedules) for a carrier
+// without FusedStep; a tree that fails ValidateTree.
+//
+// Fused chains (ChainMode::kFused): the chain's inputs in groups of tree.fused.terms, in
+// order, each group one fused step from Identity: C::FusedChain(Identity, chain inputs,
+// count, stride, tree.fused) (core/mma.hpp gives the arithmetic; Dot<float> and Dot<double>
+// define it).
 //
 // ReplayMixed<Inner, Outer> (below, with its own contract) is the two-precision variant:
 // chains in Inner, each chain's state converted, combines in Outer (FABsum's shape).
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <span>
 #include <string>
@@ -25,6 +32,14 @@
 #include "core/merge_tree.hpp"
 
 namespace carrier {
+
+// A carrier whose state can take a chain of matrix-unit fused steps: s, then the products of
+// p[0], p[stride], ... (count of them) in groups of node.terms by node's rule (core/mma.hpp).
+template <class C>
+concept HasFusedStep = Carrier<C> && requires(const typename C::State& s,
+                                              const typename C::Input* p, const MmaNode& node) {
+  { C::FusedChain(s, p, std::size_t{}, std::size_t{}, node) } -> std::same_as<typename C::State>;
+};
 
 template <Carrier C>
 void CheckReplayable(const MergeTree& t, std::size_t n_inputs) {
@@ -40,6 +55,12 @@ void CheckReplayable(const MergeTree& t, std::size_t n_inputs) {
       throw ScheduleError("replay: schedule '" + t.schedule + "' lifts whole tiles, but " +
                           C::kName + " defines no tile lift");
   }
+  if constexpr (!HasFusedStep<C>) {
+    if (t.UsesFusedNode())
+      throw ScheduleError("replay: schedule '" + t.schedule + "' runs fused matrix-unit steps, "
+                          "which " + C::kName + " does not define (mma: schedules apply to dot, "
+                          "computed in fp32 or fp64)");
+  }
 }
 
 template <Carrier C>
@@ -47,6 +68,8 @@ typename C::State ReplayChain(const Chain& c, std::span<const typename C::Input>
                               std::vector<typename C::Input>& gather) {
   using State = typename C::State;
   if (c.count == 0) return C::Identity();
+  if (c.mode == ChainMode::kFused)
+    throw ScheduleError("replay: a fused chain needs its tree's fused node (ReplayFusedChain)");
   if (c.mode == ChainMode::kLiftTile) {
     if constexpr (HasTileLift<C>) {
       if (c.stride == 1) return C::LiftTile(x.data() + c.first, c.count);
@@ -60,6 +83,17 @@ typename C::State ReplayChain(const Chain& c, std::span<const typename C::Input>
   return s;
 }
 
+// A kFused chain: groups of node.terms inputs (the last one shorter), each one fused step.
+template <Carrier C>
+typename C::State ReplayFusedChain(const MmaNode& node, const Chain& c,
+                                   std::span<const typename C::Input> x) {
+  if constexpr (HasFusedStep<C>) {
+    return C::FusedChain(C::Identity(), x.data() + c.first, c.count, c.stride, node);
+  } else {
+    throw ScheduleError(std::string("replay: ") + C::kName + " has no fused step");
+  }
+}
+
 // The state of x reduced in the tree's order. The tree is trusted to be valid (BuildTree's
 // trees are; use ReplayChecked for a tree from elsewhere).
 template <Carrier C>
@@ -69,7 +103,8 @@ typename C::State Replay(const MergeTree& t, std::span<const typename C::Input> 
   std::vector<typename C::State> state(t.NodeCount());
   std::vector<typename C::Input> gather;
   for (std::size_t k = 0; k < t.chains.size(); ++k)
-    state[k] = ReplayChain<C>(t.chains[k], x, gather);
+    state[k] = t.chains[k].mode == ChainMode::kFused ? ReplayFusedChain<C>(t.fused, t.chains[k], x)
+                                                     : ReplayChain<C>(t.chains[k], x, gather);
   for (std::size_t m = 0; m < t.combines.size(); ++m)
     state[t.chains.size() + m] =
         C::Combine(state[t.combines[m].left], state[t.combines[m].right]);

@@ -25,6 +25,12 @@
 //   file:PATH                    the tree saved in PATH (core/tree_io.hpp: the JSON that
 //                                `carrier tree --format json` and `carrier probe` write),
 //                                validated and replayed as it is; its n must be the input's
+//   mma:PROFILE[:promote:N]      a matrix unit's accumulation along K (core/mma.hpp): one chain
+//                                of fused k-term steps over all inputs, or with promote:N chains
+//                                of N inputs (N a multiple of the profile's k), each from a
+//                                zeroed accumulator, whose results are added in order by the
+//                                carrier's Combine (an IEEE fp32 accumulator, DeepSeek-V3's
+//                                promotion). dot only.
 // `:lift` makes every leaf chain a whole-tile lift by the carrier's LiftTile (its documented
 // inner algorithm, e.g. softmax: tile max, then one exp per element) instead of a fold.
 //
@@ -41,6 +47,7 @@
 #include <vector>
 
 #include "core/cuda_schedule.hpp"
+#include "core/mma.hpp"
 
 namespace carrier {
 
@@ -54,6 +61,7 @@ enum class ScheduleKind {
   // Orders from outside (core/canonical_tree.hpp, core/tree_io.hpp):
   kCanonical,  // canonical:L[:bisect]   WG21 P4016R0's canonical parallel reduction
   kFile,       // file:PATH              a saved tree (carrier tree --format json, carrier probe)
+  kMma,  // mma:PROFILE[:promote:N] (appended: keep it last)
 };
 enum class OuterOrder { kSeq, kPairwise };
 
@@ -71,6 +79,8 @@ struct Schedule {
   // Orders from outside. canonical: L is `lanes`; `bisect` selects P4016's Appendix O tree.
   bool bisect = false;
   std::string path{};       // file: the JSON tree's path, as given
+  std::string mma{};        // mma: the profile's name (core/mma.hpp kMmaProfiles)
+  std::uint64_t promote = 0;  // mma: promote to the carrier's Combine every N inputs (0 = never)
 
   friend bool operator==(const Schedule&, const Schedule&) = default;
 
@@ -102,7 +112,7 @@ inline constexpr const char* kScheduleGrammar =
     "seq | reverse | pairwise[:LEAF][:lift] | blocked:TILE[:seq|pairwise][:lift] | "
     "strided:K[:tile:T][:lift] | random:SEED | omp:P[:seq|pairwise][:INNER] | "
     "cuda:THREADS[:ITEMS[:blocked|striped[:shfl|xor[:seq|pairwise[:auto|BLOCKS]]]]][:lift] | "
-    "canonical:L[:bisect] | file:TREE.json";
+    "canonical:L[:bisect] | file:TREE.json | mma:PROFILE[:promote:N]";
 
 namespace schedule_detail {
 
@@ -172,6 +182,32 @@ inline bool ParseOrdersSchedule(std::string_view text, const std::vector<std::st
     return true;
   }
   return false;
+}
+
+// ---- mma:PROFILE[:promote:N] (matrix-unit accumulation; core/mma.hpp) ----
+inline Schedule ParseMmaSchedule(std::string_view text,
+                                 const std::vector<std::string_view>& parts) {
+  using schedule_detail::Fail;
+  if (parts.size() < 2 || parts[1].empty())
+    Fail(text, "mma needs a profile: mma:PROFILE[:promote:N]; profiles: " + MmaProfileNames());
+  const MmaProfile* profile = FindMmaProfile(parts[1]);
+  if (!profile)
+    Fail(text, "unknown mma profile '" + std::string(parts[1]) + "'; profiles: " +
+                   MmaProfileNames());
+  Schedule s;
+  s.kind = ScheduleKind::kMma;
+  s.mma = std::string(profile->name);
+  if (parts.size() > 2) {
+    if (parts[2] != "promote")
+      Fail(text, "unexpected field '" + std::string(parts[2]) + "'; expected promote:N");
+    if (parts.size() < 4) Fail(text, "promote needs an interval: mma:PROFILE:promote:N");
+    s.promote = schedule_detail::ParseCount(text, parts[3], "N", false);
+    if (s.promote % profile->k != 0)
+      Fail(text, "promote:N must be a multiple of the instruction's k = " +
+                     std::to_string(profile->k) + " (" + std::string(profile->instruction) + ")");
+    if (parts.size() > 4) Fail(text, "unexpected field '" + std::string(parts[4]) + "'");
+  }
+  return s;
 }
 
 inline Schedule ParseSchedule(std::string_view text) {
@@ -264,6 +300,7 @@ inline Schedule ParseSchedule(std::string_view text) {
     if (std::string why = ParseCudaFields(fields, s.cuda); !why.empty()) Fail(text, why);
     return s;
   }
+  if (head == "mma") return ParseMmaSchedule(text, parts);
   if (head == "random") {
     if (nparts < 2) Fail(text, "random needs a seed: random:SEED");
     expect_at_most(2);
@@ -300,6 +337,8 @@ inline std::string ToString(const Schedule& s) {
       return "canonical:" + std::to_string(s.lanes) + (s.bisect ? ":bisect" : "");
     case ScheduleKind::kFile:
       return "file:" + s.path;
+    case ScheduleKind::kMma:
+      return "mma:" + s.mma + (s.promote ? ":promote:" + std::to_string(s.promote) : "");
   }
   return "?";
 }

@@ -249,4 +249,21 @@ double VarianceConditionOf(const BoundInputs& in) {
   return nvar == 0 ? INFINITY : static_cast<double>(std::sqrt(sq / nvar));
 }
 
+OpBound MmaDotOpBound(const MergeTree& tree, std::uint64_t longest_chain,
+                      std::uint64_t max_leaf_depth, double u, const BoundInputs& in) {
+  const std::uint64_t g = tree.fused.terms;
+  const std::uint64_t steps = (longest_chain + g - 1) / g;
+  const std::uint64_t adds = max_leaf_depth > steps ? max_leaf_depth - steps : 0;
+  OpBound ob;
+  ob.bound.value = (static_cast<double>(steps) * MmaStepErrorCoefficient(tree.fused) +
+                    static_cast<double>(adds) * u) *
+                   static_cast<double>(SumAbsProducts(in.pairs));
+  ob.bound.rigorous = false;
+  ob.bound.formula = "(S c_F + D u) sum|a b| (fused steps, first order)";
+  ob.detail = ": S = " + std::to_string(steps) + ", c_F = (k+1) 2^-F + u_out, D = " +
+              std::to_string(adds);
+  ob.vacuous = !std::isfinite(ob.bound.value);
+  return ob;
+}
+
 }  // namespace carrier

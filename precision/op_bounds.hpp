@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/carriers/pairs.hpp"
+#include "core/merge_tree.hpp"
 #include "precision/bounds.hpp"
 
 namespace carrier {
@@ -61,6 +62,13 @@ struct OpBound {
 };
 
 using OpBoundFn = OpBound (*)(const BoundContext&, const BoundInputs&);
+
+// dot under an mma:PROFILE[:promote:N] tree (core/mma.hpp): a fused step is not an IEEE chain.
+// First order: S fused steps on the deepest path, each within MmaStepErrorCoefficient(node) of
+// the magnitudes it adds, then D promotion adds in the carrier's Combine at u:
+// (S c_F + D u) sum|a_i b_i| (not rigorous).
+OpBound MmaDotOpBound(const MergeTree& tree, std::uint64_t longest_chain,
+                      std::uint64_t max_leaf_depth, double u, const BoundInputs& in);
 using ConditionFn = double (*)(const BoundInputs&);
 
 // Each returns the bound of one op (formulas and sources: bounds.hpp and the carrier headers).

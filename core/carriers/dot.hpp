@@ -13,14 +13,22 @@
 // Properties Commutative and bitwise commutative (IEEE addition is). Push == Combine(s,
 //            Lift(p)): both round the product once and then add it. PadInput = (-0, +0):
 //            (-0) * (+0) = -0, and s + (-0) == s bitwise for every s, signed zeros included.
+// Fused      FusedChain(s, p, m, stride, node) (T = float or double only): s, then the m
+//            products p[0], p[stride], ... in groups of node.terms, each group one matrix-unit
+//            step by node's rule (core/mma.hpp MmaFusedChain: exact products, aligned and cut
+//            to F bits, summed exactly, one rounding to the node's output); what mma:
+//            schedules replay. Every value is exact in T.
 // Assumes    no FMA contraction (-ffp-contract=off; a contracted a*b + s rounds once and
 //            breaks the replay), round to nearest.
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <tuple>
+#include <type_traits>
 
 #include "core/carriers/pairs.hpp"
+#include "core/mma.hpp"
 #include "core/platform.hpp"
 #include "core/scalar.hpp"
 
@@ -53,6 +61,14 @@ struct Dot {
     return {ScalarTraits<T>::NegZero(), ScalarTraits<T>::Zero()};
   }
   static std::array<T, 1> Components(const Result& r) { return {r}; }
+  // Host only (core/mma.hpp's integer arithmetic); declared for float and double, whose
+  // values hold every output of the fused node exactly.
+  static State FusedChain(const State& st, const Input* p, std::size_t m, std::size_t stride,
+                          const MmaNode& node)
+    requires(std::is_same_v<T, float> || std::is_same_v<T, double>)
+  {
+    return {static_cast<T>(MmaFusedChain(node, static_cast<double>(st.s), p, m, stride))};
+  }
 };
 
 }  // namespace carrier

@@ -12,6 +12,7 @@ Entry DotOp() {
   Entry e = registry::CarrierOp<registry::Plain<Dot>>("dot", "dot product of two columns");
   e.rank = 90;
   e.component_names = {"dot"};
+  e.fused_schedules = true;  // mma:PROFILE: the products through a matrix unit's fused adder
   e.backends = {{"simd", kSimdStrided, &backends::RunSimdDot},
                 {"omp", OmpSchedules(kSimdStrided), &backends::RunOmpDot}};
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR

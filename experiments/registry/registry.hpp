@@ -134,6 +134,7 @@ struct Entry {
   bool mpfr_compute = true;   // may compute in mpfr:BITS
   bool emulated_on_backends = true;  // false: an emulated compute type runs on replay only
   std::vector<std::uint64_t> head_dims;  // attention: the head dims built (required flag)
+  bool fused_schedules = false;  // accepts mma:PROFILE schedules (core/mma.hpp; pairs only)
   std::string reference_key;  // ops sharing a reference on one input share it (empty: name)
   ReplayFn replay = nullptr;  // null: laws/derive only (no trial)
   MixedReplayFn replay_mixed = nullptr;

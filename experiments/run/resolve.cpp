@@ -177,6 +177,27 @@ ResolvedTrial ResolveTrial(const TrialSpec& spec) {
   } catch (const ScheduleError& e) {
     throw SpecError(e.what());
   }
+  if (t.schedule.kind == ScheduleKind::kMma) {  // a matrix unit's accumulation (core/mma.hpp)
+    const MmaProfile& p = *FindMmaProfile(t.schedule.mma);
+    const std::string what =
+        "schedule '" + spec.schedule + "' (" + std::string(p.instruction) + ")";
+    if (!t.op->fused_schedules)
+      throw SpecError(what + " applies to ops " +
+                      registry::Join([] {
+                        std::vector<std::string> v;
+                        for (const auto* e : registry::All())
+                          if (e->fused_schedules) v.push_back(e->name);
+                        return v;
+                      }()) +
+                      ", not '" + spec.op + "'");
+    if (spec.backend != "replay") throw SpecError(what + " runs on backend replay only");
+    if (t.mixed ||
+        (t.compute.kind != ComputeKind::kFloat && t.compute.kind != ComputeKind::kDouble))
+      throw SpecError(what + " computes in --acc fp32 or fp64, not '" + t.compute.text + "'");
+    if (!MmaInputAccepts(p.node.input, t.storage.name))
+      throw SpecError(what + " multiplies " + std::string(MmaInputName(p.node.input)) +
+                      " values, not --dtype " + t.storage.name);
+  }
   CheckOpLimits(t);
   return t;
 }
