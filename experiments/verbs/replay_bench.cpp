@@ -13,8 +13,8 @@
 //              the timed region as a study builds it, with T = float and T = EmulatedDynamic;
 //   reference  ReferenceSum (exact tier: n MPFR terms and mpfr_sum), ReferenceSumFast
 //              (precision/reference/fast_sum.hpp), plain mpfr_sum over the same n doubles
-//              (terms prepared outside the timed region), and the other tiers (welford and
-//              norm2 exact, lse fast) for scale.
+//              (terms prepared outside the timed region), ReferenceWelford/Norm2 and their
+//              fast twins (fast_sum.hpp), and the lse fast tier.
 // Every fast result is compared with its oracle bit for bit (and the fp32 strided:32 replay
 // with the SIMD kernel); a mismatch prints MISMATCH and the verb exits 1. Times are medians of
 // --repeats runs (the slow oracle rows: --oracle-repeats), one thread, interleaved per row.
@@ -280,28 +280,40 @@ int RunReplayBench(const std::vector<std::string>& argv) {
     const double t_welford = b.Time(1, [&] { return reference::ReferenceWelford(x).as_double[0]; });
     const double t_norm2 = b.Time(1, [&] { return reference::ReferenceNorm2(x).as_double[0]; });
     const double t_lse = b.Time(1, [&] { return reference::ReferenceLse(x).as_double[0]; });
+    double w_want = 0, w_got = 0, q_want = 0, q_got = 0;
+    (void)b.Time(1, [&] { return reference::ReferenceWelford(x).as_double[1]; }, &w_want);
+    (void)b.Time(1, [&] { return reference::ReferenceNorm2(x).as_double[0]; }, &q_want);
+    const double t_welford_fast = b.Time(b.repeats, [&] {
+      return reference::ReferenceWelfordFast(x).as_double[1];
+    }, &w_got);
+    const double t_norm2_fast =
+        b.Time(b.repeats, [&] { return reference::ReferenceNorm2Fast(x).as_double[0]; }, &q_got);
     b.Add("reference welford (exact tier)", "fp64", "-", t_welford);
+    b.Add("reference welford, fast exact (ReferenceWelfordFast)", "fp64", "-", t_welford_fast,
+          b.Same(w_got, w_want));
     b.Add("reference norm2 (exact tier)", "fp64", "-", t_norm2);
+    b.Add("reference norm2, fast exact (ReferenceNorm2Fast)", "fp64", "-", t_norm2_fast,
+          b.Same(q_got, q_want));
     b.Add("reference lse (fast tier)", "fp64", "-", t_lse);
     const std::string nn = " n=" + std::to_string(n);
     targets.Ratio("fast exact sum / simd fp64 sum," + nn, t_fast_ref / simd64, 10, true);
     targets.Ratio("mpfr_sum / fast exact sum," + nn, t_mpfr_sum / t_fast_ref, 5, false);
-    targets.Ratio("welford reference ns/elem," + nn, t_welford, 15, true);
-    targets.Ratio("norm2 reference ns/elem," + nn, t_norm2, 15, true);
+    targets.Ratio("welford reference (fast exact) ns/elem," + nn, t_welford_fast, 15, true);
+    targets.Ratio("norm2 reference (fast exact) ns/elem," + nn, t_norm2_fast, 15, true);
     targets.Ratio("lse reference ns/elem," + nn, t_lse, 15, true);
   }
 
   std::cout << "carrier replay-bench: Sum over normal(0,1) fp32 values (seed " << seed
             << "), one thread, target " << simd::CurrentTarget() << "; median of " << b.repeats
             << " run(s) (oracle rows: " << b.oracle_repeats << ")\n\n";
-  std::cout << std::left << std::setw(10) << "n" << std::setw(46) << "what" << std::setw(10)
+  std::cout << std::left << std::setw(10) << "n" << std::setw(54) << "what" << std::setw(10)
             << "dtype" << std::setw(12) << "schedule" << std::setw(12) << "ns/elem"
             << std::setw(12) << "x simd32" << "check\n"
-            << std::string(120, '-') << "\n";
+            << std::string(128, '-') << "\n";
   double simd32 = 1;
   for (const Row& r : b.rows) {
     if (r.what == "simd kernel Reduce<Sum<float>>") simd32 = r.ns;
-    std::cout << std::left << std::setw(10) << r.n << std::setw(46) << r.what << std::setw(10)
+    std::cout << std::left << std::setw(10) << r.n << std::setw(54) << r.what << std::setw(10)
               << r.dtype << std::setw(12) << r.schedule << std::setw(12) << Fixed(r.ns, 3)
               << std::setw(12) << Fixed(r.ns / simd32, 1) << r.check << "\n";
   }
