@@ -98,8 +98,8 @@ struct SquareScan {
         low1 = std::min(low1, k + tz);
       }
       const U128 sq = U128{sig} * sig;
-      const long width = Hi64(sq) != 0 ? 128 - std::countl_zero(Hi64(sq))
-                                       : 64 - std::countl_zero(Lo64(sq));
+      const long width =
+          Hi64(sq) != 0 ? 128 - std::countl_zero(Hi64(sq)) : 64 - std::countl_zero(Lo64(sq));
       top2 = std::max(top2, 2 * k + width);
       low2 = std::min(low2, 2 * (k + tz));
     }

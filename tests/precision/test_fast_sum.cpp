@@ -3,7 +3,6 @@
 // bits), the certificate — on random, ill-conditioned (exact cancellation), huge-range,
 // subnormal, special and empty inputs; prints both times on one input.
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -74,12 +73,20 @@ TEST_CASE("ReferenceSumFast == ReferenceSum, field for field", "[fast][reference
     const int kind = static_cast<int>(rng.Below(5));
     for (std::uint64_t i = 0; i < n; ++i) {
       switch (kind) {
-        case 0: x[i] = rng.Normal(); break;
-        case 1: x[i] = std::ldexp(rng.Normal(), static_cast<int>(rng.Below(2100)) - 1074); break;
-        case 2: x[i] = std::ldexp(rng.Uniform01(), -1074 + static_cast<int>(rng.Below(60))); break;
-        case 3: x[i] = rng.Normal() * 1e300; break;
-        default: x[i] = i < n / 2 ? std::ldexp(rng.Normal(), static_cast<int>(rng.Below(200)))
-                                  : 0.0;
+        case 0:
+          x[i] = rng.Normal();
+          break;
+        case 1:
+          x[i] = std::ldexp(rng.Normal(), static_cast<int>(rng.Below(2100)) - 1074);
+          break;
+        case 2:
+          x[i] = std::ldexp(rng.Uniform01(), -1074 + static_cast<int>(rng.Below(60)));
+          break;
+        case 3:
+          x[i] = rng.Normal() * 1e300;
+          break;
+        default:
+          x[i] = i < n / 2 ? std::ldexp(rng.Normal(), static_cast<int>(rng.Below(200))) : 0.0;
       }
     }
     if (kind == 4)  // the second half cancels the first exactly, plus one tiny term
@@ -163,15 +170,24 @@ TEST_CASE("ReferenceWelfordFast and ReferenceNorm2Fast == theirs, field for fiel
     const int kind = static_cast<int>(rng.Below(4));
     for (std::uint64_t i = 0; i < n; ++i) {
       switch (kind) {
-        case 0: x[i] = rng.Normal(); break;
-        case 1: x[i] = 1e8 + rng.Normal(); break;  // ill-conditioned variance
-        case 2: x[i] = std::ldexp(rng.Normal(), static_cast<int>(rng.Below(900)) - 450); break;
-        default: x[i] = static_cast<float>(rng.Uniform01()); break;
+        case 0:
+          x[i] = rng.Normal();
+          break;
+        case 1:
+          x[i] = 1e8 + rng.Normal();
+          break;  // ill-conditioned variance
+        case 2:
+          x[i] = std::ldexp(rng.Normal(), static_cast<int>(rng.Below(900)) - 450);
+          break;
+        default:
+          x[i] = static_cast<float>(rng.Uniform01());
+          break;
       }
     }
     RequireSameWelford(x, "kind " + std::to_string(kind), seed);
     ++cases;
   }
-  std::cout << "ReferenceWelfordFast == ReferenceWelford and ReferenceNorm2Fast == ReferenceNorm2 in "
-            << cases + 9 << " cases\n";
+  std::cout
+      << "ReferenceWelfordFast == ReferenceWelford and ReferenceNorm2Fast == ReferenceNorm2 in "
+      << cases + 9 << " cases\n";
 }
