@@ -82,7 +82,7 @@ struct FastReplayOrderFree {
 
 namespace fast_replay_detail {
 
-inline constexpr std::size_t kLanes = 8;             // independent chains evaluated together
+inline constexpr std::size_t kLanes = 8;              // independent chains evaluated together
 inline constexpr std::size_t kPairwiseUnrolled = 32;  // largest straight-line pairwise subtree
 
 template <Carrier C>
@@ -159,8 +159,7 @@ StateOf<C> Pairwise(const InputOf<C>* x, std::uint64_t lo, std::uint64_t hi, std
   const std::uint64_t m = hi - lo;
   if (m <= leaf) return Chain1<C>(x, lo, m, 1, lift);
   if (leaf == 1 && !lift && m <= kPairwiseUnrolled) {
-    static constexpr auto kTable =
-        PairwiseTable<C>(std::make_index_sequence<kPairwiseUnrolled>{});
+    static constexpr auto kTable = PairwiseTable<C>(std::make_index_sequence<kPairwiseUnrolled>{});
     return kTable[m - 1](x + lo);
   }
   const std::uint64_t mid = lo + (m + 1) / 2;
@@ -245,8 +244,8 @@ StateOf<C> Strided(const InputOf<C>* x, std::uint64_t n, const Schedule& s) {
   const std::uint64_t K = s.lanes;
   auto lane_count = [&](std::uint64_t k) { return k < n ? (n - k + K - 1) / K : 0; };
   std::vector<StateOf<C>> lane(K, C::Identity());
-  const std::uint64_t rows = lane_count(0);           // the longest lane
-  const std::uint64_t full_rows = n / K;              // rows every lane has
+  const std::uint64_t rows = lane_count(0);             // the longest lane
+  const std::uint64_t full_rows = n / K;                // rows every lane has
   const std::uint64_t T = s.tile == 0 ? rows : s.tile;  // elements per tile (0: whole lane)
   std::vector<StateOf<C>> cur(K, C::Identity());
   for (std::uint64_t j = 0; j * T < rows || (j == 0 && rows == 0); ++j) {
@@ -313,8 +312,7 @@ StateOf<C> RandomSplitAt(const InputOf<C>* x, const RandomSplitter& split, std::
 template <Carrier C>
 StateOf<C> Random(const InputOf<C>* x, std::uint64_t seed, std::uint64_t n) {
   if (n == 1) return PushOne<C>(C::Identity(), x[0]);
-  if (n == 2)
-    return C::Combine(PushOne<C>(C::Identity(), x[0]), PushOne<C>(C::Identity(), x[1]));
+  if (n == 2) return C::Combine(PushOne<C>(C::Identity(), x[0]), PushOne<C>(C::Identity(), x[1]));
   const RandomSplitter split{tree_detail::Mix(seed)};
   return RandomSplitAt<C>(x, split, 0, split(0, n), n);
 }
@@ -385,8 +383,8 @@ inline bool IsStructured(const Schedule& s) {
 template <Carrier C>
 void CheckShape(const Schedule& s, const Shape& sh) {
   if (sh.permutes && !C::kCommutative)
-    throw ScheduleError("replay: schedule '" + ToString(s) + "' reorders inputs, but " +
-                        C::kName + "'s Combine is not commutative");
+    throw ScheduleError("replay: schedule '" + ToString(s) + "' reorders inputs, but " + C::kName +
+                        "'s Combine is not commutative");
   if constexpr (!HasTileLift<C>) {
     if (sh.lifts)
       throw ScheduleError("replay: schedule '" + ToString(s) + "' lifts whole tiles, but " +
@@ -513,7 +511,8 @@ typename C::State FastReplay(const Schedule& s, std::span<const typename C::Inpu
   const Shape sh = ShapeOf(s, x.size());
   CheckShape<C>(s, sh);
   if (sh.empty) return C::Identity();
-  if (!FastReplayOrderFree<typename C::Scalar>::Holds()) return Replay<C>(BuildTree(s, x.size()), x);
+  if (!FastReplayOrderFree<typename C::Scalar>::Holds())
+    return Replay<C>(BuildTree(s, x.size()), x);
   return Structured<C>(s, x);
 }
 

@@ -104,13 +104,20 @@ struct ShapeOf {
   static constexpr bool kKnown = true;
   static constexpr int kP = P, kEmin = Emin, kEmax = Emax;
 };
-template <> struct StaticShape<Fp8E4M3Tag> : ShapeOf<4, -6, 8> {};
-template <> struct StaticShape<Fp8E4M3SatTag> : ShapeOf<4, -6, 8> {};
-template <> struct StaticShape<Fp8E5M2Tag> : ShapeOf<3, -14, 15> {};
-template <> struct StaticShape<Fp16Tag> : ShapeOf<11, -14, 15> {};
-template <> struct StaticShape<BF16Tag> : ShapeOf<8, -126, 127> {};
-template <> struct StaticShape<TF32Tag> : ShapeOf<11, -126, 127> {};
-template <> struct StaticShape<Fp32Tag> : ShapeOf<24, -126, 127> {};
+template <>
+struct StaticShape<Fp8E4M3Tag> : ShapeOf<4, -6, 8> {};
+template <>
+struct StaticShape<Fp8E4M3SatTag> : ShapeOf<4, -6, 8> {};
+template <>
+struct StaticShape<Fp8E5M2Tag> : ShapeOf<3, -14, 15> {};
+template <>
+struct StaticShape<Fp16Tag> : ShapeOf<11, -14, 15> {};
+template <>
+struct StaticShape<BF16Tag> : ShapeOf<8, -126, 127> {};
+template <>
+struct StaticShape<TF32Tag> : ShapeOf<11, -126, 127> {};
+template <>
+struct StaticShape<Fp32Tag> : ShapeOf<24, -126, 127> {};
 
 // RoundNormal with the shape and mode fixed at compile time. The range test is one unsigned
 // comparison of the biased exponent, which also rejects zero, double subnormals, inf and NaN.

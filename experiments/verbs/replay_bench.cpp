@@ -13,8 +13,8 @@
 //              the timed region as a study builds it, with T = float and T = EmulatedDynamic;
 //   reference  ReferenceSum (exact tier: n MPFR terms and mpfr_sum), ReferenceSumFast
 //              (precision/reference/fast_sum.hpp), plain mpfr_sum over the same n doubles
-//              (terms prepared outside the timed region), and the other tiers (welford and
-//              norm2 exact, lse fast) for scale.
+//              (terms prepared outside the timed region), ReferenceWelford/Norm2 and their
+//              fast twins (fast_sum.hpp), and the lse fast tier.
 // Every fast result is compared with its oracle bit for bit (and the fp32 strided:32 replay
 // with the SIMD kernel); a mismatch prints MISMATCH and the verb exits 1. Times are medians of
 // --repeats runs (the slow oracle rows: --oracle-repeats), one thread, interleaved per row.
@@ -51,8 +51,8 @@
 
 namespace carrier::cli {
 
-#if defined(CARRIER_HAVE_SIMD_KERNELS) && CARRIER_HAVE_SIMD_KERNELS && defined(CARRIER_HAVE_MPFR) && \
-    CARRIER_HAVE_MPFR
+#if defined(CARRIER_HAVE_SIMD_KERNELS) && CARRIER_HAVE_SIMD_KERNELS && \
+    defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
 
 namespace {
 
@@ -133,17 +133,23 @@ void EmulatedRows(Bench& b, const std::vector<double>& x, const Format& f,
   for (const char* text : kSchedules) {
     const Schedule s = ParseSchedule(text);
     double want = 0, got = 0, got_dyn = 0;
-    const double t_oracle = b.Time(b.oracle_repeats, [&] {
-      const MergeTree t = BuildTree(s, x.size());
-      return Replay<Sum<EmulatedDynamic>>(t, std::span<const EmulatedDynamic>(slow)).s.Value();
-    }, &want);
-    const double t_fast = b.Time(b.repeats, [&] {
-      return FastReplay<Sum<Static>>(s, std::span<const Static>(fast)).s.Value();
-    }, &got);
-    const double t_dyn = b.Time(b.repeats, [&] {
-      return FastReplay<Sum<FastEmulatedDynamic>>(s, std::span<const FastEmulatedDynamic>(dyn))
-          .s.Value();
-    }, &got_dyn);
+    const double t_oracle = b.Time(
+        b.oracle_repeats,
+        [&] {
+          const MergeTree t = BuildTree(s, x.size());
+          return Replay<Sum<EmulatedDynamic>>(t, std::span<const EmulatedDynamic>(slow)).s.Value();
+        },
+        &want);
+    const double t_fast = b.Time(
+        b.repeats,
+        [&] { return FastReplay<Sum<Static>>(s, std::span<const Static>(fast)).s.Value(); }, &got);
+    const double t_dyn = b.Time(
+        b.repeats,
+        [&] {
+          return FastReplay<Sum<FastEmulatedDynamic>>(s, std::span<const FastEmulatedDynamic>(dyn))
+              .s.Value();
+        },
+        &got_dyn);
     b.Add("oracle Replay (Emulated)", dtype, text, t_oracle);
     b.Add("fast replay (FastEmulated static)", dtype, text, t_fast, b.Same(got, want));
     b.Add("fast replay (FastEmulated dynamic)", dtype, text, t_dyn, b.Same(got_dyn, want));
@@ -197,12 +203,15 @@ int RunReplayBench(const std::vector<std::string>& argv) {
     for (std::uint64_t i = 0; i < n; ++i) x[i] = xf[i];  // the stored fp32 values, exactly
 
     double simd32_value = 0;
-    const double simd32 = b.Time(b.repeats, [&] {
-      return static_cast<double>(simd::Reduce<Sum<float>, float>(xf.data(), n, simd_schedule).s);
-    }, &simd32_value);
-    const double simd64 = b.Time(b.repeats, [&] {
-      return simd::Reduce<Sum<double>, double>(x.data(), n, simd_schedule).s;
-    });
+    const double simd32 = b.Time(
+        b.repeats,
+        [&] {
+          return static_cast<double>(
+              simd::Reduce<Sum<float>, float>(xf.data(), n, simd_schedule).s);
+        },
+        &simd32_value);
+    const double simd64 = b.Time(
+        b.repeats, [&] { return simd::Reduce<Sum<double>, double>(x.data(), n, simd_schedule).s; });
     b.Add("simd kernel Reduce<Sum<float>>", "fp32", "strided:32", simd32);
     b.Add("simd kernel Reduce<Sum<double>>", "fp64", "strided:32", simd64);
 
@@ -210,13 +219,19 @@ int RunReplayBench(const std::vector<std::string>& argv) {
     for (const char* text : kSchedules) {
       const Schedule s = ParseSchedule(text);
       double want = 0, got = 0;
-      const double t_oracle = b.Time(b.oracle_repeats, [&] {
-        const MergeTree t = BuildTree(s, n);
-        return static_cast<double>(Replay<Sum<float>>(t, std::span<const float>(xf)).s);
-      }, &want);
-      const double t_fast = b.Time(b.repeats, [&] {
-        return static_cast<double>(FastReplay<Sum<float>>(s, std::span<const float>(xf)).s);
-      }, &got);
+      const double t_oracle = b.Time(
+          b.oracle_repeats,
+          [&] {
+            const MergeTree t = BuildTree(s, n);
+            return static_cast<double>(Replay<Sum<float>>(t, std::span<const float>(xf)).s);
+          },
+          &want);
+      const double t_fast = b.Time(
+          b.repeats,
+          [&] {
+            return static_cast<double>(FastReplay<Sum<float>>(s, std::span<const float>(xf)).s);
+          },
+          &got);
       b.Add("oracle Replay", "fp32", text, t_oracle);
       std::string check = b.Same(got, want);
       if (s == simd_schedule)
@@ -234,8 +249,8 @@ int RunReplayBench(const std::vector<std::string>& argv) {
       constexpr Rounding R = decltype(mode)::value;
       std::vector<double> oracle_ns, fast_ns;
       EmulatedRows<Tag, R>(b, x, f, oracle_ns, fast_ns);
-      const std::string name = f.name + "/" + std::string(RoundingName(R)) +
-                               " n=" + std::to_string(n);
+      const std::string name =
+          f.name + "/" + std::string(RoundingName(R)) + " n=" + std::to_string(n);
       for (std::size_t k = 0; k < std::size(kSchedules); ++k) {
         const std::string where = std::string(kSchedules[k]) + " " + name;
         targets.Ratio("fast emulated / simd fp32, " + where, fast_ns[k] / simd32, 25, true);
@@ -253,10 +268,10 @@ int RunReplayBench(const std::vector<std::string>& argv) {
 
     // References on the same n doubles.
     double exact_mpfr = 0, exact_fast = 0, plain = 0;
-    const double t_ref = b.Time(b.repeats, [&] { return reference::ReferenceSum(x).as_double[0]; },
-                                &exact_mpfr);
-    const double t_fast_ref =
-        b.Time(b.repeats, [&] { return reference::ReferenceSumFast(x).as_double[0]; }, &exact_fast);
+    const double t_ref = b.Time(
+        b.repeats, [&] { return reference::ReferenceSum(x).as_double[0]; }, &exact_mpfr);
+    const double t_fast_ref = b.Time(
+        b.repeats, [&] { return reference::ReferenceSumFast(x).as_double[0]; }, &exact_fast);
     std::vector<__mpfr_struct> terms(n);
     std::vector<mpfr_ptr> ptrs(n);
     for (std::uint64_t i = 0; i < n; ++i) {
@@ -264,14 +279,17 @@ int RunReplayBench(const std::vector<std::string>& argv) {
       mpfr_set_d(&terms[i], x[i], MPFR_RNDN);
       ptrs[i] = &terms[i];
     }
-    const double t_mpfr_sum = b.Time(b.repeats, [&] {
-      mpfr_t out;
-      mpfr_init2(out, 53);
-      mpfr_sum(out, ptrs.data(), n, MPFR_RNDN);
-      const double d = mpfr_get_d(out, MPFR_RNDN);
-      mpfr_clear(out);
-      return d;
-    }, &plain);
+    const double t_mpfr_sum = b.Time(
+        b.repeats,
+        [&] {
+          mpfr_t out;
+          mpfr_init2(out, 53);
+          mpfr_sum(out, ptrs.data(), n, MPFR_RNDN);
+          const double d = mpfr_get_d(out, MPFR_RNDN);
+          mpfr_clear(out);
+          return d;
+        },
+        &plain);
     for (auto& t : terms) mpfr_clear(&t);
     b.Add("reference sum, exact tier (ReferenceSum)", "fp64", "-", t_ref);
     b.Add("reference sum, fast exact (ReferenceSumFast)", "fp64", "-", t_fast_ref,
@@ -280,28 +298,42 @@ int RunReplayBench(const std::vector<std::string>& argv) {
     const double t_welford = b.Time(1, [&] { return reference::ReferenceWelford(x).as_double[0]; });
     const double t_norm2 = b.Time(1, [&] { return reference::ReferenceNorm2(x).as_double[0]; });
     const double t_lse = b.Time(1, [&] { return reference::ReferenceLse(x).as_double[0]; });
+    double w_want = 0, w_got = 0, q_want = 0, q_got = 0;
+    (void)b.Time(
+        1, [&] { return reference::ReferenceWelford(x).as_double[1]; }, &w_want);
+    (void)b.Time(
+        1, [&] { return reference::ReferenceNorm2(x).as_double[0]; }, &q_want);
+    const double t_welford_fast = b.Time(
+        b.repeats, [&] { return reference::ReferenceWelfordFast(x).as_double[1]; }, &w_got);
+    const double t_norm2_fast = b.Time(
+        b.repeats, [&] { return reference::ReferenceNorm2Fast(x).as_double[0]; }, &q_got);
     b.Add("reference welford (exact tier)", "fp64", "-", t_welford);
+    b.Add("reference welford, fast exact (ReferenceWelfordFast)", "fp64", "-", t_welford_fast,
+          b.Same(w_got, w_want));
     b.Add("reference norm2 (exact tier)", "fp64", "-", t_norm2);
+    b.Add("reference norm2, fast exact (ReferenceNorm2Fast)", "fp64", "-", t_norm2_fast,
+          b.Same(q_got, q_want));
     b.Add("reference lse (fast tier)", "fp64", "-", t_lse);
     const std::string nn = " n=" + std::to_string(n);
     targets.Ratio("fast exact sum / simd fp64 sum," + nn, t_fast_ref / simd64, 10, true);
     targets.Ratio("mpfr_sum / fast exact sum," + nn, t_mpfr_sum / t_fast_ref, 5, false);
-    targets.Ratio("welford reference ns/elem," + nn, t_welford, 15, true);
-    targets.Ratio("norm2 reference ns/elem," + nn, t_norm2, 15, true);
+    targets.Ratio("welford reference (fast exact) ns/elem," + nn, t_welford_fast, 15, true);
+    targets.Ratio("norm2 reference (fast exact) ns/elem," + nn, t_norm2_fast, 15, true);
     targets.Ratio("lse reference ns/elem," + nn, t_lse, 15, true);
   }
 
   std::cout << "carrier replay-bench: Sum over normal(0,1) fp32 values (seed " << seed
             << "), one thread, target " << simd::CurrentTarget() << "; median of " << b.repeats
             << " run(s) (oracle rows: " << b.oracle_repeats << ")\n\n";
-  std::cout << std::left << std::setw(10) << "n" << std::setw(46) << "what" << std::setw(10)
-            << "dtype" << std::setw(12) << "schedule" << std::setw(12) << "ns/elem"
-            << std::setw(12) << "x simd32" << "check\n"
-            << std::string(120, '-') << "\n";
+  std::cout << std::left << std::setw(10) << "n" << std::setw(54) << "what" << std::setw(10)
+            << "dtype" << std::setw(12) << "schedule" << std::setw(12) << "ns/elem" << std::setw(12)
+            << "x simd32"
+            << "check\n"
+            << std::string(128, '-') << "\n";
   double simd32 = 1;
   for (const Row& r : b.rows) {
     if (r.what == "simd kernel Reduce<Sum<float>>") simd32 = r.ns;
-    std::cout << std::left << std::setw(10) << r.n << std::setw(46) << r.what << std::setw(10)
+    std::cout << std::left << std::setw(10) << r.n << std::setw(54) << r.what << std::setw(10)
               << r.dtype << std::setw(12) << r.schedule << std::setw(12) << Fixed(r.ns, 3)
               << std::setw(12) << Fixed(r.ns / simd32, 1) << r.check << "\n";
   }

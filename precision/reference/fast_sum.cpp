@@ -46,12 +46,14 @@ struct Scan {
         }
         continue;
       }
-      const std::uint64_t sig = (mag & ((std::uint64_t{1} << 52) - 1)) |
-                                (biased != 0 ? std::uint64_t{1} << 52 : 0);
+      const std::uint64_t sig =
+          (mag & ((std::uint64_t{1} << 52) - 1)) | (biased != 0 ? std::uint64_t{1} << 52 : 0);
       const std::uint64_t pos = biased != 0 ? biased - 1 : 0;  // x = sig * 2^(pos - 1074)
       // bit weights, offset by 1074: highest set bit + 1 and lowest set bit
-      top_pos = std::max<std::uint64_t>(top_pos, pos + static_cast<std::uint64_t>(64 - std::countl_zero(sig)));
-      low_pos = std::min<std::uint64_t>(low_pos, pos + static_cast<std::uint64_t>(std::countr_zero(sig)));
+      top_pos = std::max<std::uint64_t>(
+          top_pos, pos + static_cast<std::uint64_t>(64 - std::countl_zero(sig)));
+      low_pos =
+          std::min<std::uint64_t>(low_pos, pos + static_cast<std::uint64_t>(std::countr_zero(sig)));
       // The three digits of sig << sh (sh < 32, below 2^85) without a 128-bit shift.
       const unsigned sh = static_cast<unsigned>(pos % 32);
       const std::int64_t neg = -static_cast<std::int64_t>(bits >> 63);  // 0 or -1

@@ -1,5 +1,5 @@
-// precision/reference/fast_sum.hpp: the exact tier of the sum reference at superaccumulator
-// speed.
+// precision/reference/fast_sum.hpp: the exact tiers of the sum, Welford and norm2 references at
+// superaccumulator speed.
 //
 // ReferenceSumFast(x) returns the same Reference as ReferenceSum(x) (reference.hpp, default
 // options: Method::kAuto) in every field — op "sum", count, as_double, as_long_double, the
@@ -27,6 +27,17 @@
 namespace carrier::reference {
 
 Reference ReferenceSumFast(std::span<const double> x);
+
+// ReferenceWelford(x) (default options), field for field, from two exact ExactSum passes (x,
+// and x^2 split exactly into x*x and fma(x, x, -x*x)) instead of 2n MPFR terms and two
+// mpfr_sum; then ReferenceWelford's own exact steps (n m2 = n sum x^2 - (sum x)^2) and its three
+// correctly rounded quotients. Inputs with a nonzero |x| outside [2^-484, 2^511) (where the
+// split of x^2 could round), special values, and n < 2 are answered by ReferenceWelford itself.
+Reference ReferenceWelfordFast(std::span<const double> x);
+
+// ReferenceNorm2(x) (default options), field for field: the exact sum of squares from one
+// ExactSum pass (same split and fallback rule), then ReferenceNorm2's one correctly rounded root.
+Reference ReferenceNorm2Fast(std::span<const double> x);
 
 }  // namespace carrier::reference
 

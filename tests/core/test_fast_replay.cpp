@@ -3,9 +3,8 @@
 // on random inputs with special values mixed in, and over random explicit trees whose combines
 // are not in post-order. tests/precision/test_fast_replay_matrix.cpp runs the same check over
 // the emulated, Half/BFloat16 and Mpfr scalars.
-#include <catch2/catch.hpp>
-
 #include <array>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <iostream>
 #include <limits>
@@ -29,12 +28,18 @@ template <class T>
 T Draw(Rng& rng, bool specials) {
   if (specials && rng.Below(64) == 0) {
     switch (rng.Below(6)) {
-      case 0: return std::numeric_limits<T>::quiet_NaN();
-      case 1: return std::numeric_limits<T>::infinity();
-      case 2: return -std::numeric_limits<T>::infinity();
-      case 3: return -T(0);
-      case 4: return std::numeric_limits<T>::max() / T(4);
-      default: return std::numeric_limits<T>::denorm_min();
+      case 0:
+        return std::numeric_limits<T>::quiet_NaN();
+      case 1:
+        return std::numeric_limits<T>::infinity();
+      case 2:
+        return -std::numeric_limits<T>::infinity();
+      case 3:
+        return -T(0);
+      case 4:
+        return std::numeric_limits<T>::max() / T(4);
+      default:
+        return std::numeric_limits<T>::denorm_min();
     }
   }
   return static_cast<T>(rng.Normal() * std::pow(10.0, static_cast<double>(rng.Below(5)) - 2));
@@ -66,8 +71,7 @@ void AllCarriers(const std::vector<T>& x, const std::vector<T>& y, const std::st
   CheckFastReplay<ArgMax<T>>(iv, schedule, "ArgMax<" + type + ">", seed, tally);
   CheckFastReplay<Dot<T>>(pairs, schedule, "Dot<" + type + ">", seed, tally);
   CheckFastReplay<Affine<T>>(pairs, schedule, "Affine<" + type + ">", seed, tally);
-  CheckFastReplay<FlashRow<T, kDv>>(flash, schedule, "FlashRow<" + type + ", 3, FA2>", seed,
-                                    tally);
+  CheckFastReplay<FlashRow<T, kDv>>(flash, schedule, "FlashRow<" + type + ", 3, FA2>", seed, tally);
   CheckFastReplay<FlashRow<T, kDv, FlashVariant::kFA1>>(
       flash, schedule, "FlashRow<" + type + ", 3, FA1>", seed, tally);
 }
@@ -85,8 +89,8 @@ void RunType(const std::string& type, std::uint64_t seed) {
       AllCarriers<T>(x, y, schedule, type, seed, tally);
     }
   }
-  std::cout << "FastReplay == Replay (" << type << "): " << tally.equal
-            << " states bit-identical, " << tally.refused << " refused alike by all three\n";
+  std::cout << "FastReplay == Replay (" << type << "): " << tally.equal << " states bit-identical, "
+            << tally.refused << " refused alike by all three\n";
   CHECK(tally.equal > 5000);
   CHECK(tally.refused > 0);  // strided trees for ArgMax/Affine, lifts for carriers without one
 }
@@ -123,8 +127,8 @@ void CheckTree(const MergeTree& t, const std::vector<typename C::Input>& x, cons
   const std::span<const typename C::Input> xs(x);
   const auto want = Replay<C>(t, xs);
   const auto got = FastReplay<C>(t, xs);
-  INFO("reproduce: seed=" << seed << " n=" << x.size() << " types=" << types << " tree="
-                          << ToJson(t));
+  INFO("reproduce: seed=" << seed << " n=" << x.size() << " types=" << types
+                          << " tree=" << ToJson(t));
   REQUIRE(StatesBitEqual<C>(want, got));
   ++checks;
 }
@@ -141,8 +145,7 @@ TEST_CASE("FastReplay equals Replay bit for bit: double, every carrier and sched
   RunType<double>("double", 20261202);
 }
 
-TEST_CASE("FastReplay equals Replay bit for bit on random explicit trees",
-          "[fast][fast_replay]") {
+TEST_CASE("FastReplay equals Replay bit for bit on random explicit trees", "[fast][fast_replay]") {
   const std::uint64_t seed = 99173;
   Rng rng(seed);
   long checks = 0;
@@ -168,8 +171,7 @@ TEST_CASE("FastReplay equals Replay bit for bit on random explicit trees",
   CHECK(checks > 600);
 }
 
-TEST_CASE("FastReplay refuses what Replay refuses, with the same message",
-          "[fast][fast_replay]") {
+TEST_CASE("FastReplay refuses what Replay refuses, with the same message", "[fast][fast_replay]") {
   const std::vector<float> x(10, 1.0f);
   const std::span<const float> xs(x);
   CHECK_THROWS_AS(FastReplay<Sum<float>>(BuildTree("seq", 9), xs), ScheduleError);

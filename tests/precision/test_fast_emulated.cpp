@@ -5,7 +5,6 @@
 // cancellation) for fp16, bf16, tf32, fp32 and a custom format; also through whole carriers
 // (FastReplay over FastEmulated == Replay over Emulated).
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <iostream>
@@ -53,13 +52,20 @@ std::vector<double> AllValues(const Format& f) {
 // top binade; sometimes a special or a neighbour of a given value (to make cancellations).
 double RandomValue(Rng& rng, const Format& f) {
   switch (rng.Below(40)) {
-    case 0: return INFINITY;
-    case 1: return -INFINITY;
-    case 2: return NAN;
-    case 3: return 0.0;
-    case 4: return -0.0;
-    case 5: return f.MaxFinite() * (rng.Below(2) ? 1 : -1);
-    default: break;
+    case 0:
+      return INFINITY;
+    case 1:
+      return -INFINITY;
+    case 2:
+      return NAN;
+    case 3:
+      return 0.0;
+    case 4:
+      return -0.0;
+    case 5:
+      return f.MaxFinite() * (rng.Below(2) ? 1 : -1);
+    default:
+      break;
   }
   const int lo = f.emin - f.precision, hi = f.emax;
   const int e = lo + static_cast<int>(rng.Below(static_cast<std::uint64_t>(hi - lo + 1)));
@@ -77,18 +83,18 @@ template <class S, class F>
 void Compare(double a, double b, double c, const std::string& what, Tally& t) {
   const S sa = S::FromFormatValue(a), sb = S::FromFormatValue(b), sc = S::FromFormatValue(c);
   const F fa = F::FromFormatValue(a), fb = F::FromFormatValue(b), fc = F::FromFormatValue(c);
-  const double slow[] = {(sa + sb).Value(), (sa - sb).Value(), (sa * sb).Value(),
-                         (sa / sb).Value(), sqrt(sa).Value(),  fma(sa, sb, sc).Value(),
+  const double slow[] = {(sa + sb).Value(),      (sa - sb).Value(), (sa * sb).Value(),
+                         (sa / sb).Value(),      sqrt(sa).Value(),  fma(sa, sb, sc).Value(),
                          S(a * 0.75 + b).Value()};
-  const double fast[] = {(fa + fb).Value(), (fa - fb).Value(), (fa * fb).Value(),
-                         (fa / fb).Value(), sqrt(fa).Value(),  fma(fa, fb, fc).Value(),
+  const double fast[] = {(fa + fb).Value(),      (fa - fb).Value(), (fa * fb).Value(),
+                         (fa / fb).Value(),      sqrt(fa).Value(),  fma(fa, fb, fc).Value(),
                          F(a * 0.75 + b).Value()};
   const char* names[] = {"+", "-", "*", "/", "sqrt", "fma", "from double"};
   for (int i = 0; i < 7; ++i) {
     if (!ScalarTraits<double>::BitEqual(slow[i], fast[i])) {
       FAIL_CHECK(what << ": " << names[i] << " a=" << Exact(a) << " b=" << Exact(b)
-                      << " c=" << Exact(c) << " Emulated " << Exact(slow[i])
-                      << " FastEmulated " << Exact(fast[i]));
+                      << " c=" << Exact(c) << " Emulated " << Exact(slow[i]) << " FastEmulated "
+                      << Exact(fast[i]));
     }
     ++t.ops;
   }
@@ -96,8 +102,7 @@ void Compare(double a, double b, double c, const std::string& what, Tally& t) {
 
 // All pairs (or `pairs` random ones) of f's values, in mode r; under sr, each of the two types
 // runs the same operation sequence from the same seed, and the results must match one by one.
-void CheckFormat(const Format& f, Rounding r, std::uint64_t pairs, std::uint64_t seed,
-                 Tally& t) {
+void CheckFormat(const Format& f, Rounding r, std::uint64_t pairs, std::uint64_t seed, Tally& t) {
   const std::string what = f.name + "/" + std::string(RoundingName(r));
   EmulationScope scope(f, r, seed);
   std::vector<double> a, b, c;
@@ -142,9 +147,9 @@ void CheckFormat(const Format& f, Rounding r, std::uint64_t pairs, std::uint64_t
   long mismatches = 0;
   for (std::size_t i = 0; i < slow.size(); ++i)
     if (!ScalarTraits<double>::BitEqual(slow[i], fast[i]) && mismatches++ < 5)
-      FAIL_CHECK(what << " (stream seed " << seed << "): op " << i % 3 << " (+ * -) of a="
-                      << Exact(a[i / 3]) << " b=" << Exact(b[i / 3]) << ": Emulated "
-                      << Exact(slow[i]) << " FastEmulated " << Exact(fast[i]));
+      FAIL_CHECK(what << " (stream seed " << seed << "): op " << i % 3
+                      << " (+ * -) of a=" << Exact(a[i / 3]) << " b=" << Exact(b[i / 3])
+                      << ": Emulated " << Exact(slow[i]) << " FastEmulated " << Exact(fast[i]));
   t.ops += static_cast<long>(slow.size());
   // Every operation, one pair at a time (deterministic modes: no stream involved).
   if (r != Rounding::kStochastic)
@@ -170,7 +175,8 @@ TEST_CASE("FastEmulated == Emulated on random pairs: fp16 bf16 tf32 fp32 custom,
   Tally t;
   std::uint64_t seed = 91;
   const std::uint64_t pairs = static_cast<std::uint64_t>(test::Trials(20000));
-  for (const Format& f : {Fp16(), BF16(), TF32(), Fp32(), ParseFormat("custom:p=9,emin=-20,emax=20")})
+  for (const Format& f :
+       {Fp16(), BF16(), TF32(), Fp32(), ParseFormat("custom:p=9,emin=-20,emax=20")})
     for (Rounding r : kAllRoundings) CheckFormat(f, r, pairs, ++seed, t);
   std::cout << "random pairs: " << t.ops << " operations bit-identical\n";
   CHECK(t.ops > 1000000);
@@ -208,8 +214,8 @@ TEST_CASE("carriers over FastEmulated equal carriers over Emulated", "[fast][fas
           xf.push_back(Fast::FromFormatValue(xs.back().Value()));
         }
         for (const char* schedule : {"seq", "pairwise", "blocked:16", "random:3", "strided:8"}) {
-          INFO("format " << f.name << " rounding " << RoundingName(r) << " n " << n
-                         << " schedule " << schedule);
+          INFO("format " << f.name << " rounding " << RoundingName(r) << " n " << n << " schedule "
+                         << schedule);
           const MergeTree tree = BuildTree(schedule, n);
           auto same = [&](auto slow_state, auto fast_state) {
             bool ok = true;
@@ -218,7 +224,8 @@ TEST_CASE("carriers over FastEmulated equal carriers over Emulated", "[fast][fas
                   std::apply(
                       [&](const auto&... b) {
                         ok = (ScalarTraits<double>::BitEqual(static_cast<double>(a),
-                                                             static_cast<double>(b)) && ...);
+                                                             static_cast<double>(b)) &&
+                              ...);
                       },
                       fast_state.Tie());
                 },
@@ -229,14 +236,16 @@ TEST_CASE("carriers over FastEmulated equal carriers over Emulated", "[fast][fas
             StochasticSeedScope s1(5);
             const auto a = Replay<Sum<Slow>>(tree, std::span<const Slow>(xs));
             StochasticSeedScope s2(5);
-            const auto b = FastReplay<Sum<Fast>>(ParseSchedule(schedule), std::span<const Fast>(xf));
+            const auto b =
+                FastReplay<Sum<Fast>>(ParseSchedule(schedule), std::span<const Fast>(xf));
             CHECK(same(a, b));
           }
           {
             StochasticSeedScope s1(6);
             const auto a = Replay<Welford<Slow>>(tree, std::span<const Slow>(xs));
             StochasticSeedScope s2(6);
-            const auto b = FastReplay<Welford<Fast>>(ParseSchedule(schedule), std::span<const Fast>(xf));
+            const auto b =
+                FastReplay<Welford<Fast>>(ParseSchedule(schedule), std::span<const Fast>(xf));
             CHECK(same(a, b));
           }
           {

@@ -6,9 +6,8 @@
 // stochastic stream (a StochasticSeedScope per path), so under sr the three paths must also
 // draw the same random bits in the same order: that is what makes FastReplay fall back to
 // Replay's evaluation order there, and this test is what would catch it if it did not.
-#include <catch2/catch.hpp>
-
 #include <array>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <iostream>
 #include <limits>
@@ -32,10 +31,14 @@ namespace {
 double DrawDouble(Rng& rng, bool specials) {
   if (specials && rng.Below(48) == 0) {
     switch (rng.Below(4)) {
-      case 0: return std::numeric_limits<double>::quiet_NaN();
-      case 1: return std::numeric_limits<double>::infinity();
-      case 2: return -std::numeric_limits<double>::infinity();
-      default: return -0.0;
+      case 0:
+        return std::numeric_limits<double>::quiet_NaN();
+      case 1:
+        return std::numeric_limits<double>::infinity();
+      case 2:
+        return -std::numeric_limits<double>::infinity();
+      default:
+        return -0.0;
     }
   }
   return rng.Normal() * std::pow(10.0, static_cast<double>(rng.Below(3)) - 1);
@@ -77,8 +80,8 @@ void AllCarriers(const std::vector<T>& x, const std::vector<T>& y, const std::st
   CheckFastReplay<ArgMax<T>>(iv, schedule, "ArgMax<" + type + ">", seed, tally, run);
   CheckFastReplay<Dot<T>>(pairs, schedule, "Dot<" + type + ">", seed, tally, run);
   CheckFastReplay<Affine<T>>(pairs, schedule, "Affine<" + type + ">", seed, tally, run);
-  CheckFastReplay<FlashRow<T, kDv>>(flash, schedule, "FlashRow<" + type + ", 3, FA2>", seed,
-                                    tally, run);
+  CheckFastReplay<FlashRow<T, kDv>>(flash, schedule, "FlashRow<" + type + ", 3, FA2>", seed, tally,
+                                    run);
   CheckFastReplay<FlashRow<T, kDv, FlashVariant::kFA1>>(
       flash, schedule, "FlashRow<" + type + ", 3, FA1>", seed, tally, run);
 }
@@ -100,8 +103,8 @@ void RunType(const std::string& type, std::uint64_t seed, int random_sizes = 1,
       AllCarriers<T>(x, y, schedule, type, seed, tally);
     }
   }
-  std::cout << "FastReplay == Replay (" << type << "): " << tally.equal
-            << " states bit-identical, " << tally.refused << " refused alike\n";
+  std::cout << "FastReplay == Replay (" << type << "): " << tally.equal << " states bit-identical, "
+            << tally.refused << " refused alike\n";
   CHECK(tally.equal > 1000);
 }
 

@@ -12,7 +12,6 @@
 #pragma once
 
 #include <catch2/catch.hpp>
-
 #include <optional>
 #include <span>
 #include <string>
@@ -34,8 +33,8 @@ struct RunDirect {
 };
 
 struct FastReplayTally {
-  long equal = 0;   // states compared and bit-identical
-  long refused = 0; // schedules all three refused alike
+  long equal = 0;    // states compared and bit-identical
+  long refused = 0;  // schedules all three refused alike
 };
 
 template <class C>
@@ -98,16 +97,45 @@ void CheckFastReplay(const std::vector<typename C::Input>& x, const std::string&
 // Schedules that exercise every structured path and its edges (tails, lanes, unrolled
 // pairwise sizes, lifted tiles, strided tiles, omp chunks with each inner kind, cuda trees).
 inline const std::vector<std::string>& FastReplaySchedules() {
-  static const std::vector<std::string> kAll = {
-      "seq", "reverse", "pairwise", "pairwise:2", "pairwise:5", "pairwise:32", "pairwise:lift",
-      "pairwise:3:lift", "blocked:1", "blocked:7", "blocked:64", "blocked:3:pairwise",
-      "blocked:16:pairwise", "blocked:5:lift", "blocked:4:pairwise:lift", "strided:1",
-      "strided:4", "strided:5", "strided:16", "strided:32", "strided:4:tile:3",
-      "strided:3:tile:1", "strided:8:tile:5:lift", "strided:5:lift", "random:1", "random:99",
-      "omp:1", "omp:3", "omp:4:pairwise", "omp:5:seq:pairwise:3", "omp:3:pairwise:strided:4",
-      "omp:7:seq:blocked:3:lift", "omp:2:pairwise:random:5", "omp:3:seq:strided:2:tile:2",
-      "omp:2:seq:cuda:32:2", "cuda:32", "cuda:64:2:striped:xor", "cuda:32:3:blocked:shfl:pairwise:2",
-      "cuda:64:2:blocked:xor:seq:auto:lift"};
+  static const std::vector<std::string> kAll = {"seq",
+                                                "reverse",
+                                                "pairwise",
+                                                "pairwise:2",
+                                                "pairwise:5",
+                                                "pairwise:32",
+                                                "pairwise:lift",
+                                                "pairwise:3:lift",
+                                                "blocked:1",
+                                                "blocked:7",
+                                                "blocked:64",
+                                                "blocked:3:pairwise",
+                                                "blocked:16:pairwise",
+                                                "blocked:5:lift",
+                                                "blocked:4:pairwise:lift",
+                                                "strided:1",
+                                                "strided:4",
+                                                "strided:5",
+                                                "strided:16",
+                                                "strided:32",
+                                                "strided:4:tile:3",
+                                                "strided:3:tile:1",
+                                                "strided:8:tile:5:lift",
+                                                "strided:5:lift",
+                                                "random:1",
+                                                "random:99",
+                                                "omp:1",
+                                                "omp:3",
+                                                "omp:4:pairwise",
+                                                "omp:5:seq:pairwise:3",
+                                                "omp:3:pairwise:strided:4",
+                                                "omp:7:seq:blocked:3:lift",
+                                                "omp:2:pairwise:random:5",
+                                                "omp:3:seq:strided:2:tile:2",
+                                                "omp:2:seq:cuda:32:2",
+                                                "cuda:32",
+                                                "cuda:64:2:striped:xor",
+                                                "cuda:32:3:blocked:shfl:pairwise:2",
+                                                "cuda:64:2:blocked:xor:seq:auto:lift"};
   return kAll;
 }
 
@@ -115,8 +143,8 @@ inline const std::vector<std::string>& FastReplaySchedules() {
 // random ones (scaled by CARRIER_TEST_MULTIPLIER).
 inline std::vector<std::uint64_t> FastReplaySizes(std::uint64_t seed, int random_count,
                                                   std::uint64_t max_random) {
-  std::vector<std::uint64_t> n = {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65,
-                                  100, 511, 512, 513, 1000};
+  std::vector<std::uint64_t> n = {0,  1,  2,  3,  4,  5,  7,   8,   9,   15,  16,  17,
+                                  31, 32, 33, 63, 64, 65, 100, 511, 512, 513, 1000};
   Rng rng(seed);
   for (int i = 0; i < Trials(random_count); ++i) n.push_back(1 + rng.Below(max_random));
   return n;
