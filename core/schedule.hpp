@@ -25,6 +25,7 @@
 //   file:PATH                    the tree saved in PATH (core/tree_io.hpp: the JSON that
 //                                `carrier tree --format json` and `carrier probe` write),
 //                                validated and replayed as it is; its n must be the input's
+//   numpy[:BLOCK[:ACC]]          numpy's float sum (core/library_trees.hpp), default 128:8
 // `:lift` makes every leaf chain a whole-tile lift by the carrier's LiftTile (its documented
 // inner algorithm, e.g. softmax: tile max, then one exp per element) instead of a fold.
 //
@@ -54,6 +55,7 @@ enum class ScheduleKind {
   // Orders from outside (core/canonical_tree.hpp, core/tree_io.hpp):
   kCanonical,  // canonical:L[:bisect]   WG21 P4016R0's canonical parallel reduction
   kFile,       // file:PATH              a saved tree (carrier tree --format json, carrier probe)
+  kNumpy,      // numpy[:BLOCK[:ACC]]    numpy's pairwise_sum (core/library_trees.hpp)
 };
 enum class OuterOrder { kSeq, kPairwise };
 
@@ -102,7 +104,7 @@ inline constexpr const char* kScheduleGrammar =
     "seq | reverse | pairwise[:LEAF][:lift] | blocked:TILE[:seq|pairwise][:lift] | "
     "strided:K[:tile:T][:lift] | random:SEED | omp:P[:seq|pairwise][:INNER] | "
     "cuda:THREADS[:ITEMS[:blocked|striped[:shfl|xor[:seq|pairwise[:auto|BLOCKS]]]]][:lift] | "
-    "canonical:L[:bisect] | file:TREE.json";
+    "canonical:L[:bisect] | file:TREE.json | numpy[:BLOCK[:ACC]]";
 
 namespace schedule_detail {
 
@@ -139,7 +141,7 @@ inline std::uint64_t ParseCount(std::string_view text, std::string_view field,
 
 inline std::string ToString(const Schedule& s);
 
-// canonical:L[:bisect] and file:PATH (orders from outside). Returns false when `head` is
+// canonical:L[:bisect], numpy[:BLOCK[:ACC]] and file:PATH (orders from outside). Returns false when `head` is
 // neither; throws ScheduleError for bad fields.
 inline bool ParseOrdersSchedule(std::string_view text, const std::vector<std::string_view>& parts,
                                 Schedule& out) {
@@ -156,6 +158,15 @@ inline bool ParseOrdersSchedule(std::string_view text, const std::vector<std::st
       out.bisect = true;
     }
     if (parts.size() > 3) Fail(text, "unexpected field '" + std::string(parts[3]) + "'");
+    return true;
+  }
+  if (head == "numpy") {
+    out = Schedule{};
+    out.kind = ScheduleKind::kNumpy;
+    out.tile = parts.size() >= 2 ? schedule_detail::ParseCount(text, parts[1], "BLOCK", false) : 128;
+    out.lanes = parts.size() >= 3 ? schedule_detail::ParseCount(text, parts[2], "ACC", false) : 8;
+    if (parts.size() > 3) Fail(text, "unexpected field '" + std::string(parts[3]) + "'");
+    if (out.tile < out.lanes) Fail(text, "BLOCK must be at least ACC");
     return true;
   }
   if (head == "file") {
@@ -300,6 +311,10 @@ inline std::string ToString(const Schedule& s) {
       return "canonical:" + std::to_string(s.lanes) + (s.bisect ? ":bisect" : "");
     case ScheduleKind::kFile:
       return "file:" + s.path;
+    case ScheduleKind::kNumpy:
+      return s.tile == 128 && s.lanes == 8
+                 ? "numpy"
+                 : "numpy:" + std::to_string(s.tile) + ":" + std::to_string(s.lanes);
   }
   return "?";
 }

@@ -640,7 +640,9 @@ TrialOutcome RunTrial(const ResolvedTrial& t, const TrialInput& in, const Shared
   MergeTree tree;
   const auto t1 = Clock::now();
   if (t.spec.backend == "replay") {
-    tree = BuildTree(t.schedule, o.n);
+    try {  // file:PATH trees are read here: a bad file or n is bad input (orders, issue 15)
+      tree = BuildTree(t.schedule, o.n);
+    } catch (const ScheduleError& e) { throw SpecError(e.what()); }
     if (tree.permutes && (op == "argmax" || op == "affine" || (t.user && !t.user->commutative)))
       throw SpecError("schedule '" + tree.schedule + "' reorders inputs, but " + op +
                       "'s combine is not commutative");
