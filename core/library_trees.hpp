@@ -1,8 +1,11 @@
 // core/library_trees.hpp: the merge orders of library reductions that carrier replays by name.
 //
-// numpy[:BLOCK[:ACC]] (default numpy:128:8): numpy's float add.reduce over a contiguous
-// array, `pairwise_sum` in numpy/core/src/umath/loops_utils.h.src (numpy 1.24). Over a run of
-// m elements starting at lo:
+// numpy[:BLOCK[:ACC[:CHUNK]]] (default numpy:128:8:8192): numpy's float add.reduce over a
+// contiguous array (numpy 1.24). The reduction's iterator hands the inner loop CHUNK elements
+// at a time (numpy's ufunc buffer size, np.getbufsize() = 8192), so the result is
+// ((P(chunk 0) + P(chunk 1)) + P(chunk 2)) + ..., chunk sums added in order, and each P is
+// `pairwise_sum` (numpy/core/src/umath/loops_utils.h.src). CHUNK 0 means one chunk. Over a run
+// of m elements starting at lo, P is:
 //   m < ACC          one chain lo .. lo+m-1 (res = 0, res += a[i]);
 //   m <= BLOCK       ACC accumulators r[k] = a[lo+k], r[k] += a[lo+k+ACC*t] over the first
 //                    m - m % ACC elements: ACC chains of stride ACC; then r merged pairwise,
@@ -14,6 +17,7 @@
 // tree `permutes` (commutative carriers only), like strided:K.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -73,7 +77,17 @@ inline MergeTree BuildNumpyTree(const Schedule& s, std::uint64_t n) {
   tree_detail::Builder b(n, s);
   if (n == 0) return b.Take();
   std::vector<library_detail::NumpyNode> nodes;
-  library_detail::NumpyOver(nodes, 0, n, block, acc);
+  const std::uint64_t chunk = s.parts == 0 ? n : s.parts;
+  std::uint64_t acc_node = 0;
+  for (std::uint64_t lo = 0; lo < n; lo += chunk) {
+    const std::uint64_t root = library_detail::NumpyOver(nodes, lo, std::min(chunk, n - lo), block, acc);
+    if (lo == 0) {
+      acc_node = root;
+    } else {
+      nodes.push_back({false, 0, 0, 0, acc_node, root});
+      acc_node = nodes.size() - 1;
+    }
+  }
   // MergeTree numbering: chains first (in list order), then combines.
   std::vector<std::uint64_t> id(nodes.size());
   for (std::size_t k = 0; k < nodes.size(); ++k)

@@ -25,7 +25,9 @@
 //   file:PATH                    the tree saved in PATH (core/tree_io.hpp: the JSON that
 //                                `carrier tree --format json` and `carrier probe` write),
 //                                validated and replayed as it is; its n must be the input's
-//   numpy[:BLOCK[:ACC]]          numpy's float sum (core/library_trees.hpp), default 128:8
+//   numpy[:BLOCK[:ACC[:CHUNK]]]  numpy's float sum (core/library_trees.hpp), default
+//                                128:8:8192: chunks of CHUNK added in order, each numpy's
+//                                pairwise_sum (blocks of BLOCK, ACC accumulators)
 // `:lift` makes every leaf chain a whole-tile lift by the carrier's LiftTile (its documented
 // inner algorithm, e.g. softmax: tile max, then one exp per element) instead of a fold.
 //
@@ -55,7 +57,7 @@ enum class ScheduleKind {
   // Orders from outside (core/canonical_tree.hpp, core/tree_io.hpp):
   kCanonical,  // canonical:L[:bisect]   WG21 P4016R0's canonical parallel reduction
   kFile,       // file:PATH              a saved tree (carrier tree --format json, carrier probe)
-  kNumpy,      // numpy[:BLOCK[:ACC]]    numpy's pairwise_sum (core/library_trees.hpp)
+  kNumpy,      // numpy[:BLOCK[:ACC[:CHUNK]]]  numpy's float sum (core/library_trees.hpp)
 };
 enum class OuterOrder { kSeq, kPairwise };
 
@@ -104,7 +106,7 @@ inline constexpr const char* kScheduleGrammar =
     "seq | reverse | pairwise[:LEAF][:lift] | blocked:TILE[:seq|pairwise][:lift] | "
     "strided:K[:tile:T][:lift] | random:SEED | omp:P[:seq|pairwise][:INNER] | "
     "cuda:THREADS[:ITEMS[:blocked|striped[:shfl|xor[:seq|pairwise[:auto|BLOCKS]]]]][:lift] | "
-    "canonical:L[:bisect] | file:TREE.json | numpy[:BLOCK[:ACC]]";
+    "canonical:L[:bisect] | file:TREE.json | numpy[:BLOCK[:ACC[:CHUNK]]]";
 
 namespace schedule_detail {
 
@@ -165,7 +167,8 @@ inline bool ParseOrdersSchedule(std::string_view text, const std::vector<std::st
     out.kind = ScheduleKind::kNumpy;
     out.tile = parts.size() >= 2 ? schedule_detail::ParseCount(text, parts[1], "BLOCK", false) : 128;
     out.lanes = parts.size() >= 3 ? schedule_detail::ParseCount(text, parts[2], "ACC", false) : 8;
-    if (parts.size() > 3) Fail(text, "unexpected field '" + std::string(parts[3]) + "'");
+    out.parts = parts.size() >= 4 ? schedule_detail::ParseCount(text, parts[3], "CHUNK", true) : 8192;
+    if (parts.size() > 4) Fail(text, "unexpected field '" + std::string(parts[4]) + "'");
     if (out.tile < out.lanes) Fail(text, "BLOCK must be at least ACC");
     return true;
   }
@@ -312,9 +315,10 @@ inline std::string ToString(const Schedule& s) {
     case ScheduleKind::kFile:
       return "file:" + s.path;
     case ScheduleKind::kNumpy:
-      return s.tile == 128 && s.lanes == 8
+      return s.tile == 128 && s.lanes == 8 && s.parts == 8192
                  ? "numpy"
-                 : "numpy:" + std::to_string(s.tile) + ":" + std::to_string(s.lanes);
+                 : "numpy:" + std::to_string(s.tile) + ":" + std::to_string(s.lanes) + ":" +
+                       std::to_string(s.parts);
   }
   return "?";
 }

@@ -220,7 +220,7 @@ TEST_CASE("file: trees round-trip through carrier tree's JSON", "[fast][orders]"
   const std::vector<std::string> schedules = {
       "seq", "reverse", "pairwise:3", "blocked:7:pairwise:lift", "strided:16:tile:4:lift",
       "random:9", "omp:3:pairwise:strided:4", "canonical:16", "canonical:5:bisect",
-      "cuda:32:2:blocked:shfl:pairwise", "numpy", "numpy:64:4"};
+      "cuda:32:2:blocked:shfl:pairwise", "numpy", "numpy:64:4:0", "numpy:16:4:100"};
   for (const auto& s : schedules)
     for (std::uint64_t n : {1, 2, 7, 100, 257}) {
       const MergeTree t = BuildTree(s, n);

@@ -89,7 +89,11 @@ double LibrarySum(const std::string& expr, const std::string& path, bool fp32) {
   return std::strtod(Shell(kPython + " " + Dir() + "/lib_sum.py").c_str(), nullptr);
 }
 
-void ProbeReplaysLibrary(const std::string& target, const std::string& expr) {
+// Probe `target` at the issue's lengths in fp32 and fp64, save the tree, and check that
+// `carrier eval --schedule file:TREE` equals the library's own sum bit for bit on random data;
+// when `named` is not empty, the probe must also name that schedule.
+void ProbeReplaysLibrary(const std::string& target, const std::string& expr,
+                         const std::string& named = "") {
   const std::vector<std::uint64_t> lengths = {1, 7, 8, 9, 127, 128, 129, 1000, 4097, 100000};
   for (const char* dtype : {"fp32", "fp64"}) {
     const bool fp32 = std::string(dtype) == "fp32";
@@ -106,6 +110,9 @@ void ProbeReplaysLibrary(const std::string& target, const std::string& expr) {
                 << p.out.substr(calls_at + 16, p.out.find(" target calls") - calls_at - 16)
                 << " calls; " << p.out.substr(named_at + 16, p.out.find('\n', named_at) - named_at - 16)
                 << "\n";
+      if (!named.empty())
+        CHECK(p.out.substr(named_at, p.out.find('\n', named_at) - named_at).find(named) !=
+              std::string::npos);
       for (std::uint64_t seed : {1, 2}) {
         const std::string x = WriteValues(Dir() + "/x.txt", n, seed * 1000 + n, fp32);
         const double want = LibrarySum(expr, x, fp32);
@@ -129,26 +136,31 @@ TEST_CASE("numpy.sum's recovered tree replays to numpy's bits", "[slow][orders][
     WARN("skipped: numpy is not importable under " << kPython);
     return;
   }
-  ProbeReplaysLibrary("numpy.sum", "np.sum(x)");
+  ProbeReplaysLibrary("numpy.sum", "np.sum(x)", "numpy");
 }
 
-TEST_CASE("numpy.sum at its block sizes is carrier's numpy schedule", "[fast][orders][probe]") {
+TEST_CASE("numpy.sum and a strided add.reduce are carrier's numpy schedule",
+          "[fast][orders][probe]") {
   if (!PythonHas("numpy")) {
     WARN("skipped: numpy is not importable under " << kPython);
     return;
   }
-  for (std::uint64_t n : {1, 7, 8, 9, 127, 128, 129, 1000, 4097}) {
-    for (const char* dtype : {"fp32", "fp64"}) {
-      const Run p = Carrier("probe numpy.sum --dtype " + std::string(dtype) + " --n " +
-                            std::to_string(n) + " --verify 2");
-      INFO(p.out << p.err);
-      REQUIRE(p.code == 0);
-      const auto at = p.out.find("named schedule  ");
-      const std::string named = p.out.substr(at + 16, p.out.find('\n', at) - at - 16);
-      CHECK(named.find("numpy") != std::string::npos);
-      if (n == 4097) std::cout << "  numpy.sum " << dtype << " n=4097 named: " << named << "\n";
+  // Around the block (128), accumulator (8) and buffer (8192) sizes.
+  for (const char* target : {"numpy.sum", "numpy.add.reduce:strided"})
+    for (std::uint64_t n : {1, 7, 8, 9, 127, 128, 129, 1000, 4097, 8193}) {
+      for (const char* dtype : {"fp32", "fp64"}) {
+        if (std::string(target) != "numpy.sum" && n < 127) continue;
+        const Run p = Carrier("probe " + std::string(target) + " --dtype " + dtype + " --n " +
+                              std::to_string(n) + " --verify 2");
+        INFO(p.out << p.err);
+        REQUIRE(p.code == 0);
+        const auto at = p.out.find("named schedule  ");
+        const std::string named = p.out.substr(at + 16, p.out.find('\n', at) - at - 16);
+        CHECK(named.find("numpy") != std::string::npos);
+        if (n == 8193)
+          std::cout << "  " << target << " " << dtype << " n=8193 named: " << named << "\n";
+      }
     }
-  }
 }
 
 TEST_CASE("torch.sum's recovered tree replays to torch's bits", "[slow][orders][probe]") {
