@@ -197,6 +197,7 @@ inline MergeTree BuildMmaTree(const Schedule& s, std::uint64_t n) {
   tree_detail::SeqOver(b, chunks);
   return b.Take();
 }
+inline MergeTree BuildNumpyTree(const Schedule& s, std::uint64_t n);
 
 // The explicit tree of schedule s over n inputs.
 inline MergeTree BuildTree(const Schedule& s, std::uint64_t n) {  // NOLINT(misc-no-recursion)
@@ -313,6 +314,8 @@ inline MergeTree BuildTree(const Schedule& s, std::uint64_t n) {  // NOLINT(misc
       return LoadTreeFile(s.path, n);
     case ScheduleKind::kMma:
       return BuildMmaTree(s, n);
+    case ScheduleKind::kNumpy:
+      return BuildNumpyTree(s, n);
     case ScheduleKind::kRandom: {
       for (std::uint64_t i = 0; i < n; ++i) b.AddChain(i, 1);
       if (n > 1) RandomOver(b, s.seed, 0, n);
@@ -578,3 +581,4 @@ inline std::string ToText(const MergeTree& t, std::uint64_t max_nodes = 256) {
 #include "core/cuda_tree.hpp"  // NOLINT(misc-header-include-cycle): BuildCudaTree
 #include "core/canonical_tree.hpp"  // NOLINT(misc-header-include-cycle): BuildCanonicalTree
 #include "core/tree_io.hpp"         // NOLINT(misc-header-include-cycle): LoadTreeFile
+#include "core/library_trees.hpp"   // NOLINT(misc-header-include-cycle): BuildNumpyTree

@@ -31,6 +31,9 @@
 //                                zeroed accumulator, whose results are added in order by the
 //                                carrier's Combine (an IEEE fp32 accumulator, DeepSeek-V3's
 //                                promotion). dot only.
+//   numpy[:BLOCK[:ACC[:CHUNK]]]  numpy's float sum (core/library_trees.hpp), default
+//                                128:8:8192: chunks of CHUNK added in order, each numpy's
+//                                pairwise_sum (blocks of BLOCK, ACC accumulators)
 // `:lift` makes every leaf chain a whole-tile lift by the carrier's LiftTile (its documented
 // inner algorithm, e.g. softmax: tile max, then one exp per element) instead of a fold.
 //
@@ -62,6 +65,7 @@ enum class ScheduleKind {
   kCanonical,  // canonical:L[:bisect]   WG21 P4016R0's canonical parallel reduction
   kFile,       // file:PATH              a saved tree (carrier tree --format json, carrier probe)
   kMma,  // mma:PROFILE[:promote:N] (appended: keep it last)
+  kNumpy,      // numpy[:BLOCK[:ACC[:CHUNK]]]  numpy's float sum (core/library_trees.hpp)
 };
 enum class OuterOrder { kSeq, kPairwise };
 
@@ -112,7 +116,8 @@ inline constexpr const char* kScheduleGrammar =
     "seq | reverse | pairwise[:LEAF][:lift] | blocked:TILE[:seq|pairwise][:lift] | "
     "strided:K[:tile:T][:lift] | random:SEED | omp:P[:seq|pairwise][:INNER] | "
     "cuda:THREADS[:ITEMS[:blocked|striped[:shfl|xor[:seq|pairwise[:auto|BLOCKS]]]]][:lift] | "
-    "canonical:L[:bisect] | file:TREE.json | mma:PROFILE[:promote:N]";
+    "canonical:L[:bisect] | file:TREE.json | numpy[:BLOCK[:ACC[:CHUNK]]] | "
+    "mma:PROFILE[:promote:N]";
 
 namespace schedule_detail {
 
@@ -149,7 +154,7 @@ inline std::uint64_t ParseCount(std::string_view text, std::string_view field,
 
 inline std::string ToString(const Schedule& s);
 
-// canonical:L[:bisect] and file:PATH (orders from outside). Returns false when `head` is
+// canonical:L[:bisect], numpy[:BLOCK[:ACC]] and file:PATH (orders from outside). Returns false when `head` is
 // neither; throws ScheduleError for bad fields.
 inline bool ParseOrdersSchedule(std::string_view text, const std::vector<std::string_view>& parts,
                                 Schedule& out) {
@@ -166,6 +171,16 @@ inline bool ParseOrdersSchedule(std::string_view text, const std::vector<std::st
       out.bisect = true;
     }
     if (parts.size() > 3) Fail(text, "unexpected field '" + std::string(parts[3]) + "'");
+    return true;
+  }
+  if (head == "numpy") {
+    out = Schedule{};
+    out.kind = ScheduleKind::kNumpy;
+    out.tile = parts.size() >= 2 ? schedule_detail::ParseCount(text, parts[1], "BLOCK", false) : 128;
+    out.lanes = parts.size() >= 3 ? schedule_detail::ParseCount(text, parts[2], "ACC", false) : 8;
+    out.parts = parts.size() >= 4 ? schedule_detail::ParseCount(text, parts[3], "CHUNK", true) : 8192;
+    if (parts.size() > 4) Fail(text, "unexpected field '" + std::string(parts[4]) + "'");
+    if (out.tile < out.lanes) Fail(text, "BLOCK must be at least ACC");
     return true;
   }
   if (head == "file") {
@@ -339,6 +354,11 @@ inline std::string ToString(const Schedule& s) {
       return "file:" + s.path;
     case ScheduleKind::kMma:
       return "mma:" + s.mma + (s.promote ? ":promote:" + std::to_string(s.promote) : "");
+    case ScheduleKind::kNumpy:
+      return s.tile == 128 && s.lanes == 8 && s.parts == 8192
+                 ? "numpy"
+                 : "numpy:" + std::to_string(s.tile) + ":" + std::to_string(s.lanes) + ":" +
+                       std::to_string(s.parts);
   }
   return "?";
 }

@@ -61,6 +61,7 @@ const Verb kVerbs[] = {
      "  --trials N random lists and random pairs (default 1000)\n"
      "  --seed S   generator seed (default 1)\n",
      RunDerive},
+    {"equiv", "whether two schedules build the same tree; if not, an input that tells them apart", kEquivHelp, RunEquiv},
     {"eval", "one reduction against its certified reference and a-priori bound",
      "usage: carrier eval --op OP --dtype T [--acc T] [--round MODE] [--schedule S]\n"
      "                    [--exp POLICY] (--input FILE | --gen DIST --n N [--seed S])\n"
@@ -101,6 +102,7 @@ const Verb kVerbs[] = {
      "  --head-dim D   attention's head dimension ({HEAD_DIMS})\n"
      "  --allow-nonfinite  accept nan/inf in an input file (special-value studies)\n",
      RunEval},
+    {"invariance", "batch, padding and alignment invariance of a schedule family, with witnesses", kInvarianceHelp, RunInvariance},
     {"laws", "check a carrier's algebraic laws against its declarations",
      "usage: carrier laws OP [--dtype T] [--trials N] [--seed S]\n"
      "\n"
@@ -127,6 +129,7 @@ const Verb kVerbs[] = {
      "  --seed S   generator seed (default 1)\n",
      RunLaws},
     {"merge", "join the output folders of sharded sweeps into one", kMergeHelp, RunMerge},
+    {"probe", "recover the merge tree of a black-box sum (numpy, torch, a .so, an executable)", kProbeHelp, RunProbe},
     {"reference-bench", "time the certified log-sum-exp reference against plain MPFR",
      "usage: carrier reference-bench [--n N] [--seed S] [--dtype T] [--repeats R] [--gen DIST]\n"
      "\n"

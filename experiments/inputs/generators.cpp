@@ -47,12 +47,27 @@ GeneratorSpec ParseGenerator(const std::string& text) {
       throw std::invalid_argument("offset:MU needs a finite number MU, got '" + arg + "'");
     return spec;
   }
+  if (spec.dist == "exact") {
+    spec.base = colon == std::string::npos ? "normal" : text.substr(colon + 1);
+    if (spec.base.rfind("exact", 0) == 0 || spec.base.rfind("ill", 0) == 0 ||
+        spec.base == "p4016")
+      throw std::invalid_argument("exact:DIST takes uniform01, uniform11, normal, lognormal or "
+                                  "offset:MU, got '" + spec.base + "'");
+    ParseGenerator(spec.base);  // validates it
+    return spec;
+  }
+  if (spec.dist == "p4016") {
+    if (colon != std::string::npos)
+      throw std::invalid_argument("p4016 takes no argument (its seed is --seed)");
+    return spec;
+  }
   if (colon != std::string::npos) spec.order = text.substr(colon + 1);
   if (spec.dist != "uniform01" && spec.dist != "uniform11" && spec.dist != "normal" &&
       spec.dist != "lognormal")
     throw std::invalid_argument("unknown generator '" + spec.dist +
                                 "'; expected uniform01, uniform11, normal, lognormal (each "
-                                "with optional :asc or :desc), ill:COND or offset:MU");
+                                "with optional :asc or :desc), ill:COND, offset:MU, exact[:DIST] "
+                                "or p4016");
   if (colon != std::string::npos && spec.order != "asc" && spec.order != "desc")
     throw std::invalid_argument("generator order must be asc or desc, got '" + spec.order + "'");
   return spec;
@@ -90,9 +105,65 @@ std::vector<double> IllConditioned(double cond, std::uint64_t n, std::uint64_t s
   return x;
 }
 
+namespace {
+
+// The precision p of the storage rounding: the largest p with 1 + 2^(1-p) representable.
+int StoragePrecision(RoundFn round, const void* context) {
+  if (!round) return 53;
+  // A format of precision P holds 1 + 2^-(P-1) but not 1 + 2^-P (both exact in double).
+  int p = 1;
+  while (p < 53) {
+    const double v = 1.0 + std::ldexp(1.0, -p);
+    if (round(v, context) != v) break;
+    ++p;
+  }
+  return p;
+}
+
+std::vector<double> ExactGrid(const GeneratorSpec& spec, std::uint64_t n, std::uint64_t seed,
+                              RoundFn round, const void* context) {
+  std::vector<double> x = Generate(ParseGenerator(spec.base), n, seed, round, context);
+  double largest = 0;
+  for (double v : x) largest = std::max(largest, std::fabs(v));
+  if (n == 0 || largest == 0) return x;
+  int log2n = 0;
+  while ((std::uint64_t{1} << log2n) < n) ++log2n;
+  const int p = StoragePrecision(round, context);
+  const int b = p - 1 - log2n;
+  if (b < 1)
+    throw std::invalid_argument("exact: n = " + std::to_string(n) + " is too large for a " +
+                                std::to_string(p) + "-bit format (needs n < 2^" +
+                                std::to_string(p - 2) + ")");
+  const double q = std::ldexp(1.0, std::ilogb(largest) - b);
+  for (auto& v : x) v = std::nearbyint(v / q) * q;  // exact: a power-of-two scaling
+  if (round)
+    for (auto& v : x) v = round(v, context);  // already representable: unchanged
+  return x;
+}
+
+std::vector<double> P4016Data(std::uint64_t n, std::uint64_t seed) {
+  std::vector<double> x(n);
+  std::uint64_t state = seed;
+  for (auto& v : x) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    const auto top = static_cast<std::int64_t>(state >> 11);
+    v = static_cast<double>(top - (std::int64_t{1} << 52)) / 4503599627370496.0;
+  }
+  return x;
+}
+
+}  // namespace
+
 std::vector<double> Generate(const GeneratorSpec& spec, std::uint64_t n, std::uint64_t seed,
                              RoundFn round, const void* context) {
   if (spec.dist == "ill") return IllConditioned(spec.cond, n, seed, round, context);
+  if (spec.dist == "exact") return ExactGrid(spec, n, seed, round, context);
+  if (spec.dist == "p4016") {
+    std::vector<double> x = P4016Data(n, seed);
+    if (round)
+      for (auto& v : x) v = round(v, context);
+    return x;
+  }
   std::vector<double> x(n);
   for (std::uint64_t i = 0; i < n; ++i) {
     if (spec.dist == "uniform01") {

@@ -13,6 +13,20 @@
 // from a counter-based SplitMix64 stream of (seed, index), so value i does not depend on how
 // many values are drawn or on the thread that draws them; normals use Box-Muller on the pair
 // (2i, 2i+1). The values are doubles; callers round them to their storage type.
+//
+// exact[:DIST] (DIST as above, default normal): order-insensitive sums (RepDL's
+// LinearOpCorrectness idea). The DIST values are rounded to the grid q = 2^(E - b), E the
+// exponent of the largest |x| and b = p - 1 - ceil(log2 n) with p the storage format's
+// precision (found by probing the storage rounding): then every value and every partial sum of
+// any subset is a multiple of q below 2^(p + E - b), so every addition is exact and every
+// merge order, kernel and backend gives the same bits, namely the exact sum. This holds for a
+// compute format at least as precise as the storage format (not --acc narrower) and for sums
+// (sum, kahan, dot's products are not on the grid). With b < 1 (n too large for the format)
+// the generator refuses. 
+//
+// p4016 (P4016R0 Appendix K's demonstrators): a 64-bit LCG, state = state *
+// 6364136223846793005 + 1442695040888963407, value (top 53 bits - 2^52) / 2^52 in [-1, 1),
+// from state = --seed; the paper's seed is 0x243F6A8885A308D3 = 2611923443488327891.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +40,7 @@ struct GeneratorSpec {
   std::string order;    // "" | asc | desc
   double cond = 0;      // ill: target condition number (>= 1)
   double offset = 0;    // offset: the mean MU
+  std::string base;     // exact: the generator whose values are put on the grid
   std::string text;     // as given
   const std::string& Text() const { return text; }
 };

@@ -79,7 +79,11 @@ registry::Replayed Execute(const ResolvedTrial& t, const TrialInput& in, MergeTr
   registry::Replayed got;
   if (t.spec.backend == "replay") {
     const auto t0 = Clock::now();
-    tree = BuildTree(t.schedule, in.n);
+    try {  // file:PATH trees are read here: a bad file or n is bad input
+      tree = BuildTree(t.schedule, in.n);
+    } catch (const ScheduleError& err) {
+      throw SpecError(err.what());
+    }
     if (tree.permutes && !e.commutative)
       throw SpecError("schedule '" + tree.schedule + "' reorders inputs, but " + e.name +
                       "'s combine is not commutative");

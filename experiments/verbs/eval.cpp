@@ -127,7 +127,9 @@ int RunEval(const std::vector<std::string>& argv) {
     const std::uint64_t n = args.RequireCount("n");
     if (n == 0) args.Fail("--n must be at least 1");
     if (n > (std::uint64_t{1} << 26)) args.Fail("--n must be at most 2^26 for eval");
-    input = run::MakeInput(trial, gspec, n, seed);
+    try {  // a generator that cannot serve this n (exact:, orders issue 15) is bad input
+      input = run::MakeInput(trial, gspec, n, seed);
+    } catch (const std::invalid_argument& e) { args.Fail(e.what()); }
   } else {
     args.Fail("give the input: --input FILE (or - for stdin) or --gen DIST --n N");
   }

@@ -15,6 +15,7 @@
 
 #include "core/carriers/sum.hpp"
 #include "core/fprev.hpp"
+#include "core/invariance.hpp"
 #include "core/merge_tree.hpp"
 #include "core/replay.hpp"
 #include "core/tree_hash.hpp"
@@ -219,7 +220,7 @@ TEST_CASE("file: trees round-trip through carrier tree's JSON", "[fast][orders]"
   const std::vector<std::string> schedules = {
       "seq", "reverse", "pairwise:3", "blocked:7:pairwise:lift", "strided:16:tile:4:lift",
       "random:9", "omp:3:pairwise:strided:4", "canonical:16", "canonical:5:bisect",
-      "cuda:32:2:blocked:shfl:pairwise"};
+      "cuda:32:2:blocked:shfl:pairwise", "numpy", "numpy:64:4:0", "numpy:16:4:100"};
   for (const auto& s : schedules)
     for (std::uint64_t n : {1, 2, 7, 100, 257}) {
       const MergeTree t = BuildTree(s, n);
@@ -319,4 +320,39 @@ TEST_CASE("FPRev recovers planted trees exactly from masked sums", "[fast][order
   };
   ProbeStats st;
   CHECK_THROWS_AS(RecoverSumTree(n, exact, st), ProbeError);
+}
+
+TEST_CASE("invariance: fixed split size is invariant, fixed split count is not",
+          "[fast][orders][invariance]") {
+  const std::uint64_t n = 1000;
+  // Batch: both fixed families ignore the batch; the split-KV heuristic does not.
+  CHECK(CheckInvariance("batch", "splits:4", n, 32).invariant);
+  CHECK(CheckInvariance("batch", "splitsize:128", n, 32).invariant);
+  const InvarianceResult h = CheckInvariance("batch", "heuristic:132", n, 32);
+  REQUIRE(!h.invariant);
+  // Padding: a fixed split size with the seq outer order is invariant, a split count is not,
+  // and a split size with a pairwise outer order is not either.
+  CHECK(CheckInvariance("padding", "splitsize:128", n, 300).invariant);
+  const InvarianceResult p = CheckInvariance("padding", "splits:4", n, 64);
+  REQUIRE(!p.invariant);
+  CHECK(!CheckInvariance("padding", "splitsize:128:pairwise", n, 300).invariant);
+  // Alignment: chunks anchored at the buffer start cut the row where the grid falls.
+  CHECK(!CheckInvariance("alignment", "splitsize:128", n, 8).invariant);
+  CHECK(CheckInvariance("alignment", "seq", n, 8).invariant);
+  // The witnesses separate the contexts when replayed (pads and prefix zero).
+  for (const InvarianceResult* r : {&h, &p}) {
+    const double m = MaskMagnitude(2 * n + 64, 53);
+    auto row = [&](const MergeTree& t, std::uint64_t off) {
+      std::vector<double> x(t.n, 0.0);
+      for (std::uint64_t k = 0; k < n; ++k) x[off + k] = 1.0;
+      x[off + r->diff.i] = m;
+      x[off + r->diff.j] = -m;
+      return ReplaySum(t, x);
+    };
+    const double a = row(r->tree_a, r->offset_a), b = row(r->tree_b, r->offset_b);
+    INFO(r->context_a << " vs " << r->context_b);
+    CHECK(a != b);
+    std::cout << "  invariance witness: " << r->context_a << " -> " << a << ", "
+              << r->context_b << " -> " << b << "\n";
+  }
 }

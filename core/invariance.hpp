@@ -1,0 +1,129 @@
+// core/invariance.hpp: invariance predicates of schedule families, each decided on trees and
+// answered with a witness input when it fails.
+//
+// A family maps a context to the tree one row is reduced by:
+//   splits:S           a fixed number of splits: S chunks [c m / S, (c+1) m / S) of the m
+//                      positions the kernel sees, chunk states merged in order (omp:S);
+//   splitsize:T[:pairwise]  a fixed split size: chunks of T positions (blocked:T[:pairwise]);
+//   heuristic:W        FlashAttention-style split-KV: W workers shared by the batch, so a batch
+//                      of B rows gets max(1, W / B) splits per row (omp:max(1, W / B));
+//   any other text     a schedule used as it is.
+// Predicates, for a row of n real inputs (Sum, binary form: core/tree_hash.hpp):
+//   batch      the row's tree does not depend on the batch size B = 1 .. max_batch;
+//   padding    reducing the row padded with p identity inputs (masked keys, zero padding) to
+//              n + p positions, p = 0 .. max_pad, gives the row's tree once the pads are
+//              dropped (the identity law) - a fixed split size is invariant with the seq outer
+//              order, a fixed split count is not;
+//   alignment  the row starting at offset o = 0 .. max_offset - 1 of a buffer whose chunk grid
+//              is anchored at the buffer start (o + n positions) gives the same tree over the
+//              row (chunks cut where the grid falls).
+// A failure names the two contexts and carries FirstDifference's inputs i, j: the FPRev mask
+// on the row (x_i = +M, x_j = -M, other real inputs 1, pads and prefix 0) gives different row
+// results in the two contexts.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/merge_tree.hpp"
+#include "core/tree_hash.hpp"
+
+namespace carrier {
+
+// The schedule text of family `family` for a kernel that sees m positions in a batch of B.
+inline std::string FamilySchedule(const std::string& family, std::uint64_t batch) {
+  auto arg = [&](std::size_t prefix) { return family.substr(prefix); };
+  if (family.rfind("splits:", 0) == 0) return "omp:" + arg(7) + ":seq";
+  if (family.rfind("splitsize:", 0) == 0) {
+    const std::string rest = arg(10);
+    const auto colon = rest.find(':');
+    if (colon == std::string::npos) return "blocked:" + rest;
+    return "blocked:" + rest.substr(0, colon) + ":" + rest.substr(colon + 1);
+  }
+  if (family.rfind("heuristic:", 0) == 0) {
+    const std::uint64_t w = std::stoull(arg(10));
+    return "omp:" + std::to_string(std::max<std::uint64_t>(1, w / std::max<std::uint64_t>(1, batch))) +
+           ":seq";
+  }
+  return family;
+}
+
+// The binary tree of b restricted to inputs [lo, hi), renumbered from 0 (dropped inputs are
+// identity inputs: their nodes vanish, a node left with one operand is that operand).
+inline BinaryTree RestrictTree(const BinaryTree& b, std::uint64_t lo, std::uint64_t hi) {
+  using tree_hash_detail::kAbsent;
+  BinaryTree r;
+  r.n = hi - lo;
+  std::vector<std::uint64_t> id(b.n + b.internal.size(), kAbsent);
+  for (std::uint64_t i = lo; i < hi && i < b.n; ++i) id[i] = i - lo;
+  for (std::size_t m = 0; m < b.internal.size(); ++m) {
+    std::vector<std::uint64_t> kept;
+    for (std::uint64_t c : b.internal[m].children)
+      if (id[c] != kAbsent) kept.push_back(id[c]);
+    if (kept.size() == 1 && !b.internal[m].tile) {
+      id[b.n + m] = kept[0];
+    } else if (!kept.empty()) {
+      r.internal.push_back({std::move(kept), b.internal[m].tile});
+      id[b.n + m] = r.n + r.internal.size() - 1;
+    }
+  }
+  if (b.root != kAbsent) r.root = id[b.root];
+  return r;
+}
+
+struct InvarianceResult {
+  bool invariant = true;
+  std::string context_a, context_b;  // the two contexts that differ
+  MergeTree tree_a, tree_b;          // their trees over all positions each kernel sees
+  std::uint64_t offset_a = 0, offset_b = 0;  // where the row starts in each
+  TreeDifference diff;               // row-relative inputs i, j
+  std::uint64_t checked = 0;         // contexts compared
+};
+
+// property: "batch", "padding" or "alignment"; limit: max batch, max pad, or offsets.
+inline InvarianceResult CheckInvariance(const std::string& property, const std::string& family,
+                                        std::uint64_t n, std::uint64_t limit) {
+  InvarianceResult res;
+  struct Context {
+    std::string name;
+    MergeTree tree;
+    std::uint64_t offset;
+  };
+  auto make = [&](std::uint64_t k) -> Context {
+    if (property == "batch")
+      return {"batch " + std::to_string(k) + " (" + FamilySchedule(family, k) + ")",
+              BuildTree(FamilySchedule(family, k), n), 0};
+    if (property == "padding")
+      return {"padding " + std::to_string(k) + " (" + FamilySchedule(family, 1) + " over " +
+                  std::to_string(n + k) + ")",
+              BuildTree(FamilySchedule(family, 1), n + k), 0};
+    return {"offset " + std::to_string(k) + " (" + FamilySchedule(family, 1) + " over " +
+                std::to_string(k + n) + ")",
+            BuildTree(FamilySchedule(family, 1), k + n), k};
+  };
+  const std::uint64_t first = property == "batch" ? 1 : 0;
+  const std::uint64_t last = property == "alignment" ? (limit ? limit - 1 : 0) : limit;
+  Context base = make(first);
+  const BinaryTree base_row =
+      RestrictTree(ToBinaryTree(base.tree), base.offset, base.offset + n);
+  for (std::uint64_t k = first + 1; k <= last; ++k) {
+    Context c = make(k);
+    ++res.checked;
+    const BinaryTree row = RestrictTree(ToBinaryTree(c.tree), c.offset, c.offset + n);
+    const TreeDifference d = FirstDifference(base_row, row);
+    if (!d.found) continue;
+    res.invariant = false;
+    res.context_a = base.name;
+    res.context_b = c.name;
+    res.tree_a = std::move(base.tree);
+    res.tree_b = std::move(c.tree);
+    res.offset_a = base.offset;
+    res.offset_b = c.offset;
+    res.diff = d;
+    return res;
+  }
+  return res;
+}
+
+}  // namespace carrier

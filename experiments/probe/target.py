@@ -1,0 +1,128 @@
+"""Black-box summation targets for `carrier probe` (run with /usr/bin/python3).
+
+usage: target.py TARGET DTYPE N
+
+TARGET is one of numpy.sum, numpy.add.reduce:strided (np.add.reduce over a view with stride
+2 into a buffer twice as long), python.sum (the built-in sum over a list of Python floats),
+torch.sum, torch.logsumexp (CPU tensors; needs `import torch`). DTYPE is fp32 or fp64.
+
+The first line written is "ok DESCRIPTION" or "error REASON" (then exit 3). Then, per line
+read from stdin:
+  m I M J1 J2 ...   masks: for each J, the target on x = 1 everywhere, x[I] = M, x[J] = -M;
+                    answers one line of float.hex results, in order
+  x V1 V2 ... VN    the target on these values (float.hex or decimal); answers one float.hex
+  q                 exit
+The values are stored in DTYPE before the call; results are printed exactly (float.hex of
+the result converted to a Python float, which is exact for fp32 and fp64 results).
+"""
+import sys
+
+
+def fail(reason):
+    print("error " + reason, flush=True)
+    sys.exit(3)
+
+
+def main():
+    if len(sys.argv) != 4:
+        fail("usage: target.py TARGET DTYPE N")
+    target, dtype, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    if dtype not in ("fp32", "fp64"):
+        fail("dtype must be fp32 or fp64, got " + dtype)
+    if n < 1:
+        fail("n must be at least 1")
+
+    if target.startswith("torch."):
+        try:
+            import torch  # noqa: F401 (optional dependency: Debian's python3-torch)
+        except Exception as e:  # ImportError, or a broken install
+            fail("torch is not importable under " + sys.executable + " (" + type(e).__name__ +
+                 ": " + str(e) + "); install Debian's python3-torch")
+        tdt = torch.float32 if dtype == "fp32" else torch.float64
+        buf = torch.ones(n, dtype=tdt)
+        if target == "torch.sum":
+            def evaluate(t):
+                return float(torch.sum(t).item())
+        elif target == "torch.logsumexp":
+            def evaluate(t):
+                return float(torch.logsumexp(t, 0).item())
+        else:
+            fail("unknown torch target " + target)
+
+        def run_masks(i, m, js):
+            out = []
+            for j in js:
+                buf.fill_(1.0)
+                buf[i] = m
+                buf[j] = -m
+                out.append(evaluate(buf))
+            return out
+
+        def run_values(vals):
+            return evaluate(torch.tensor(vals, dtype=tdt))
+        desc = target + " (torch " + torch.__version__ + ", " + dtype + ", CPU, " + \
+            str(torch.get_num_threads()) + " threads)"
+    else:
+        import numpy as np
+        ndt = np.float32 if dtype == "fp32" else np.float64
+        if target == "numpy.sum":
+            buf = np.ones(n, dtype=ndt)
+            view = buf
+
+            def evaluate(v):
+                return float(np.sum(v))
+        elif target == "numpy.add.reduce:strided":
+            buf = np.ones(2 * n, dtype=ndt)
+            view = buf[::2]
+
+            def evaluate(v):
+                return float(np.add.reduce(v))
+        elif target == "python.sum":
+            buf = np.ones(n, dtype=ndt)
+            view = buf
+
+            def evaluate(v):
+                return float(sum(float(t) for t in v))
+        else:
+            fail("unknown target " + target + " (numpy.sum numpy.add.reduce:strided python.sum "
+                 "torch.sum torch.logsumexp)")
+
+        def run_masks(i, m, js):
+            out = []
+            view[:] = 1
+            for j in js:
+                view[i] = m
+                view[j] = -m
+                out.append(evaluate(view))
+                view[j] = 1
+            return out
+
+        def run_values(vals):
+            view[:] = np.array(vals, dtype=np.float64).astype(ndt)
+            return evaluate(view)
+        desc = target + " (numpy " + np.__version__ + ", " + dtype + ")"
+
+    print("ok " + desc, flush=True)
+    for line in sys.stdin:
+        parts = line.split()
+        if not parts:
+            continue
+        if parts[0] == "q":
+            break
+        if parts[0] == "m":
+            i, m = int(parts[1]), float.fromhex(parts[2])
+            js = [int(t) for t in parts[3:]]
+            res = run_masks(i, m, js)
+            sys.stdout.write(" ".join(r.hex() for r in res) + "\n")
+        elif parts[0] == "x":
+            vals = [float.fromhex(t) if "x" in t or "p" in t else float(t) for t in parts[1:]]
+            if len(vals) != n:
+                fail("expected %d values, got %d" % (n, len(vals)))
+            sys.stdout.write(run_values(vals).hex() + "\n")
+        else:
+            fail("unknown command " + parts[0])
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

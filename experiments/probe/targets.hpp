@@ -1,0 +1,53 @@
+// experiments/probe/targets.hpp: black-box sums for `carrier probe`, and the named schedules
+// a recovered tree is compared with.
+//
+// A Target evaluates one summation of n values in one format (fp32 or fp64):
+//   Masks(i, M, js)  the results on FPRev's masks x = 1, x[i] = M, x[j] = -M for each j;
+//   Values(x)        the result on x (already representable in the format).
+// Kinds (MakeTarget's text):
+//   numpy.sum, numpy.add.reduce:strided, python.sum, torch.sum, torch.logsumexp
+//                    experiments/probe/target.py under /usr/bin/python3 (CARRIER_PYTHON and
+//                    CARRIER_PROBE_SCRIPT override both), one persistent process, masks sent
+//                    in batches; torch.* needs `import torch` to work there;
+//   LIB.so:SYMBOL    dlopen(LIB.so), SYMBOL with the C signature T f(const T*, size_t);
+//   exec:COMMAND     `sh -c COMMAND` per call, the n values on its stdin one per line (hex
+//                    floats), one number read from its stdout.
+// Every failure (no such file or symbol, a target that exits or prints something that is not
+// one number) is a TargetError with one line naming the target and the reason.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/merge_tree.hpp"
+
+namespace carrier::probe {
+
+class TargetError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Target {
+ public:
+  virtual ~Target() = default;
+  virtual std::vector<double> Masks(std::uint64_t i, double m,
+                                    const std::vector<std::uint64_t>& js) = 0;
+  virtual double Values(const std::vector<double>& x) = 0;
+  virtual std::string Description() const = 0;
+};
+
+// dtype: "fp32" or "fp64". Throws TargetError.
+std::unique_ptr<Target> MakeTarget(const std::string& text, const std::string& dtype,
+                                   std::uint64_t n);
+
+// The named schedules whose tree over n inputs has the binary form of `t` (TreeHash,
+// TreeForm::kBinary), in the order tried: seq reverse pairwise[:LEAF] blocked:B[:pairwise]
+// strided:K canonical:L[:bisect] numpy[:BLOCK:ACC], each family over powers of two.
+std::vector<std::string> MatchingSchedules(const MergeTree& t);
+std::size_t CandidateCount(std::uint64_t n);
+
+}  // namespace carrier::probe

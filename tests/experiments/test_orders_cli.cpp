@@ -1,0 +1,347 @@
+// Orders from outside, end to end: carrier probe recovers numpy's (and, where installed,
+// PyTorch's) summation tree, and `--schedule file:` replays it to the library's bits; a tree
+// planted in a shared library built here is recovered exactly; carrier equiv's witnesses
+// separate what they say they separate; the exact: inputs give one answer in every order;
+// canonical:L reproduces P4016R0's golden values through the CLI.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/merge_tree.hpp"
+#include "core/tree_hash.hpp"
+#include "support/cli_support.hpp"
+#include "support/test_support.hpp"
+
+using carrier_test::Carrier;
+using carrier_test::CheckRejected;
+using carrier_test::Run;
+
+namespace {
+
+const std::string kPython = "/usr/bin/python3";
+
+std::string Dir() {
+  static const std::string dir = [] {
+    const std::string d = "/tmp/carrier_orders_cli_" + std::to_string(getpid());
+    std::system(("mkdir -p " + d).c_str());
+    return d;
+  }();
+  return dir;
+}
+
+// A JSON field's raw text (numbers and strings) from eval's flat JSON.
+std::string Field(const std::string& json, const std::string& key) {
+  const std::string pat = "\"" + key + "\":";
+  const auto at = json.find(pat);
+  if (at == std::string::npos) return "";
+  std::size_t b = at + pat.size(), e = b;
+  if (json[b] == '"') {
+    e = json.find('"', b + 1);
+    return json.substr(b + 1, e - b - 1);
+  }
+  while (e < json.size() && json[e] != ',' && json[e] != '}') ++e;
+  return json.substr(b, e - b);
+}
+
+std::string Shell(const std::string& cmd) {
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (p && std::fgets(buf, sizeof buf, p)) out += buf;
+  if (p) pclose(p);
+  return out;
+}
+
+bool PythonHas(const std::string& module) {
+  return std::system((kPython + " -c 'import " + module + "' >/dev/null 2>&1").c_str()) == 0;
+}
+
+// Random values (written as hex floats, exact in dtype) and the library's sum of them.
+std::string WriteValues(const std::string& path, std::uint64_t n, std::uint64_t seed,
+                        bool fp32) {
+  carrier::test::Rng rng(seed);
+  std::ofstream f(path);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    double v = rng.Normal() * std::ldexp(1.0, static_cast<int>(rng.Below(12)) - 6);
+    if (fp32) v = static_cast<float>(v);
+    f << carrier::test::Exact(v) << "\n";
+  }
+  return path;
+}
+
+double LibrarySum(const std::string& expr, const std::string& path, bool fp32) {
+  const std::string code = std::string("import sys, numpy as np\n") +
+                           "v = [float.fromhex(l) for l in open('" + path + "')]\n" +
+                           "x = np.array(v, dtype=np." + (fp32 ? "float32" : "float64") + ")\n" +
+                           (expr.rfind("torch", 0) == 0 ? "import torch\nx = torch.from_numpy(x)\n" : "") +
+                           "print(float(" + expr + ").hex())\n";
+  std::ofstream(Dir() + "/lib_sum.py") << code;
+  return std::strtod(Shell(kPython + " " + Dir() + "/lib_sum.py").c_str(), nullptr);
+}
+
+// Probe `target` at the issue's lengths in fp32 and fp64, save the tree, and check that
+// `carrier eval --schedule file:TREE` equals the library's own sum bit for bit on random data;
+// when `named` is not empty, the probe must also name that schedule.
+void ProbeReplaysLibrary(const std::string& target, const std::string& expr,
+                         const std::string& named = "") {
+  const std::vector<std::uint64_t> lengths = {1, 7, 8, 9, 127, 128, 129, 1000, 4097, 100000};
+  for (const char* dtype : {"fp32", "fp64"}) {
+    const bool fp32 = std::string(dtype) == "fp32";
+    for (std::uint64_t n : lengths) {
+      const std::string tree = Dir() + "/t_" + dtype + "_" + std::to_string(n) + ".json";
+      const std::string args = "probe " + target + " --dtype " + dtype + " --n " +
+                               std::to_string(n) + " --verify 2 -o " + tree;
+      const Run p = Carrier(args);
+      INFO("carrier " << args << "\n" << p.out << p.err);
+      REQUIRE(p.code == 0);
+      const auto calls_at = p.out.find("calls");
+      const auto named_at = p.out.find("named schedule");
+      std::cout << "  " << target << " " << dtype << " n=" << n << ": "
+                << p.out.substr(calls_at + 16, p.out.find(" target calls") - calls_at - 16)
+                << " calls; " << p.out.substr(named_at + 16, p.out.find('\n', named_at) - named_at - 16)
+                << "\n";
+      if (!named.empty())
+        CHECK(p.out.substr(named_at, p.out.find('\n', named_at) - named_at).find(named) !=
+              std::string::npos);
+      for (std::uint64_t seed : {1, 2}) {
+        const std::string x = WriteValues(Dir() + "/x.txt", n, seed * 1000 + n, fp32);
+        const double want = LibrarySum(expr, x, fp32);
+        const Run e = Carrier("eval --op sum --dtype " + std::string(dtype) +
+                              " --schedule file:" + tree + " --input " + x + " --format json");
+        INFO("eval on " << x << ": " << e.out << e.err);
+        REQUIRE(e.code == 0);
+        const double got = std::strtod(Field(e.out, "result").c_str(), nullptr);
+        INFO(target << " " << dtype << " n " << n << " seed " << seed << ": library "
+                    << carrier::test::Exact(want) << ", replay " << carrier::test::Exact(got));
+        CHECK(std::memcmp(&got, &want, sizeof got) == 0);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("numpy.sum's recovered tree replays to numpy's bits", "[slow][orders][probe]") {
+  if (!PythonHas("numpy")) {
+    WARN("skipped: numpy is not importable under " << kPython);
+    return;
+  }
+  ProbeReplaysLibrary("numpy.sum", "np.sum(x)", "numpy");
+}
+
+TEST_CASE("numpy.sum and a strided add.reduce are carrier's numpy schedule",
+          "[fast][orders][probe]") {
+  if (!PythonHas("numpy")) {
+    WARN("skipped: numpy is not importable under " << kPython);
+    return;
+  }
+  // Around the block (128), accumulator (8) and buffer (8192) sizes.
+  for (const char* target : {"numpy.sum", "numpy.add.reduce:strided"})
+    for (std::uint64_t n : {1, 7, 8, 9, 127, 128, 129, 1000, 4097, 8193}) {
+      for (const char* dtype : {"fp32", "fp64"}) {
+        if (std::string(target) != "numpy.sum" && n < 127) continue;
+        const Run p = Carrier("probe " + std::string(target) + " --dtype " + dtype + " --n " +
+                              std::to_string(n) + " --verify 2");
+        INFO(p.out << p.err);
+        REQUIRE(p.code == 0);
+        const auto at = p.out.find("named schedule  ");
+        const std::string named = p.out.substr(at + 16, p.out.find('\n', at) - at - 16);
+        CHECK(named.find("numpy") != std::string::npos);
+        if (n == 8193)
+          std::cout << "  " << target << " " << dtype << " n=8193 named: " << named << "\n";
+      }
+    }
+}
+
+TEST_CASE("torch.sum's recovered tree replays to torch's bits", "[slow][orders][probe]") {
+  if (!PythonHas("torch")) {
+    WARN("skipped: `import torch` fails under " << kPython
+                                                << " (Debian's python3-torch is not installed; "
+                                                   ".ci/steps/orders.sh installs it)");
+    return;
+  }
+  ProbeReplaysLibrary("torch.sum", "torch.sum(x).item()");
+}
+
+TEST_CASE("a tree planted in a shared library is recovered exactly", "[fast][orders][probe]") {
+  // Build a random tree, write it out as straight-line C, compile it, probe the symbol.
+  for (std::uint64_t seed : {3, 17}) {
+    for (std::uint64_t n : {2, 33, 300}) {
+      const std::string sched = "random:" + std::to_string(seed);
+      const carrier::MergeTree truth = carrier::BuildTree(sched, n);
+      const carrier::BinaryTree b = carrier::ToBinaryTree(truth);
+      std::ostringstream c;
+      c << "#include <stddef.h>\ndouble planted(const double* x, size_t n) {\n  (void)n;\n";
+      auto name = [&](std::uint64_t id) {
+        return id < n ? "x[" + std::to_string(id) + "]" : "t" + std::to_string(id);
+      };
+      for (std::size_t m = 0; m < b.internal.size(); ++m)
+        c << "  double t" << n + m << " = " << name(b.internal[m].children[0]) << " + "
+          << name(b.internal[m].children[1]) << ";\n";
+      c << "  return " << name(b.root) << ";\n}\n";
+      const std::string src = Dir() + "/planted.c", lib = Dir() + "/planted_" +
+                                                          std::to_string(seed) + "_" +
+                                                          std::to_string(n) + ".so";
+      std::ofstream(src) << c.str();
+      REQUIRE(std::system(("cc -O2 -ffp-contract=off -shared -fPIC -o " + lib + " " + src).c_str()) == 0);
+      const std::string tree = Dir() + "/planted.json";
+      const Run p = Carrier("probe " + lib + ":planted --dtype fp64 --n " + std::to_string(n) +
+                            " -o " + tree);
+      INFO(sched << " n " << n << "\n" << p.out << p.err);
+      REQUIRE(p.code == 0);
+      const carrier::MergeTree got = carrier::BuildTree("file:" + tree, n);
+      CHECK(carrier::TreeHash(got, carrier::TreeForm::kBinary) ==
+            carrier::TreeHash(truth, carrier::TreeForm::kBinary));
+      if (n == 300) std::cout << "  planted " << sched << " n=300: " << p.out.substr(0, p.out.find("\nverified"));
+    }
+  }
+  std::cout << "\n";
+  CheckRejected("probe " + Dir() + "/nope.so:f --dtype fp64 --n 4", "dlopen failed");
+}
+
+TEST_CASE("exec: and python.sum targets are sequential sums", "[fast][orders][probe]") {
+  const std::string script = Dir() + "/seqsum.py";
+  std::ofstream(script) << "import sys\ns = 0.0\nfor l in sys.stdin:\n    s += float.fromhex(l)\nprint(s.hex())\n";
+  const Run e = Carrier("probe 'exec:" + kPython + " " + script + "' --dtype fp64 --n 12 --verify 2");
+  INFO(e.out << e.err);
+  REQUIRE(e.code == 0);
+  CHECK(e.out.find("named schedule  seq") != std::string::npos);
+  CHECK(e.out.find("11 target calls") != std::string::npos);
+  if (PythonHas("numpy")) {
+    const Run s = Carrier("probe python.sum --dtype fp64 --n 50 --verify 2");
+    INFO(s.out << s.err);
+    CHECK(s.code == 0);
+    CHECK(s.out.find("named schedule  seq") != std::string::npos);
+    // Python's sum over float32 values computes in float64: not an fp32 summation tree.
+    CheckRejected("probe python.sum --dtype fp32 --n 50", "not a summation tree");
+  }
+  CheckRejected("probe torch.logsumexp --dtype fp32 --n 8", "cannot cancel");
+  CheckRejected("probe numpy.sum --dtype fp16 --n 8", "--dtype");
+  CheckRejected("probe nothing --dtype fp32 --n 8", "unknown target");
+}
+
+TEST_CASE("carrier equiv: same trees, and constructed witnesses that separate the others",
+          "[fast][orders][equiv]") {
+  const Run same = Carrier("equiv seq blocked:1 --n 100");
+  CHECK(same.code == 0);
+  CHECK(same.out.find("same tree") != std::string::npos);
+  const Run same2 = Carrier("equiv canonical:1 pairwise --n 64");
+  CHECK(same2.code == 0);
+  const std::string w = Dir() + "/witness.txt";
+  const Run diff = Carrier("equiv pairwise canonical:1 --n 6 --witness " + w);
+  INFO(diff.out << diff.err);
+  REQUIRE(diff.code == 1);
+  std::cout << diff.out;
+  // The witness, replayed by eval under each schedule, gives different sums.
+  const Run a = Carrier("eval --op sum --dtype fp64 --schedule pairwise --input " + w + " --format json");
+  const Run b = Carrier("eval --op sum --dtype fp64 --schedule canonical:1 --input " + w + " --format json");
+  REQUIRE(a.code == 0);
+  REQUIRE(b.code == 0);
+  CHECK(Field(a.out, "result") != Field(b.out, "result"));
+  for (const char* pair : {"numpy strided:8 --n 1000", "canonical:16 canonical:16:bisect --n 1000",
+                           "seq reverse --n 3 --dtype fp32", "omp:4 blocked:250 --n 1000"}) {
+    const Run r = Carrier(std::string("equiv ") + pair);
+    INFO(pair << "\n" << r.out << r.err);
+    CHECK((r.code == 0 || r.code == 1));
+    if (r.code == 1) CHECK(r.out.find("replayed") != std::string::npos);
+  }
+  CHECK(Carrier("equiv strided:4 pairwise --n 64 --carrier max").code == 0);
+  CheckRejected("equiv seq --n 4", "two schedules");
+  CheckRejected("equiv seq bogus --n 4", "bogus");
+}
+
+TEST_CASE("file: trees in eval and tree: validated, one line on bad input", "[fast][orders]") {
+  const std::string t = Dir() + "/c16.json";
+  const Run tr = Carrier("tree --schedule canonical:16 --n 50 --format json");
+  REQUIRE(tr.code == 0);
+  std::ofstream(t) << tr.out;
+  const Run back = Carrier("tree --schedule file:" + t + " --format text");
+  INFO(back.out << back.err);
+  REQUIRE(back.code == 0);
+  CHECK(back.out.find(Field(tr.out, "tree_hash")) != std::string::npos);  // same hash
+  const Run ev1 = Carrier("eval --op sum --dtype fp32 --gen normal --n 50 --schedule file:" + t + " --format json");
+  const Run ev2 = Carrier("eval --op sum --dtype fp32 --gen normal --n 50 --schedule canonical:16 --format json");
+  REQUIRE(ev1.code == 0);
+  CHECK(Field(ev1.out, "result") == Field(ev2.out, "result"));
+  CHECK(Field(ev1.out, "schedule") == "file:" + t);
+  CheckRejected("eval --op sum --dtype fp32 --gen normal --n 51 --schedule file:" + t, "n = 50");
+  CheckRejected("eval --op sum --dtype fp32 --gen normal --n 5 --schedule file:/nonexistent.json",
+                "cannot open");
+  std::ofstream(Dir() + "/bad.json") << R"({"n":3,"chains":[{"first":0,"count":2}],"combines":[]})";
+  CheckRejected("tree --schedule file:" + Dir() + "/bad.json", "dropped");
+  CheckRejected("eval --op argmax --dtype fp32 --gen normal --n 50 --schedule file:" + t,
+                "not commutative");
+}
+
+TEST_CASE("canonical:16 and :128 give P4016R0's golden values through carrier eval",
+          "[fast][orders][canonical]") {
+  // The paper's data: --gen p4016 with its seed 0x243F6A8885A308D3, N = 10^6 doubles.
+  for (auto [sched, golden] : {std::pair<const char*, std::uint64_t>{"canonical:16", 0x40618f71f6379380ULL},
+                               {"canonical:128", 0x40618f71f6379397ULL}}) {
+    const Run r = Carrier(std::string("eval --op sum --dtype fp64 --gen p4016 --n 1000000 "
+                                      "--seed 2611923443488327891 --format json --schedule ") +
+                          sched);
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+    const double v = std::strtod(Field(r.out, "result").c_str(), nullptr);
+    std::uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    std::cout << "  eval " << sched << " on p4016 data: 0x" << std::hex << bits << std::dec << "\n";
+    CHECK(bits == golden);
+  }
+}
+
+TEST_CASE("exact: inputs give identical bits in every order and backend", "[fast][orders][exact]") {
+  const std::vector<std::string> schedules = {
+      "seq", "reverse", "pairwise", "pairwise:8", "blocked:64", "blocked:16:pairwise",
+      "strided:16", "random:5", "canonical:16", "canonical:128:bisect", "numpy", "omp:4:pairwise"};
+  for (const char* dtype : {"fp32", "fp64", "bf16"})
+    for (const char* gen : {"exact:normal", "exact:lognormal", "exact:uniform11"}) {
+      const std::string n = std::string(dtype) == "bf16" ? "40" : "5000";
+      std::map<std::string, std::string> results;
+      std::string reference;
+      auto run = [&](const std::string& extra) {
+        const Run r = Carrier(std::string("eval --op sum --dtype ") + dtype + " --gen " + gen +
+                              " --n " + n + " --seed 9 --format json " + extra);
+        INFO(extra << "\n" << r.out << r.err);
+        REQUIRE(r.code == 0);
+        results[extra] = Field(r.out, "result");
+        reference = Field(r.out, "abs_error");
+      };
+      for (const auto& s : schedules) run("--schedule " + s);
+      if (std::string(dtype) != "bf16") {
+        for (const char* b : {"--backend simd --schedule strided:16", "--backend simd --schedule strided:64",
+                             "--backend omp --schedule omp:2"}) {
+          const Run r = Carrier(std::string("eval --op sum --dtype ") + dtype + " --gen " + gen +
+                                " --n " + n + " --seed 9 --format json " + b);
+          if (r.code == 0) results[b] = Field(r.out, "result");
+          else std::cout << "  (" << b << " unavailable: " << r.err << ")";
+        }
+      }
+      std::string first = results.begin()->second;
+      for (const auto& [k, v] : results) {
+        INFO(dtype << " " << gen << ": " << k << " gave " << v << ", " << results.begin()->first
+                   << " gave " << first);
+        CHECK(v == first);
+      }
+      CHECK(reference == "0");  // and the exact sum itself
+      std::cout << "  " << gen << " " << dtype << " n=" << n << ": " << results.size()
+                << " orders/backends, one result " << first << "\n";
+    }
+  // The same data without the grid does depend on the order (the test could fail).
+  const Run a = Carrier("eval --op sum --dtype fp32 --gen normal --n 5000 --seed 9 --format json --schedule seq");
+  const Run b = Carrier("eval --op sum --dtype fp32 --gen normal --n 5000 --seed 9 --format json --schedule pairwise");
+  CHECK(Field(a.out, "result") != Field(b.out, "result"));
+  CheckRejected("eval --op sum --dtype fp16 --gen exact:normal --n 100000", "too large");
+  CheckRejected("eval --op sum --dtype fp32 --gen exact:ill:10 --n 10", "exact:DIST");
+}
