@@ -172,8 +172,12 @@ ResolvedTrial ResolveTrial(const TrialSpec& spec) {
   if (t.mixed && spec.backend != "replay")
     throw SpecError("acc '" + acc + "' (two-level) runs on backend replay only, not " +
                     spec.backend);
+  // An empty schedule on a kernel backend is that backend's native one (backends.hpp): the
+  // kernel picks it and RunTrial reports it as schedule_used.
+  if (spec.schedule.empty() && spec.backend == "replay")
+    throw SpecError("backend replay needs a schedule (seq, pairwise, blocked:T, ...)");
   try {
-    t.schedule = ParseSchedule(spec.schedule);
+    if (!spec.schedule.empty()) t.schedule = ParseSchedule(spec.schedule);
   } catch (const ScheduleError& e) {
     throw SpecError(e.what());
   }

@@ -79,7 +79,7 @@ struct TrialSpec {
                     // "INNER>OUTER", two-level accumulation (ResolvedTrial::mixed)
   std::string round = "rne";
   std::string exp = "libm";
-  std::string schedule = "seq";
+  std::string schedule = "seq";  // empty on backend simd/omp/cuda: the kernel's native one
   std::string backend = "replay";
   std::uint64_t head_dim = 0;  // attention only
   std::uint64_t sr_seed = 1;   // the stochastic rounding stream (round = sr)

@@ -33,6 +33,7 @@
 #include "inputs/generators.hpp"
 #include "inputs/read_numbers.hpp"
 #include "registry/registry.hpp"
+#include "run/defaults.hpp"
 #include "run/trial.hpp"
 #include "sweep/manifest.hpp"
 
@@ -87,11 +88,14 @@ int RunEval(const std::vector<std::string>& argv) {
   run::TrialSpec spec;
   spec.op = op;
   spec.dtype = dtype;
-  spec.acc = args.Get("acc").value_or(dtype);
+  spec.acc = args.Get("acc").value_or("");
   spec.round = args.Get("round").value_or("rne");
-  spec.exp = args.Choice("exp", registry::ExpNames(), "libm");
+  spec.exp = args.Choice("exp", registry::ExpNames(), "");
   spec.backend = args.Choice("backend", registry::BackendNames(), "replay");
-  spec.schedule = args.Get("schedule").value_or("seq");
+  spec.schedule = args.Get("schedule").value_or("");
+  if (args.Get("schedule") && spec.schedule.empty()) args.Fail("--schedule needs a value");
+  // Left-out acc, exp and schedule: what the backend realises exactly (run/defaults.hpp).
+  const std::vector<std::string> defaults = run::ApplyDefaults(spec);
   spec.head_dim = args.Count("head-dim", 0);
   spec.sr_seed = args.Count("sr-seed", seed);
   const std::string format_out = args.Choice("format", {"text", "json"}, "text");
@@ -158,6 +162,11 @@ int RunEval(const std::vector<std::string>& argv) {
   if (qkv) add("head_dim", std::to_string(spec.head_dim));
   add("schedule", JsonString(spec.schedule));
   add("schedule_used", JsonString(got.schedule_used));
+  if (!defaults.empty()) {
+    std::string joined;
+    for (const auto& d : defaults) joined += (joined.empty() ? "" : "; ") + d;
+    add("defaults", JsonString(joined));
+  }
   add("tree_max_depth", std::to_string(got.tree_max_depth));
   add("tree_mean_depth", JsonDouble(got.tree_mean_depth));
   add("n", std::to_string(got.n));

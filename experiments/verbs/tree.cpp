@@ -1,14 +1,52 @@
 // carrier tree: draw the merge tree a schedule builds over n inputs.
+//
+// Large n: the tree is explicit (one node per chain and per combine, about 60 bytes each with
+// its statistics; DOT and JSON add the text), so before building it the verb builds the same
+// schedule over a sample of n0 = min(n, 2^16) inputs, scales the node count and the time by
+// n / n0 (node counts grow at most linearly in n), and refuses with the numbers when the
+// estimate exceeds half the memory available (/proc/meminfo MemAvailable) or an hour.
+// Otherwise, when the estimate is above two seconds, a progress line runs on the terminal
+// (cli/progress.hpp).
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "cli/args.hpp"
+#include "cli/progress.hpp"
 #include "core/merge_tree.hpp"
 #include "core/tree_hash.hpp"
 #include "verbs/verbs.hpp"
 
 namespace carrier::cli {
+
+namespace {
+
+// Bytes the kernel says a process may still allocate without swapping; 0 when unknown.
+double AvailableBytes() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  double kb = 0;
+  std::string unit;
+  while (f >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024;
+  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * page : 0;
+}
+
+std::string Gb(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
+  return buf;
+}
+
+}  // namespace
 
 int RunTree(const std::vector<std::string>& argv) {
   Args args("tree", argv, {"schedule", "n", "format", "max-nodes"});
@@ -37,28 +75,74 @@ int RunTree(const std::vector<std::string>& argv) {
   } catch (const ScheduleError& e) {
     args.Fail(e.what());
   }
-  MergeTree tree;
-  try {
-    tree = BuildTree(s, n);
-  } catch (const ScheduleError& e) {
-    args.Fail(e.what());
-  }
   // The tree's identity (core/tree_hash.hpp): exact form, and the binary form that decides
   // the bits of carriers with Push == Combine(s, Lift(x)) (sum, max, ...).
-  const std::string hash = TreeHash(tree), binary = TreeHash(tree, TreeForm::kBinary);
-  if (format == "dot") {
-    std::cout << ToDot(tree);
-  } else if (format == "json") {
-    std::cout << "{\"tree_hash\":\"" << hash << "\",\"binary_hash\":\"" << binary << "\","
-              << ToJson(tree).substr(1);
-  } else {
+  auto build = [&](std::uint64_t m) {
+    MergeTree t;
+    try {
+      t = BuildTree(s, m);
+    } catch (const ScheduleError& e) {
+      args.Fail(e.what());
+    }
+    return t;
+  };
+  auto render = [&](const MergeTree& tree) -> std::string {
+    const std::string hash = TreeHash(tree), binary = TreeHash(tree, TreeForm::kBinary);
+    if (format == "dot") return ToDot(tree);
+    if (format == "json")
+      return "{\"tree_hash\":\"" + hash + "\",\"binary_hash\":\"" + binary + "\"," +
+             ToJson(tree).substr(1);
     const std::string text_out = ToText(tree, max_nodes);
     const std::size_t cut = text_out.find("permutes inputs");
     const std::size_t eol = text_out.find('\n', cut);
-    std::cout << text_out.substr(0, eol + 1) << "tree hash       " << hash << " (binary form "
-              << binary << ")\n"
-              << text_out.substr(eol + 1);
+    return text_out.substr(0, eol + 1) + "tree hash       " + hash + " (binary form " + binary +
+           ")\n" + text_out.substr(eol + 1);
+  };
+  // A saved tree has one n: it is drawn as it is, without a sample.
+  if (s.kind == ScheduleKind::kFile) {
+    std::cout << render(build(n));
+    return 0;
   }
+  // Estimate from a sample (see the file comment), then refuse or show progress.
+  const std::uint64_t n0 = std::min<std::uint64_t>(n, std::uint64_t{1} << 16);
+  const auto t0 = std::chrono::steady_clock::now();
+  const MergeTree sample = build(n0);
+  const std::string sample_text = render(sample);
+  const double sample_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double scale = static_cast<double>(n) / static_cast<double>(n0);
+  const double nodes = static_cast<double>(sample.NodeCount()) * scale;
+  const double text_bytes = format == "text" ? 0 : static_cast<double>(sample_text.size()) * scale;
+  const double bytes = nodes * 60 + 2 * text_bytes;
+  const double eta = sample_s * scale * std::max(1.0, std::log2(static_cast<double>(n)) /
+                                                          std::log2(static_cast<double>(n0) + 1));
+  const double avail = AvailableBytes();
+  std::ostringstream estimate;
+  estimate.precision(2);
+  estimate << "schedule " << ToString(s) << " over n = " << n << " builds about " << nodes
+           << " nodes (" << Gb(bytes) << ", about " << std::llround(eta) << " s; estimated from n = "
+           << n0 << ")";
+  // Half of what is available: the machine keeps room for everything else running on it.
+  if (avail > 0 && bytes > avail / 2) {
+    const auto fits = static_cast<std::uint64_t>(static_cast<double>(n) * avail / 2 / bytes);
+    args.Fail(estimate.str() + ", more than half the " + Gb(avail) +
+              " of memory available: use n <= " + std::to_string(fits) +
+              (format == "text" ? "" : " or --format text"));
+  }
+  if (eta > 3600)
+    args.Fail(estimate.str() + ", more than an hour: use n <= " +
+              std::to_string(static_cast<std::uint64_t>(static_cast<double>(n) * 3600 / eta)));
+  std::optional<Ticker> ticker;
+  if (eta > 2) ticker.emplace("carrier tree: " + estimate.str(), eta);
+  if (n == n0) {
+    ticker.reset();
+    std::cout << sample_text;
+    return 0;
+  }
+  const MergeTree tree = build(n);
+  const std::string out = render(tree);
+  ticker.reset();
+  std::cout << out;
   return 0;
 }
 

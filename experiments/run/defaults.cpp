@@ -1,0 +1,44 @@
+// experiments/run/defaults.cpp: see defaults.hpp.
+#include "run/defaults.hpp"
+
+#include "registry/registry.hpp"
+
+#if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+
+namespace carrier::run {
+
+std::vector<std::string> ApplyDefaults(TrialSpec& spec) {
+  std::vector<std::string> notes;
+  const bool kernel = spec.backend != "replay";  // simd, omp, cuda (registry::BackendNames)
+  if (spec.schedule.empty()) {
+    if (kernel) {
+      notes.push_back("schedule: " + spec.backend + "'s native one (the schedule line)");
+    } else {
+      spec.schedule = "seq";
+    }
+  }
+  if (spec.acc.empty()) {
+    if (kernel && (spec.dtype == "fp16" || spec.dtype == "bf16")) {
+      spec.acc = "fp32";
+      notes.push_back("acc fp32: " + spec.backend + "'s compute type for " + spec.dtype +
+                      " storage");
+    } else {
+      spec.acc = spec.dtype;
+    }
+  }
+  if (spec.exp.empty()) {
+    const registry::Entry* e = registry::Find(spec.op);  // the op table: does it honour --exp?
+    const bool uses_exp = e != nullptr && e->uses_exp;
+    if (kernel && uses_exp && (spec.acc == "fp32" || spec.acc == "fp64")) {
+      spec.exp = "portable";
+      notes.push_back("exp portable: the exp " + spec.backend + " replays bit for bit");
+    } else {
+      spec.exp = "libm";
+    }
+  }
+  return notes;
+}
+
+}  // namespace carrier::run
+
+#endif  // CARRIER_HAVE_MPFR
