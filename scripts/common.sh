@@ -8,7 +8,8 @@ CARRIER_BUILD_DIR="${CARRIER_BUILD_DIR:-$CARRIER_ROOT/build}"
 
 # Everything carrier builds against, by Debian package name (TOOLCHAIN.md).
 CARRIER_PACKAGES=(cmake g++ ninja-build pkg-config catch2 libboost-dev libmpfr-dev libgmp-dev
-                  libhwy-dev libtomlplusplus-dev python3-matplotlib python3-numpy python3-scipy)
+                  libhwy-dev libtomlplusplus-dev python3-matplotlib python3-numpy python3-scipy
+                  clang-14 libclang-rt-14-dev)
 
 carrier_missing_packages() {
   local missing=() p
