@@ -167,7 +167,7 @@ inline MergeTree BuildCudaTree(const CudaSchedule& s, std::uint64_t n);
 // Trees whose size does not follow from n (K lanes of strided:K, empty omp chunks whose inner
 // schedule still has nodes) are refused with a ScheduleError above this many empty nodes, so
 // a large parameter cannot exhaust memory on a small input.
-inline constexpr std::uint64_t kMaxEmptyNodes = std::uint64_t{1} << 20;
+inline constexpr std::uint64_t kMaxEmptyNodes = std::uint64_t{1} << 16;
 
 // The explicit tree of schedule s over n inputs.
 inline MergeTree BuildTree(const Schedule& s, std::uint64_t n) {  // NOLINT(misc-no-recursion)
