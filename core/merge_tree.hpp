@@ -198,6 +198,10 @@ inline MergeTree BuildMmaTree(const Schedule& s, std::uint64_t n) {
   return b.Take();
 }
 inline MergeTree BuildNumpyTree(const Schedule& s, std::uint64_t n);
+// Trees whose size does not follow from n (K lanes of strided:K, empty omp chunks whose inner
+// schedule still has nodes) are refused with a ScheduleError above this many empty nodes, so
+// a large parameter cannot exhaust memory on a small input.
+inline constexpr std::uint64_t kMaxEmptyNodes = std::uint64_t{1} << 16;
 
 // The explicit tree of schedule s over n inputs.
 inline MergeTree BuildTree(const Schedule& s, std::uint64_t n) {  // NOLINT(misc-no-recursion)
@@ -239,6 +243,10 @@ inline MergeTree BuildTree(const Schedule& s, std::uint64_t n) {  // NOLINT(misc
     case ScheduleKind::kStrided: {
       // Always K lanes, empty ones included: a SIMD kernel's idle lanes hold Identity and are
       // merged like the others, and replay must see the same combines.
+      if (s.lanes > n && s.lanes - n > kMaxEmptyNodes)
+        throw ScheduleError("bad schedule '" + ToString(s) + "': " + std::to_string(s.lanes) +
+                            " lanes over " + std::to_string(n) + " inputs would make over " +
+                            std::to_string(kMaxEmptyNodes) + " empty lanes");
       std::vector<std::uint64_t> lanes;
       if (s.tile == 0) {
         for (std::uint64_t k = 0; k < s.lanes; ++k) {
@@ -275,9 +283,28 @@ inline MergeTree BuildTree(const Schedule& s, std::uint64_t n) {  // NOLINT(misc
       const Schedule inner = s.inner.empty() ? Schedule::Seq() : ParseSchedule(s.inner);
       std::vector<MergeTree> sub;
       std::uint64_t total_chains = 0;
-      for (std::uint64_t c = 0; c < s.parts; ++c) {
+      // With P > n some chunks are empty. When the inner schedule gives an empty chunk no node
+      // (every inner schedule but strided), those chunks add nothing and are skipped, so the
+      // work is O(min(n, P)) and not O(P) (omp:10^15 used to hang on n = 100: found by
+      // tests/fuzz/fuzz_schedule). Otherwise each empty chunk really holds nodes, and a P that
+      // would make an absurd tree is refused.
+      const std::uint64_t empty_nodes = s.parts > n ? BuildTree(inner, 0).NodeCount() : 0;
+      const bool skip_empty = s.parts > n && empty_nodes == 0;
+      if (s.parts > n && empty_nodes > 0 && s.parts - n > kMaxEmptyNodes / empty_nodes)
+        throw ScheduleError("bad schedule '" + ToString(s) + "': " + std::to_string(s.parts) +
+                            " chunks of " + std::to_string(n) + " inputs with inner schedule '" +
+                            s.inner + "' would make over " + std::to_string(kMaxEmptyNodes) +
+                            " nodes for empty chunks");
+      // The chunk holding input i: the smallest c with floor((c + 1) n / P) > i.
+      auto chunk_of = [&](std::uint64_t i) -> std::uint64_t {
+        __extension__ typedef unsigned __int128 Wide;
+        const Wide num = static_cast<Wide>(i + 1) * s.parts;
+        return static_cast<std::uint64_t>((num + n - 1) / n) - 1;
+      };
+      for (std::uint64_t c = skip_empty ? (n > 0 ? chunk_of(0) : s.parts) : 0; c < s.parts;) {
         const std::uint64_t lo = OmpChunkStart(n, s.parts, c);
         const std::uint64_t hi = OmpChunkStart(n, s.parts, c + 1);
+        c = skip_empty ? (hi < n ? chunk_of(hi) : s.parts) : c + 1;
         sub.push_back(BuildTree(inner, hi - lo));
         for (Chain ch : sub.back().chains) {
           if (ch.count > 0) ch.first += lo;

@@ -107,14 +107,21 @@ CsvFile ReadTrialsCsv(const std::string& path) {
         throw std::runtime_error(path + ":" + std::to_string(line_no) + ": " +
                                  std::to_string(fields.size()) + " fields, expected " +
                                  std::to_string(CsvColumns().size()));
+      // Digits only, without a leading zero: the form CsvLine writes. (std::stoull alone took
+      // "+7", " 7" and "-1" = 2^64 - 1 as trial ids; the fuzz_csv property caught it.)
+      const std::string& t = fields[0];
+      bool canonical = !t.empty() && t.size() <= 20 && (t == "0" || t[0] != '0');
+      for (char c : t) canonical = canonical && c >= '0' && c <= '9';
       std::size_t used = 0;
       std::uint64_t id = 0;
-      try {
-        id = std::stoull(fields[0], &used);
-      } catch (const std::exception&) {
-        used = 0;
+      if (canonical) {
+        try {
+          id = std::stoull(t, &used);
+        } catch (const std::exception&) {
+          used = 0;  // above 2^64 - 1
+        }
       }
-      if (used == 0 || used != fields[0].size())
+      if (!canonical || used == 0 || used != fields[0].size())
         throw std::runtime_error(path + ":" + std::to_string(line_no) + ": bad trial_id '" +
                                  fields[0] + "'");
       f.rows.push_back(std::move(line));

@@ -119,9 +119,37 @@ std::string JsonUnquote(const std::string& raw) {
       c = raw[++i];
       if (c == 'n') c = '\n';
       else if (c == 't') c = '\t';
-      else if (c == 'u' && i + 4 < raw.size()) {
-        c = static_cast<char>(std::stoi(raw.substr(i + 1, 4), nullptr, 16));
+      else if (c == 'u') {
+        // \uXXXX: four hex digits (JsonQuote writes them for control characters). Anything
+        // else is kept as written: a damaged manifest must give resume and merge their one-line
+        // error, not an exception from a number parser (tests/fuzz/fuzz_manifest found that).
+        unsigned code = 0;
+        bool hex = i + 4 < raw.size();
+        for (std::size_t k = 1; hex && k <= 4; ++k) {
+          const char h = raw[i + k];
+          const int d = h >= '0' && h <= '9'   ? h - '0'
+                        : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                        : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                               : -1;
+          hex = d >= 0;
+          code = code * 16 + static_cast<unsigned>(d < 0 ? 0 : d);
+        }
+        if (!hex) {
+          out += "\\u";
+          continue;
+        }
         i += 4;
+        if (code >= 0x80) {  // UTF-8, as JSON means it
+          if (code >= 0x800) {
+            out += static_cast<char>(0xE0 | (code >> 12));
+            out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+          } else {
+            out += static_cast<char>(0xC0 | (code >> 6));
+          }
+          c = static_cast<char>(0x80 | (code & 0x3F));
+        } else {
+          c = static_cast<char>(code);
+        }
       }
     }
     out += c;

@@ -40,6 +40,8 @@ inline const std::string& Tmp() {
   static const std::string dir = [] {
     const std::string d = "/tmp/carrier_sweep_faults_" + std::to_string(getpid());
     std::system(("rm -rf " + d + " && mkdir -p " + d).c_str());
+    static const std::string* const keep = new std::string(d);  // outlives static destructors
+    std::atexit([] { std::system(("rm -rf " + *keep).c_str()); });
     return d;
   }();
   return dir;

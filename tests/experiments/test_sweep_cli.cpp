@@ -207,6 +207,11 @@ TEST_CASE("sweep: a bad config or command line is one line and exit 2 and writes
       {base + "op = \"sum\"\ndtype = \"fp32\"\nn = 10\ninput = \"normal\"\n[[exclude]]\nop = \"sum\"\n",
        "is empty"},
       {base + "op = \"sum\"\ndtype = \"fp32\n", "not valid TOML"},
+      // toml++ 3.3.0 has undefined behaviour on some non-ASCII characters (tests/fuzz).
+      {base + "op = \"sum\"\ndtype \xc6\x82= \"fp32\"\nn = 10\ninput = \"normal\"\n",
+       ":5: a non-ASCII character outside a comment"},
+      {"# r\xc3\xa9sum\xc3\xa9 in a comment is fine\n" + base + "op = \"sum\"\nn = 10\ninput = \"normal\"\n",
+       "[grid] dtype"},
       {base + "op = \"attention\"\ndtype = \"fp32\"\nn = 10\ninput = \"normal\"\nhead_dim = 48\n",
        "head_dim = '48': allowed: 64 128"},
   };
