@@ -17,15 +17,15 @@ PAPER_BUILD_DIR="${CARRIER_BUILD_DIR:-}"  # before common.sh gives it a default
 # binary is rebuilt (ninja does nothing when it is current). A build folder that is already
 # configured (README commands (a)/(b) made build/) is reused with its own settings; otherwise
 # the papers get their own folder, build-papers/, configured with the tests off
-# (-DCARRIER_BUILD_TESTS=OFF: no Catch2 needed, no test binaries built), so they never switch a
-# test build's tests off.
+# (-DCARRIER_BUILD_TESTS=OFF: no Catch2 needed, no test binaries built) and CUDA off (no paper
+# runs a GPU kernel; nvcc would add minutes), so they never switch a test build's tests off.
 paper_build_carrier() {
   local dir="$PAPER_BUILD_DIR"
   if [ -z "$dir" ]; then
     if [ -f "$ROOT/build/CMakeCache.txt" ]; then dir="$ROOT/build"; else dir="$ROOT/build-papers"; fi
   fi
   local args=(-S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release)
-  [ -f "$dir/CMakeCache.txt" ] || args+=(-DCARRIER_BUILD_TESTS=OFF)
+  [ -f "$dir/CMakeCache.txt" ] || args+=(-DCARRIER_BUILD_TESTS=OFF -DCARRIER_WITH_CUDA=OFF)
   cmake "${args[@]}" >/dev/null
   cmake --build "$dir" -j "$(nproc 2>/dev/null || echo 2)" --target carrier >&2
   CARRIER_BIN="$dir/bin/carrier"

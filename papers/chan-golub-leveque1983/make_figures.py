@@ -149,7 +149,10 @@ def main():
         "the textbook formula loses all accuracy once N kappa^2 u ~ 1", CMD,
         "smallest kappa with error >= 0.1 / (N u)^(-1/2): " +
         ", ".join(f"N={n}: {repro.fmt(first[n])}/{repro.fmt(pred[n])}" for n in ns),
-        "within a factor 10 at every N", bool(within), figure=FIG_K))
+        "within a factor 10 at every N", bool(within), figure=FIG_K,
+        note="the measured breakdown kappa moves far less with N than (N u)^(-1/2) does: the "
+             "bound's factor N is a worst case, and the factor-10 window (fixed before the run) "
+             "is wide enough to pass anyway"))
 
     # Figure 2 and the growth in N at a fixed shift (kappa about 10^(k/2)).
     k = int(st("n_shift_exponent"))

@@ -80,26 +80,29 @@ def sweep_claims(t, spec):
     return out
 
 
-def harmonic(out_dir, spec):
-    rn = io.read_table(os.path.join(out_dir, "harmonic-fp16-rne.csv"))
-    srs = [io.read_table(p) for p in sorted(glob.glob(os.path.join(out_dir,
-                                                                   "harmonic-fp16-sr-*.csv")))]
+def harmonic(out_dir, spec, dtype):
+    """RN against SR on the harmonic series in dtype (fp16: the paper's format; bf16: the SR
+    survey's harmonic example). Figure harmonic_sr.png (fp16) or harmonic_sr_bf16.png."""
+    rn = io.read_table(os.path.join(out_dir, f"harmonic-{dtype}-rne.csv"))
+    srs = [io.read_table(p) for p in sorted(glob.glob(os.path.join(
+        out_dir, f"harmonic-{dtype}-sr-*.csv")))]
     if not srs:
-        raise io.AnalysisError(f"no harmonic-fp16-sr-*.csv in {out_dir}")
+        raise io.AnalysisError(f"no harmonic-{dtype}-sr-*.csv in {out_dir}")
     for t in [rn] + srs:
         io.require(t, ["round", "seed", "stagnation_term", "stagnation_value",
                        "exact_partial_sum_at_stagnation"], "harmonic", t.source)
+    fig_name = "harmonic_sr" if dtype == "fp16" else f"harmonic_sr_{dtype}"
     rows = rn.rows + [r for t in srs for r in t.rows]
-    io.write_csv(os.path.join(HERE, "data", "harmonic-fp16.csv"), rn.columns, rows)
+    io.write_csv(os.path.join(HERE, "data", f"harmonic-{dtype}.csv"), rn.columns, rows)
     r0 = rn.rows[0]
     ours = ([float(r0["stagnation_value"]), int(r0["stagnation_term"])]
             if r0["stagnation_term"] else [np.nan, np.nan])
     # Higham's published value, not this paper's: a cross-check (sanity), not a reproduction.
     out = [claims.cross_check(
-        spec, "rn-harmonic-fp16", "RN: the fp16 harmonic sum stops changing",
-        "carrier study stagnation --series harmonic --dtype fp16 --round rne",
+        spec, f"rn-harmonic-{dtype}", f"RN: the {dtype} harmonic sum stops changing",
+        f"carrier study stagnation --series harmonic --dtype {dtype} --round rne",
         f"{r0['stagnation_value']} at term {r0['stagnation_term']}", ours,
-        figure="figures/harmonic_sr.png")]
+        figure=f"figures/{fig_name}.png")]
     vals = np.array([float(t.rows[0]["stagnation_value"]) for t in srs])
     terms = [t.rows[0]["stagnation_term"] for t in srs]
     exact = float(srs[0].rows[0]["exact_partial_sum_at_stagnation"])
@@ -108,15 +111,15 @@ def harmonic(out_dir, spec):
     # nothing stagnated (experiments/studies/stagnation.hpp); a number there means it did.
     rel = np.abs(vals - exact) / exact
     out.append(claims.sanity(
-        "SR: the fp16 harmonic sum does not stagnate; it keeps tracking H_k",
-        "carrier study stagnation --series harmonic --dtype fp16 --round sr --seed S "
+        f"SR: the {dtype} harmonic sum does not stagnate; it keeps tracking H_k",
+        f"carrier study stagnation --series harmonic --dtype {dtype} --round sr --seed S "
         "--max-terms 1048576 (S = 1..5)",
         f"{len(srs) - len(stagnated)} of {len(srs)} seeds without stagnation; values "
         f"{', '.join(f'{v:.4g}' for v in vals)} vs H = {exact:.6g} (max rel. diff "
         f"{rel.max():.2g}); RN stops at {r0['stagnation_value']}",
         "no seed stagnates and every SR sum is more than twice RN's",
         bool(not stagnated and np.all(vals > 2 * float(r0["stagnation_value"]))),
-        figure="figures/harmonic_sr.png",
+        figure=f"figures/{fig_name}.png",
         note="no published SR value found to compare with, hence sanity"))
     fig, ax = plots.new_figure()
     ax.axhline(exact, color="black", lw=1.2, label=f"exact $H_N$ = {exact:.4f}")
@@ -125,11 +128,11 @@ def harmonic(out_dir, spec):
     ax.plot(np.arange(1, len(vals) + 1), vals, "o", color=plots.COLORS[0],
             label="SR, one seed each")
     ax.set_xlabel("SR seed")
-    ax.set_ylabel("fp16 sum after N = 2^20 terms")
+    ax.set_ylabel(f"{dtype} sum after N = 2^20 terms")
     ax.set_xticks(np.arange(1, len(vals) + 1))
-    ax.set_title("Harmonic series in fp16: RN stagnates, SR does not")
+    ax.set_title(f"Harmonic series in {dtype}: RN stagnates, SR does not")
     ax.legend(loc="center right")
-    plots.save(fig, os.path.join(HERE, "figures", "harmonic_sr"), ("png",))
+    plots.save(fig, os.path.join(HERE, "figures", fig_name), ("png",))
     return out
 
 
@@ -143,7 +146,8 @@ def main():
                                     os.path.join(HERE, "data", "sr-vs-rn.csv"))
         repro.require_ok(t, "sr-vs-rn sweep")
         spec = claims.load_spec(os.path.join(HERE, "claims.toml"))
-        cl = harmonic(a.out, spec) + sweep_claims(t, spec)
+        cl = (harmonic(a.out, spec, "fp16") + harmonic(a.out, spec, "bf16") +
+              sweep_claims(t, spec))
     except (io.AnalysisError, ValueError) as e:
         print(f"make_figures: {e}", file=sys.stderr)
         return 2

@@ -9,11 +9,14 @@ source "$HERE/../../scripts/paper-common.sh" "$@"
 
 "$CARRIER_BIN" sweep "$HERE/sr-vs-rn.toml" -o "$OUT/sr-vs-rn" --jobs "$JOBS"
 MAX_TERMS=1048576
-"$CARRIER_BIN" study stagnation --series harmonic --dtype fp16 --round rne \
-  --max-terms "$MAX_TERMS" -o "$OUT/harmonic-fp16-rne.csv"
-for seed in 1 2 3 4 5; do
-  "$CARRIER_BIN" study stagnation --series harmonic --dtype fp16 --round sr --seed "$seed" \
-    --max-terms "$MAX_TERMS" -o "$OUT/harmonic-fp16-sr-$seed.csv"
+# The harmonic series with RN and 5 SR seeds: fp16 (the paper's format) and bf16 (the SR survey's).
+for dtype in fp16 bf16; do
+  "$CARRIER_BIN" study stagnation --series harmonic --dtype "$dtype" --round rne \
+    --max-terms "$MAX_TERMS" -o "$OUT/harmonic-$dtype-rne.csv"
+  for seed in 1 2 3 4 5; do
+    "$CARRIER_BIN" study stagnation --series harmonic --dtype "$dtype" --round sr --seed "$seed" \
+      --max-terms "$MAX_TERMS" -o "$OUT/harmonic-$dtype-sr-$seed.csv"
+  done
 done
 
 paper_python "$HERE/make_figures.py" --out "$OUT" --carrier "$CARRIER_BIN"

@@ -244,6 +244,29 @@ def error_vs_n(tn, spec):
     return out
 
 
+def minimiser(tm, spec):
+    """A powered test of the bound's minimiser b = sqrt(n): 40 trials at b = 16, 256, 4096."""
+    from scipy.stats import mannwhitneyu  # Debian python3-scipy (scripts/common.sh)
+    pmax = spec.setting("minimiser_p_max")
+    out = []
+    for dtype in ("fp16", "bf16", "fp32"):
+        err = {b: tm.where(dtype=dtype, schedule=f"blocked:{b}").floats("rel_error")
+               for b in (16, 256, 4096)}
+        p = {b: float(mannwhitneyu(err[256], err[b], alternative="less").pvalue)
+             for b in (16, 4096)}
+        med = {b: float(np.median(v)) for b, v in err.items()}
+        out.append(claims.sanity(
+            f"{dtype}: blocked summation (tile sums sequential) is more accurate at the bound's "
+            "minimiser b = sqrt(n) = 256 than at b = 16 and b = 4096 (n = 2^16)",
+            f"carrier sweep {REL}/minimiser.toml",
+            f"median error b=16 {repro.fmt(med[16])}, b=256 {repro.fmt(med[256])}, b=4096 "
+            f"{repro.fmt(med[4096])}; one-sided Mann-Whitney p (256 < 16) = {p[16]:.2g}, "
+            f"(256 < 4096) = {p[4096]:.2g}, {len(err[256])} trials per b",
+            f"both p < {pmax:g}", bool(p[16] < pmax and p[4096] < pmax),
+            figure=f"figures/error_vs_block_{dtype}.png"))
+    return out
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
@@ -271,6 +294,10 @@ def main():
         cl += figure_and_claims(t, fab)
         spec = claims.load_spec(os.path.join(HERE, "claims.toml"))
         cl += error_vs_n(tn, spec)
+        tm = repro.write_timing_free(os.path.join(a.out, "minimiser", "trials.csv"),
+                                     os.path.join(HERE, "data", "minimiser.csv"))
+        repro.require_ok(tm, "minimiser sweep")
+        cl += minimiser(tm, spec)
     except (io.AnalysisError, ValueError, KeyError) as e:
         print(f"make_figures: {e}", file=sys.stderr)
         return 2
