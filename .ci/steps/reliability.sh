@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/common.sh
-CARRIER_PACKAGES=(clang-14 libclang-rt-14-dev) carrier_install_deps
+carrier_install_deps clang-14 libclang-rt-14-dev
 
 seconds="${CARRIER_FUZZ_SECONDS:-40}"
 build="${CARRIER_FUZZ_BUILD_DIR:-$PWD/build-fuzz}"
