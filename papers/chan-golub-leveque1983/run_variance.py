@@ -67,7 +67,7 @@ def main():
             j = json.loads(r.stdout)
             rows.append([name, op, sched, v["dtype"], n, repr(shift), t, seed,
                          j["result"], j["reference"], j["rel_error"],
-                         j.get("condition_number", ""), j.get("bound", ""),
+                         j.get("cond", ""), j.get("bound", ""),
                          j.get("bound_kind", ""), j["u"], j["reference_tier"],
                          j["reference_certified"]])
         os.remove(path)
