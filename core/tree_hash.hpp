@@ -15,9 +15,9 @@
 //                      (plus atomic tile lifts), which is all a black-box probe can observe
 //                      (core/fprev.hpp). seq and blocked:1 have the same binary hash, not the
 //                      same exact hash. (Signed zeros aside: Sum's Push(Identity, -0) = +0.)
-// Fused k-term nodes (matrix-unit schedules) are a third node kind: HOOK(fused) below is
-// where their parameters join the node hash, so that two fused trees with the same shape but
-// different (k, F, rounding) hash differently.
+// Fused chains (matrix-unit schedules, core/mma.hpp) are a third node kind, hashed with their
+// node's parameters (terms k, input, F, alignment, output, stages) and inputs in order, in both
+// forms, so two fused trees of the same shape but different (k, F, rounding) hash differently.
 //
 // TreeHash(t) is 16 lower-case hex digits (64 bits of a SplitMix-mixed Merkle hash; the
 // kind tags and n are part of it). Not cryptographic: it names bit-classes of schedules.
@@ -51,7 +51,8 @@ inline constexpr std::uint64_t kAbsent = std::numeric_limits<std::uint64_t>::max
 // Kind tags (arbitrary distinct constants).
 inline constexpr std::uint64_t kTagLeaf = 0x6c656166ULL, kTagPush = 0x70757368ULL,
                                kTagTile = 0x74696c65ULL, kTagIdentity = 0x6964656eULL,
-                               kTagCombine = 0x636f6d62ULL, kTagRoot = 0x726f6f74ULL;
+                               kTagCombine = 0x636f6d62ULL, kTagRoot = 0x726f6f74ULL,
+                               kTagFused = 0x66757365ULL;
 
 inline std::uint64_t Mix(std::uint64_t x) { return tree_detail::Mix(x); }
 inline std::uint64_t Absorb(std::uint64_t h, std::uint64_t v) {
@@ -71,7 +72,17 @@ inline std::uint64_t TreeHash64(const MergeTree& t, TreeForm form = TreeForm::kE
   for (std::size_t k = 0; k < t.chains.size(); ++k) {
     const Chain& c = t.chains[k];
     const std::uint64_t stride = c.count > 1 ? c.stride : 1;
-    if (c.mode == ChainMode::kLiftTile && c.count > 0) {
+    if (c.mode == ChainMode::kFused) {  // a matrix unit's chain of fused steps (core/mma.hpp)
+      const MmaNode& f = t.fused;
+      std::uint64_t x = Absorb(Absorb(Absorb(Mix(kTagFused), f.terms), c.count),
+                               (static_cast<std::uint64_t>(f.input) << 32) ^
+                                   (static_cast<std::uint64_t>(f.align) << 24) ^
+                                   (static_cast<std::uint64_t>(f.output) << 16) ^
+                                   (static_cast<std::uint64_t>(f.two_stage) << 8) ^
+                                   static_cast<std::uint64_t>(f.frac_bits + 128));
+      for (std::uint64_t j = 0; j < c.count; ++j) x = Absorb(x, c.first + j * stride);
+      h[k] = x;
+    } else if (c.mode == ChainMode::kLiftTile && c.count > 0) {
       std::uint64_t x = Absorb(Mix(kTagTile), c.count);
       for (std::uint64_t j = 0; j < c.count; ++j) x = Absorb(x, c.first + j * stride);
       h[k] = x;
@@ -93,8 +104,6 @@ inline std::uint64_t TreeHash64(const MergeTree& t, TreeForm form = TreeForm::kE
     } else {
       out = CombineHash(l, r);
     }
-    // HOOK(fused): a fused k-term node hashes as Absorb(...Absorb(Mix(kTagFused), k)..., its
-    // parameters and its k children in order), in both forms.
   }
   const std::uint64_t root = t.Empty() ? Mix(kTagIdentity) : h[t.Root()];
   return Absorb(Absorb(Mix(kTagRoot ^ (form == TreeForm::kBinary ? 1 : 0)), t.n), root);

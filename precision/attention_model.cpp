@@ -6,6 +6,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/carriers/pairs.hpp"
+#include "core/mma.hpp"
 #include "precision/rounding.hpp"
 
 namespace carrier {
@@ -126,16 +128,17 @@ struct Ops {
   RoleOps prod, acc, state, s, p, out;
 };
 
-// dot(a, b) of the contract: a chain in acc of products rounded to prod, or the matrix unit.
-double Dot(const Ops& o, const AttentionModelSpec& spec, const double* a, const double* b,
-           std::size_t k, std::size_t stride_b) {
+// dot(c, a, b) of the contract: a chain in acc of products rounded to prod onto c, or the
+// matrix unit. b is read with a stride (a column of V).
+double Dot(const Ops& o, const AttentionModelSpec& spec, double c, const double* a,
+           const double* b, std::size_t k, std::size_t stride_b) {
   if (!spec.policy.mma.empty()) {
-    if (stride_b == 1) return spec.matrix_dot(a, b, k);
+    if (stride_b == 1) return spec.matrix_dot(c, a, b, k);
     std::vector<double> col(k);
     for (std::size_t t = 0; t < k; ++t) col[t] = b[t * stride_b];
-    return spec.matrix_dot(a, col.data(), k);
+    return spec.matrix_dot(c, a, col.data(), k);
   }
-  double acc = 0;
+  double acc = c;
   for (std::size_t t = 0; t < k; ++t) acc = o.acc.Add(acc, o.prod.Mul(a[t], b[t * stride_b]));
   return acc;
 }
@@ -151,10 +154,6 @@ void CheckSpec(const AttentionModelSpec& spec, std::size_t q_size, std::size_t k
     throw std::invalid_argument("attention model: q, k and v must each hold seq_len x head_dim = " +
                                 std::to_string(want) + " values");
   }
-  if (!spec.policy.mma.empty() && !spec.matrix_dot) {
-    throw std::invalid_argument("attention model: policy mma=" + spec.policy.mma +
-                                " needs the matrix unit's dot (AttentionModelSpec::matrix_dot)");
-  }
 }
 
 void RowFa(const Ops& o, const AttentionModelSpec& spec, const double* qi, const double* k,
@@ -167,7 +166,7 @@ void RowFa(const Ops& o, const AttentionModelSpec& spec, const double* qi, const
     const std::size_t len = std::min(bc, n - j0);
     double tile_max = -kInf;
     for (std::size_t t = 0; t < len; ++t) {
-      sc[t] = o.s.Round(o.acc.Mul(Dot(o, spec, qi, k + (j0 + t) * d, d, 1), scale));
+      sc[t] = o.s.Round(o.acc.Mul(Dot(o, spec, 0.0, qi, k + (j0 + t) * d, d, 1), scale));
       tile_max = std::max(tile_max, sc[t]);
     }
     const double m_new = o.state.Round(std::max(m, tile_max));
@@ -182,16 +181,16 @@ void RowFa(const Ops& o, const AttentionModelSpec& spec, const double* qi, const
     }
     if (!fa1) {
       l = o.state.Round(o.acc.Add(o.acc.Mul(alpha, l), row_sum));
-      for (std::size_t c = 0; c < d; ++c) {
-        const double pv = Dot(o, spec, pq.data(), v + j0 * d + c, len, d) / pscale;
-        acc_o[c] = o.state.Round(o.acc.Add(o.acc.Mul(alpha, acc_o[c]), pv));
+      for (std::size_t c = 0; c < d; ++c) {  // acc_o carries pscale O
+        const double rescaled = o.acc.Mul(alpha, acc_o[c]);
+        acc_o[c] = o.state.Round(Dot(o, spec, rescaled, pq.data(), v + j0 * d + c, len, d));
       }
     } else {
       const double beta = o.acc.Exp(o.acc.Sub(tile_max, m_new));
       const double l_new = o.state.Round(o.acc.Add(o.acc.Mul(alpha, l), o.acc.Mul(beta, row_sum)));
       const double la = o.acc.Mul(l, alpha);
       for (std::size_t c = 0; c < d; ++c) {
-        const double pv = Dot(o, spec, pq.data(), v + j0 * d + c, len, d) / pscale;
+        const double pv = Dot(o, spec, 0.0, pq.data(), v + j0 * d + c, len, d) / pscale;
         const double num = o.acc.Add(o.acc.Mul(la, acc_o[c]), o.acc.Mul(beta, pv));
         acc_o[c] = o.state.Round(o.acc.Div(num, l_new));
       }
@@ -200,7 +199,7 @@ void RowFa(const Ops& o, const AttentionModelSpec& spec, const double* qi, const
     m = m_new;
   }
   for (std::size_t c = 0; c < d; ++c) {
-    out_row[c] = fa1 ? o.out.Round(acc_o[c]) : o.out.Round(o.acc.Div(acc_o[c], l));
+    out_row[c] = fa1 ? o.out.Round(acc_o[c]) : o.out.Round(o.acc.Div(acc_o[c] / pscale, l));
   }
 }
 
@@ -211,7 +210,7 @@ void RowBaseline(const Ops& o, const AttentionModelSpec& spec, const double* qi,
   std::vector<double> sc(n), e(n);
   double m = -kInf;
   for (std::size_t j = 0; j < n; ++j) {
-    sc[j] = o.s.Round(o.acc.Mul(Dot(o, spec, qi, k + j * d, d, 1), scale));
+    sc[j] = o.s.Round(o.acc.Mul(Dot(o, spec, 0.0, qi, k + j * d, d, 1), scale));
     m = std::max(m, sc[j]);
   }
   double sum = 0;
@@ -221,7 +220,7 @@ void RowBaseline(const Ops& o, const AttentionModelSpec& spec, const double* qi,
   }
   for (std::size_t j = 0; j < n; ++j) e[j] = o.p.Round(o.acc.Div(e[j], sum) * pscale);
   for (std::size_t c = 0; c < d; ++c) {
-    out_row[c] = o.out.Round(Dot(o, spec, e.data(), v + c, n, d) / pscale);
+    out_row[c] = o.out.Round(Dot(o, spec, 0.0, e.data(), v + c, n, d) / pscale);
   }
 }
 
@@ -247,8 +246,24 @@ AttentionAlgorithm ParseAttentionAlgorithm(const std::string& text) {
   throw std::invalid_argument("attention algorithm '" + text + "' is not one of: fa2 fa1 baseline");
 }
 
+MatrixDot MatrixDotFor(const std::string& profile) {
+  const MmaProfile* p = FindMmaProfile(profile);
+  if (p == nullptr) {
+    throw std::invalid_argument("attention model: unknown mma profile '" + profile +
+                                "'; profiles: " + MmaProfileNames());
+  }
+  const MmaNode node = p->node;
+  return [node](double c, const double* a, const double* b, std::size_t k) {
+    std::vector<ValuePair<double>> pairs(k);
+    for (std::size_t t = 0; t < k; ++t) pairs[t] = {a[t], b[t]};
+    return MmaFusedChain(node, c, pairs.data(), k);
+  };
+}
+
 std::vector<double> AttentionModel(std::span<const double> q, std::span<const double> k,
-                                   std::span<const double> v, const AttentionModelSpec& spec) {
+                                   std::span<const double> v, const AttentionModelSpec& in_spec) {
+  AttentionModelSpec spec = in_spec;
+  if (!spec.policy.mma.empty() && !spec.matrix_dot) spec.matrix_dot = MatrixDotFor(spec.policy.mma);
   CheckSpec(spec, q.size(), k.size(), v.size());
   StochasticBits sr{spec.sr_seed, 0};
   const PrecisionPolicy& pol = spec.policy;

@@ -7,25 +7,28 @@
 // policy's `in` format — StoreAttentionInputs does that) computed by one of three algorithms,
 // every intermediate rounded as the policy's roles say (R_role(x): x rounded to that role's
 // format with its rounding):
-//   dot(a, b)  a length-k dot product: the chain acc = R_acc(acc + R_prod(a_t b_t)), t = 0..k-1
-//              from 0, or, when the policy names `mma`, spec.matrix_dot (the matrix unit's
-//              fused accumulation; required then, see MatrixDot below);
+//   dot(c, a, b) a length-k dot product onto c: the chain acc = R_acc(acc + R_prod(a_t b_t)),
+//              t = 0..k-1 from acc = c, or, when the policy names `mma`, spec.matrix_dot (the
+//              matrix unit's fused accumulation onto c, as a kernel's mma accumulates into its
+//              registers; set by AttentionModel from MatrixDotFor(policy.mma) when empty);
 //   scores     s_j = R_s(R_acc(dot(q_i, k_j) * scale)), scale = R_acc(1 / sqrt(d));
 //   kFa2       FlashAttention-2's forward (Dao 2023, Algorithm 1): per key tile of Bc keys,
 //              m' = max(m, max_j s_j); a = R_acc(exp(R_acc(m - m'))) (0 for the first tile);
 //              p_j = R_acc(exp(R_acc(s_j - m'))); l = R_state(R_acc(R_acc(a l) + sum_j p_j))
 //              with the row sum a chain in acc; P_j = R_p(p_j * pscale);
-//              O_c = R_state(R_acc(R_acc(a O_c) + dot(P, V_c) / pscale)); at the end one
-//              division O_c / l in acc, then R_out. O stays unnormalised between tiles.
+//              O_c = R_state(dot(R_acc(a O_c), P, V_c)) (O carried scaled by pscale, as the
+//              FP8 kernel does); at the end one division O_c / pscale / l in acc (pscale a power
+//              of two: exact), then R_out. O stays unnormalised between tiles.
 //   kFa1       FlashAttention's original forward (Dao et al. 2022, Algorithm 1; Golden et al.'s
 //              re-implementation): per tile, m~ = max_j s_j, p_j = R_acc(exp(R_acc(s_j - m~))),
 //              l~ = sum_j p_j (chain in acc), m' = max(m, m~), a = R_acc(exp(R_acc(m - m'))),
 //              b = R_acc(exp(R_acc(m~ - m'))), l' = R_state(R_acc(R_acc(a l) + R_acc(b l~))),
-//              O_c = R_state(R_acc(R_acc(R_acc(l a) O_c) + R_acc(b dot(P, V_c) / pscale)) / l')
+//              O_c = R_state(R_acc(R_acc(R_acc(l a) O_c) + R_acc(b dot(0, P, V_c) / pscale)) / l')
 //              — O renormalised every tile — and R_out(O_c) at the end.
 //   kBaseline  the GEMM-style attention of an eager framework, no tiling: all n scores s_j,
 //              m = max s_j, e_j = R_acc(exp(R_acc(s_j - m))), sum = chain of e_j in acc,
-//              P_j = R_p(R_acc(e_j / sum)), O_c = R_out(dot(P, V_c)) over all n keys. The
+//              P_j = R_p(R_acc(e_j / sum) pscale), O_c = R_out(dot(0, P, V_c) / pscale) over all
+//              n keys. The
 //              softmax computes in acc, its accumulate type (PyTorch's softmax upcasts bf16 to
 //              fp32), and keeps no state between steps, so `state` plays no part here.
 // exp is libm's fp64 exp of the (rounded) argument, then rounded to the role (so its own error,
@@ -40,7 +43,8 @@
 // fp64 with a mode other than rne is refused. Stochastic rounding draws from a counter stream
 // seeded with spec.sr_seed, in the order operations are listed above.
 // Errors: std::invalid_argument (one line) for shapes (n, d, Br, Bc zero; Br or Bc > n is
-// allowed and means one block) and for a policy with `mma` but no matrix_dot.
+// allowed and means one block), for an unknown `mma` profile, and for an input of the wrong
+// format for the profile's matrix unit (core/mma.hpp MmaInputError).
 #pragma once
 
 #include <cstdint>
@@ -58,9 +62,14 @@ enum class AttentionAlgorithm { kFa2, kFa1, kBaseline };
 std::string AttentionAlgorithmName(AttentionAlgorithm a);
 AttentionAlgorithm ParseAttentionAlgorithm(const std::string& text);
 
-// The matrix unit's accumulation of a length-k dot product, a and b already in the input
-// format; returns the accumulated value (in the unit's output format).
-using MatrixDot = std::function<double(const double* a, const double* b, std::size_t k)>;
+// The matrix unit's accumulation c + sum_t a_t b_t of a length-k dot product onto the
+// accumulator c, a and b already in the unit's input format; returns the accumulated value (in
+// the unit's output format). MatrixDotFor(profile) is core/mma.hpp's MmaFusedChain.
+using MatrixDot =
+    std::function<double(double c, const double* a, const double* b, std::size_t k)>;
+// The fused chain of the named core/mma.hpp profile; throws std::invalid_argument for an
+// unknown name.
+MatrixDot MatrixDotFor(const std::string& profile);
 
 struct AttentionModelSpec {
   std::size_t seq_len = 0;
@@ -69,7 +78,7 @@ struct AttentionModelSpec {
   std::size_t block_c = 64;
   AttentionAlgorithm algorithm = AttentionAlgorithm::kFa2;
   PrecisionPolicy policy;
-  MatrixDot matrix_dot;  // required when policy.mma is set
+  MatrixDot matrix_dot;  // when policy.mma is set: empty = MatrixDotFor(policy.mma)
   std::uint64_t sr_seed = 1;
 };
 

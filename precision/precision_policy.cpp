@@ -5,6 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/mma.hpp"
+
 namespace carrier {
 
 namespace {
@@ -151,13 +153,13 @@ bool PrecisionPolicy::operator==(const PrecisionPolicy& o) const {
 const std::vector<PrecisionPreset>& PrecisionPresets() {
   static const std::vector<PrecisionPreset> presets = {
       {"fa2-ampere-bf16",
-       "in=bf16,prod=fp32,acc=fp32,combine=fp32,state=fp32,s=fp32,p=bf16,out=bf16,mma=ampere",
+       "in=bf16,prod=fp32,acc=fp32,combine=fp32,state=fp32,s=fp32,p=bf16,out=bf16,mma=ampere-bf16",
        "FlashAttention-2 forward on sm80 (Dao 2023, arXiv 2307.08691, Algorithm 1; "
        "csrc/flash_attn/src/flash_fwd_kernel.h: Q, K, V in the bf16 element type, S and O "
        "accumulated in float (acc_s, acc_o) by SM80 mma.sync m16n8k16, m and l in float "
        "(softmax.h), P converted to bf16 before the P V gemm, O / l converted to bf16)"},
       {"fa2-hopper-bf16",
-       "in=bf16,prod=fp32,acc=fp32,combine=fp32,state=fp32,s=fp32,p=bf16,out=bf16,mma=hopper",
+       "in=bf16,prod=fp32,acc=fp32,combine=fp32,state=fp32,s=fp32,p=bf16,out=bf16,mma=hopper-bf16",
        "FlashAttention-2 built for sm90: the same kernel and roles as fa2-ampere-bf16 (its "
        "SM80 MMA atoms run as mma.sync on Hopper tensor cores), with Hopper's accumulation"},
       {"fa3-hopper-fp8",
@@ -180,8 +182,11 @@ const std::vector<PrecisionPreset>& PrecisionPresets() {
 }
 
 const std::vector<std::string>& MatrixUnitProfileNames() {
-  static const std::vector<std::string> names = {
-      "volta", "turing", "ampere", "ada", "hopper", "blackwell", "ada-fp8", "hopper-fp8", "cdna3"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const MmaProfile& p : kMmaProfiles) v.emplace_back(p.name);
+    return v;
+  }();
   return names;
 }
 

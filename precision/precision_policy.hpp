@@ -70,7 +70,7 @@ struct PrecisionPreset {
 };
 const std::vector<PrecisionPreset>& PrecisionPresets();
 
-// The matrix-unit profiles `mma=` accepts (core's mma:PROFILE schedules).
+// The matrix-unit profiles `mma=` accepts: core/mma.hpp's kMmaProfiles (mma:PROFILE).
 const std::vector<std::string>& MatrixUnitProfileNames();
 
 PrecisionPolicy ParsePrecisionPolicy(std::string_view text);

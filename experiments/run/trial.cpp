@@ -14,6 +14,7 @@
 #include "backends/backends.hpp"
 #include "cli/args.hpp"
 #include "core/merge_tree.hpp"
+#include "core/tree_hash.hpp"
 #include "precision/bounds.hpp"
 #include "precision/emulated.hpp"
 #include "precision/math_policy.hpp"
@@ -273,6 +274,7 @@ TrialOutcome RunTrial(const ResolvedTrial& t, const TrialInput& in, const Shared
 
   const TreeStats stats = ComputeStats(tree);
   o.tree_max_depth = stats.max_leaf_depth;
+  o.tree_hash = TreeHash(tree);
   o.tree_mean_depth = stats.mean_leaf_depth;
   o.main = e.main;
   o.u = UnitRoundoffOf(t.mixed ? t.inner : t.compute, t.rounding);

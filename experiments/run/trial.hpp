@@ -174,6 +174,7 @@ struct TrialOutcome {
   double error_to_bound = NAN;
   double u = 0;
   std::uint64_t tree_max_depth = 0;
+  std::string tree_hash;  // core/tree_hash.hpp TreeHash of the executed tree (bit-classes)
   double tree_mean_depth = 0;
   double seconds = 0;  // the reduction alone (replay or kernel)
 };

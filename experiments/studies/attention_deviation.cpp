@@ -14,10 +14,6 @@ std::vector<AttentionDeviationRow> RunAttentionDeviation(const AttentionDeviatio
   std::vector<PrecisionPolicy> policies;
   for (const auto& text : spec.policies) {
     policies.push_back(ParsePrecisionPolicy(text));
-    if (!policies.back().mma.empty()) {
-      throw std::invalid_argument("policy '" + text + "' names mma=" + policies.back().mma +
-                                  ": this study runs IEEE products only (add ,mma= removed)");
-    }
   }
   const inputs::GeneratorSpec gen = inputs::ParseGenerator(spec.dist);
   const std::size_t d = spec.head_dim;

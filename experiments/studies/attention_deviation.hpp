@@ -39,8 +39,8 @@ struct AttentionDeviationRow {
   Deviation fa, ba, fa_ba;
 };
 
-// Throws std::invalid_argument (one line) for a bad policy, an mma policy (its matrix unit is
-// not linked into this study yet) or a bad shape.
+// Throws std::invalid_argument (one line) for a bad policy or shape, or inputs a policy's
+// matrix unit does not take. Policies with mma= run their products through core/mma.hpp.
 std::vector<AttentionDeviationRow> RunAttentionDeviation(const AttentionDeviationSpec& spec,
                                                          bool progress);
 

@@ -17,8 +17,8 @@ const std::vector<std::string>& CsvColumns() {
       "result",          "reference",      "reference_tier", "reference_bits",
       "reference_certified", "abs_error",  "rel_error",      "ulp_error",
       "bound",           "bound_kind",     "error_to_bound", "u",
-      "tree_max_depth",  "tree_mean_depth", "cond",          "seconds",
-      "reference_seconds"};
+      "tree_max_depth",  "tree_mean_depth", "tree_hash",     "cond",
+      "seconds",         "reference_seconds"};
   return cols;
 }
 

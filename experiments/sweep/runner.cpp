@@ -232,6 +232,7 @@ std::vector<std::string> RowFields(const TrialParams& p, const std::string& stat
   f.push_back(num(o->u));
   f.push_back(std::to_string(o->tree_max_depth));
   f.push_back(num(o->tree_mean_depth));
+  f.push_back(o->tree_hash);
   f.push_back(std::isnan(o->cond) ? "" : num(o->cond));
   f.push_back(num(o->seconds));
   f.push_back(num(ref_seconds));

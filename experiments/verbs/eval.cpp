@@ -169,6 +169,7 @@ int RunEval(const std::vector<std::string>& argv) {
   }
   add("tree_max_depth", std::to_string(got.tree_max_depth));
   add("tree_mean_depth", JsonDouble(got.tree_mean_depth));
+  add("tree_hash", JsonString(got.tree_hash));
   add("n", std::to_string(got.n));
   add("input", JsonString(input.text));
   if (got.vector_out) {

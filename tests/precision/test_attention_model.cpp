@@ -136,7 +136,7 @@ TEST_CASE("attention model: roles round where the contract says", "[fast]") {
   CHECK(state16.max > fp32.max);
 }
 
-TEST_CASE("attention model: bad shapes and a missing matrix unit are one-line errors", "[fast]") {
+TEST_CASE("attention model: bad shapes and inputs a matrix unit cannot take are errors", "[fast]") {
   const Qkv x = RandomQkv(4, 2, 1, Fp32());
   auto msg = [&](AttentionModelSpec s) {
     try {
@@ -150,9 +150,33 @@ TEST_CASE("attention model: bad shapes and a missing matrix unit are one-line er
         std::string::npos);
   CHECK(msg(Spec(5, 2, 2, 2, AttentionAlgorithm::kFa2, "in=fp32")).find("seq_len x head_dim") !=
         std::string::npos);
-  CHECK(msg(Spec(4, 2, 2, 2, AttentionAlgorithm::kFa2, "in=fp32,mma=ampere")).find("matrix") !=
+  // fp32 inputs are not the f16 values an Ampere f16 instruction multiplies.
+  CHECK(msg(Spec(4, 2, 2, 2, AttentionAlgorithm::kFa2, "in=fp32,mma=ampere")).find("not a") !=
         std::string::npos);
   CHECK(msg(Spec(4, 2, 2, 2, AttentionAlgorithm::kFa2, "in=fp64,acc=fp64@rz")).find("rne") !=
         std::string::npos);
   CHECK_THROWS_AS(ParseAttentionAlgorithm("fa3"), std::invalid_argument);
+}
+
+TEST_CASE("attention model: kernel presets run their products through the matrix unit", "[fast]") {
+  const std::size_t n = 128, d = 64;
+  const Qkv x = RandomQkv(n, d, 9, BF16());
+  const auto golden = AttentionModel(
+      x.q, x.k, x.v, Spec(n, d, 64, 64, AttentionAlgorithm::kBaseline, "in=fp64"));
+  // The same policy with IEEE fp32 products and with Ampere's fused k8 steps (F = 24, RZ):
+  // different bits, the same accuracy class (both dominated by P and O in bf16).
+  const std::string ieee = "in=bf16,acc=fp32,p=bf16,out=bf16";
+  const auto a = AttentionModel(x.q, x.k, x.v, Spec(n, d, 64, 64, AttentionAlgorithm::kFa2, ieee));
+  const auto m =
+      AttentionModel(x.q, x.k, x.v, Spec(n, d, 64, 64, AttentionAlgorithm::kFa2, "fa2-ampere-bf16"));
+  const Deviation da = MeasureDeviation(a, golden), dm = MeasureDeviation(m, golden);
+  INFO("IEEE fp32 products: max " << da.max << "; mma ampere-bf16: max " << dm.max
+                                  << " (n 128 d 64 Bc 64 seed 9)");
+  CHECK(a != m);
+  CHECK(dm.max < 4 * da.max + 1e-6);
+  CHECK(dm.max > 0);
+  // An explicit matrix_dot is used as given: a unit that adds nothing leaves O = 0.
+  AttentionModelSpec zero = Spec(n, d, 64, 64, AttentionAlgorithm::kFa2, "fa2-hopper-bf16");
+  zero.matrix_dot = [](double c, const double*, const double*, std::size_t) { return c; };
+  for (double o : AttentionModel(x.q, x.k, x.v, zero)) CHECK(o == 0.0);
 }

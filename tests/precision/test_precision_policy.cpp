@@ -57,7 +57,7 @@ TEST_CASE("precision policy: every preset parses, names its source, and has the 
   CHECK(fa2.p.format.name == "bf16");
   CHECK(fa2.state.format.name == "fp32");
   CHECK(fa2.out.format.name == "bf16");
-  CHECK(fa2.mma == "ampere");
+  CHECK(fa2.mma == "ampere-bf16");
   const PrecisionPolicy fa3 = ParsePrecisionPolicy("fa3-hopper-fp8");
   CHECK(fa3.in.format.name == "fp8e4m3");
   CHECK(fa3.p.format.name == "fp8e4m3");
