@@ -1,5 +1,6 @@
 // carrier sweep: a TOML grid of trials (experiments/sweep/FORMAT.md) run in parallel into a
 // tidy CSV and a manifest; carrier merge joins shards of one into a single output folder.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -14,12 +15,14 @@
 
 #if defined(CARRIER_HAVE_TOMLPP) && CARRIER_HAVE_TOMLPP
 #include "sweep/default_config.hpp"
+#include "sweep/slurm.hpp"
 #endif
 
 namespace carrier::cli {
 
 const char kSweepHelp[] =
     "usage: carrier sweep CONFIG.toml [-o DIR] [--jobs J] [--resume] [--shard K/N] [--dry-run]\n"
+    "       carrier sweep CONFIG.toml -o DIR --slurm N [--partition P] [--time T] [--submit]\n"
     "       carrier sweep --default [-o DIR] [--jobs J] ...   (the embedded default study)\n"
     "\n"
     "Expands the config's grid (experiments/sweep/FORMAT.md: op, dtype, acc, round, exp,\n"
@@ -36,14 +39,20 @@ const char kSweepHelp[] =
     "  --resume     continue DIR's run: skip the trial_ids already in trials.csv\n"
     "  --shard K/N  run only the trials with trial_id % N == K-1 (merge with carrier merge)\n"
     "  --dry-run    print the trial count and the first trials; run and write nothing\n"
-    "  --quiet      no progress lines\n";
+    "  --quiet      no progress lines\n"
+    "  --slurm N    run nothing here: write DIR/submit.sbatch, a Slurm job array of N shards\n"
+    "               (task K runs --shard K/N into DIR/shard-K) and a dependent job that merges\n"
+    "               them into DIR (carrier merge); submit it with sbatch DIR/submit.sbatch\n"
+    "  --partition P, --time T   the jobs' Slurm partition and time limit (with --slurm)\n"
+    "  --submit     also run sbatch on it and print the array's job id (with --slurm)\n";
 
 int RunSweep(const std::vector<std::string>& argv) {
   // -o is the one short flag (as in FORMAT.md); Args knows long flags only.
   std::vector<std::string> v = argv;
   for (auto& a : v)
     if (a == "-o") a = "--o";
-  Args args("sweep", v, {"o", "jobs", "shard"}, {"resume", "dry-run", "default", "quiet"}, 1);
+  Args args("sweep", v, {"o", "jobs", "shard", "slurm", "partition", "time"},
+            {"resume", "dry-run", "default", "quiet", "submit"}, 1);
 #if !(defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR)
   args.Fail("this build has no MPFR (configured with CARRIER_WITH_MPFR=OFF or without "
             "libmpfr-dev), so it has no certified references");
@@ -92,6 +101,41 @@ int RunSweep(const std::vector<std::string>& argv) {
   } catch (const sweep::ConfigError& e) {
     throw UsageError(e.what());
   }
+  if (args.Get("slurm")) {
+    // A job array instead of a local run (sweep/slurm.hpp).
+    for (const char* f : {"shard", "jobs"})
+      if (args.Get(f)) args.Fail(std::string("--") + f + " does not go with --slurm");
+    for (const char* f : {"resume", "dry-run"})
+      if (args.Has(f)) args.Fail(std::string("--") + f + " does not go with --slurm");
+    sweep::SlurmPlan plan;
+    plan.shards = args.Count("slurm", 0);
+    std::error_code ec;
+    plan.carrier_exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    if (ec) args.Fail("cannot find the carrier executable's path (/proc/self/exe)");
+    plan.default_config = args.Has("default");
+    plan.config_path = path;
+    plan.out_dir = opt.out_dir.empty() ? "sweep-" + cfg.name : opt.out_dir;
+    plan.partition = args.Get("partition").value_or("");
+    plan.time = args.Get("time").value_or("");
+    plan.job_name = "carrier-" + cfg.name;
+    try {
+      const std::string script = sweep::WriteSlurmScript(plan);
+      std::cout << "wrote " << script << " (" << plan.shards << " shards, then carrier merge into "
+                << plan.out_dir << ")\n";
+      if (args.Has("submit")) {
+        const std::string id = sweep::SubmitSlurmScript(script);
+        std::cout << "submitted job array " << id << "\n";
+      } else {
+        std::cout << "submit it with: sbatch " << script << "\n";
+      }
+    } catch (const sweep::SlurmError& e) {
+      args.Fail(e.what());
+    }
+    return 0;
+  }
+  for (const char* f : {"partition", "time"})
+    if (args.Get(f)) args.Fail(std::string("--") + f + " goes with --slurm N");
+  if (args.Has("submit")) args.Fail("--submit goes with --slurm N");
   const int code = sweep::RunSweep(cfg, opt);
   if (!opt.dry_run && code == 0) {  // a run stopped by a signal has no summary
     const std::string dir = opt.out_dir.empty() ? "sweep-" + cfg.name : opt.out_dir;
