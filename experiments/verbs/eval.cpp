@@ -32,6 +32,7 @@
 #include "backends/backends.hpp"
 #include "inputs/generators.hpp"
 #include "inputs/read_numbers.hpp"
+#include "precision/precision_policy.hpp"
 #include "registry/registry.hpp"
 #include "run/defaults.hpp"
 #include "run/trial.hpp"
@@ -68,7 +69,7 @@ std::string JsonString(const std::string& s) { return sweep::JsonQuote(s); }
 int RunEval(const std::vector<std::string>& argv) {
   Args args("eval", argv,
             {"op", "dtype", "acc", "round", "schedule", "exp", "input", "gen", "n", "seed",
-             "format", "backend", "sr-seed", "head-dim"},
+             "format", "backend", "sr-seed", "head-dim", "precision"},
             {"allow-nonfinite"});
   const std::vector<std::string> ops = registry::TrialOps();
   const std::string op = args.Choice("op", ops, "");
@@ -83,13 +84,33 @@ int RunEval(const std::vector<std::string>& argv) {
   }
   if (entry.head_dims.empty() && args.Get("head-dim"))
     args.Fail("--head-dim goes with an op that has head dims (attention), not " + op);
-  const std::string dtype = args.Require("dtype");
+  // --precision ROLES|PRESET (precision/precision_policy.hpp) or the --dtype/--acc/--round
+  // shorthand. A one-precision op runs the policies the shorthand can say (in, acc, combine);
+  // the per-role attention kernels are `carrier study attention-deviation`.
+  std::string dtype, acc, round;
+  if (const auto pol = args.Get("precision")) {
+    if (args.Get("dtype") || args.Get("acc") || args.Get("round"))
+      args.Fail("--precision replaces --dtype, --acc and --round: give one or the other");
+    try {
+      const ShorthandSpec sh = ToShorthand(ParsePrecisionPolicy(*pol));
+      dtype = sh.dtype;
+      acc = sh.acc;
+      round = sh.round;
+    } catch (const std::invalid_argument& e) {
+      args.Fail(std::string("--precision: ") + e.what() +
+                " (per-role attention: carrier study attention-deviation)");
+    }
+  } else {
+    dtype = args.Require("dtype");
+    acc = args.Get("acc").value_or("");
+    round = args.Get("round").value_or("rne");
+  }
   const std::uint64_t seed = args.Count("seed", 1);
   run::TrialSpec spec;
   spec.op = op;
   spec.dtype = dtype;
-  spec.acc = args.Get("acc").value_or("");
-  spec.round = args.Get("round").value_or("rne");
+  spec.acc = acc;
+  spec.round = round;
   spec.exp = args.Choice("exp", registry::ExpNames(), "");
   spec.backend = args.Choice("backend", registry::BackendNames(), "replay");
   spec.schedule = args.Get("schedule").value_or("");
