@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/carrier.hpp"
+#include "core/carriers/all.hpp"
 #include "core/exp_policy.hpp"
 #include "core/laws.hpp"
 #include "core/merge_tree.hpp"
@@ -9,4 +10,3 @@
 #include "core/replay.hpp"
 #include "core/scalar.hpp"
 #include "core/schedule.hpp"
-#include "core/carriers/all.hpp"

@@ -71,8 +71,7 @@ inline std::uint64_t RecursiveBisection(tree_detail::Builder& b,  // NOLINT(misc
   return Combine(b, left, right);
 }
 
-inline std::uint64_t TreeEval(tree_detail::Builder& b, std::vector<std::uint64_t> w,
-                              bool bisect) {
+inline std::uint64_t TreeEval(tree_detail::Builder& b, std::vector<std::uint64_t> w, bool bisect) {
   return bisect ? RecursiveBisection(b, w, 0, w.size()) : IterativePairwise(b, std::move(w));
 }
 

@@ -64,10 +64,9 @@ concept HasPush = Carrier<C> && requires(const typename C::State& s, const typen
 };
 
 template <class C>
-concept HasTileLift =
-    Carrier<C> && requires(const typename C::Input* x, std::size_t n) {
-      { C::LiftTile(x, n) } -> std::same_as<typename C::State>;
-    };
+concept HasTileLift = Carrier<C> && requires(const typename C::Input* x, std::size_t n) {
+  { C::LiftTile(x, n) } -> std::same_as<typename C::State>;
+};
 
 template <class C>
 concept HasPadInput = Carrier<C> && C::kHasPadInput && requires {
@@ -102,8 +101,8 @@ template <Carrier C>
 bool StatesBitEqual(const typename C::State& a, const typename C::State& b) {
   return std::apply(
       [&](const auto&... fa) {
-        return std::apply(
-            [&](const auto&... fb) { return (FieldBitEqual(fa, fb) && ...); }, b.Tie());
+        return std::apply([&](const auto&... fb) { return (FieldBitEqual(fa, fb) && ...); },
+                          b.Tie());
       },
       a.Tie());
 }

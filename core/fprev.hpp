@@ -111,8 +111,8 @@ inline BinaryTree RecoverSumTree(std::uint64_t n, const MaskQuery& query, ProbeS
     for (std::size_t q = 0; q < js.size(); ++q) {
       const double v = got[q];
       if (!(v >= 0) || v != std::floor(v) || v > static_cast<double>(n - 2))
-        throw ProbeError("not a summation tree: the mask +M at " + std::to_string(i) +
-                         ", -M at " + std::to_string(js[q]) + " gave " + std::to_string(v) +
+        throw ProbeError("not a summation tree: the mask +M at " + std::to_string(i) + ", -M at " +
+                         std::to_string(js[q]) + " gave " + std::to_string(v) +
                          ", not an integer in [0, n - 2]");
       const std::uint64_t size = n - static_cast<std::uint64_t>(v);
       groups[size].push_back(js[q]);
@@ -134,8 +134,8 @@ inline BinaryTree RecoverSumTree(std::uint64_t n, const MaskQuery& query, ProbeS
       left_slot = out;
     }
     if (prev != s.size())
-      throw ProbeError("not a summation tree: the cluster of input " + std::to_string(i) +
-                       " has " + std::to_string(s.size()) + " inputs but its top LCA covers " +
+      throw ProbeError("not a summation tree: the cluster of input " + std::to_string(i) + " has " +
+                       std::to_string(s.size()) + " inputs but its top LCA covers " +
                        std::to_string(prev));
     // The cluster's root is the last ancestor: alias item.slot to it by a pending copy.
     pending.push_back({left_slot, tree_hash_detail::kAbsent, item.slot});
@@ -219,8 +219,8 @@ inline MergeTree ToMergeTree(const BinaryTree& b, const std::string& schedule_na
             [&](std::uint64_t a, std::uint64_t c) { return run[a].first < run[c].first; });
   for (std::uint64_t x : chain_nodes) {
     id[x] = t.chains.size();
-    t.chains.push_back({run[x].first, run[x].count, run[x].count > 1 ? run[x].stride : 1,
-                        ChainMode::kPush});
+    t.chains.push_back(
+        {run[x].first, run[x].count, run[x].count > 1 ? run[x].stride : 1, ChainMode::kPush});
   }
   for (std::size_t m = 0; m < b.internal.size(); ++m) {
     const std::uint64_t node = b.n + m;

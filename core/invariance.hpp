@@ -43,7 +43,8 @@ inline std::string FamilySchedule(const std::string& family, std::uint64_t batch
   }
   if (family.rfind("heuristic:", 0) == 0) {
     const std::uint64_t w = std::stoull(arg(10));
-    return "omp:" + std::to_string(std::max<std::uint64_t>(1, w / std::max<std::uint64_t>(1, batch))) +
+    return "omp:" +
+           std::to_string(std::max<std::uint64_t>(1, w / std::max<std::uint64_t>(1, batch))) +
            ":seq";
   }
   return family;
@@ -74,11 +75,11 @@ inline BinaryTree RestrictTree(const BinaryTree& b, std::uint64_t lo, std::uint6
 
 struct InvarianceResult {
   bool invariant = true;
-  std::string context_a, context_b;  // the two contexts that differ
-  MergeTree tree_a, tree_b;          // their trees over all positions each kernel sees
+  std::string context_a, context_b;          // the two contexts that differ
+  MergeTree tree_a, tree_b;                  // their trees over all positions each kernel sees
   std::uint64_t offset_a = 0, offset_b = 0;  // where the row starts in each
-  TreeDifference diff;               // row-relative inputs i, j
-  std::uint64_t checked = 0;         // contexts compared
+  TreeDifference diff;                       // row-relative inputs i, j
+  std::uint64_t checked = 0;                 // contexts compared
 };
 
 // property: "batch", "padding" or "alignment"; limit: max batch, max pad, or offsets.
@@ -105,8 +106,7 @@ inline InvarianceResult CheckInvariance(const std::string& property, const std::
   const std::uint64_t first = property == "batch" ? 1 : 0;
   const std::uint64_t last = property == "alignment" ? (limit ? limit - 1 : 0) : limit;
   Context base = make(first);
-  const BinaryTree base_row =
-      RestrictTree(ToBinaryTree(base.tree), base.offset, base.offset + n);
+  const BinaryTree base_row = RestrictTree(ToBinaryTree(base.tree), base.offset, base.offset + n);
   for (std::uint64_t k = first + 1; k <= last; ++k) {
     Context c = make(k);
     ++res.checked;

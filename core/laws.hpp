@@ -48,7 +48,7 @@ void PrintField(std::ostream& os, const F& f) {
     os << "[";
     for (std::size_t i = 0; i < std::extent_v<F>; ++i) {
       if (i) os << ", ";
-      if (i == 8 && std::extent_v<F> > 9) {
+      if (i == 8 && std::extent_v < F >> 9) {
         os << "... (" << std::extent_v<F> << " values)";
         break;
       }
@@ -120,8 +120,9 @@ LawReport CheckIdentity(std::span<const typename C::State> states) {
       ++r.checked;
       if (!StatesBitEqual<C>(got, s)) {
         if (r.violations++ == 0)
-          r.counterexample = std::string(side == 0 ? "Combine(Identity, s)" : "Combine(s, Identity)") +
-                             " = " + DescribeState<C>(got) + " but s = " + DescribeState<C>(s);
+          r.counterexample =
+              std::string(side == 0 ? "Combine(Identity, s)" : "Combine(s, Identity)") + " = " +
+              DescribeState<C>(got) + " but s = " + DescribeState<C>(s);
       }
     }
   }
@@ -139,8 +140,8 @@ LawReport CheckBitwiseCommutative(std::span<const typename C::State> states) {
     auto ab = C::Combine(a, b);
     auto ba = C::Combine(b, a);
     ++r.checked;
-    r.max_rel_diff = std::max(r.max_rel_diff,
-                              RelativeDifference<C>(C::Finalize(ab), C::Finalize(ba)));
+    r.max_rel_diff =
+        std::max(r.max_rel_diff, RelativeDifference<C>(C::Finalize(ab), C::Finalize(ba)));
     if (!StatesBitEqual<C>(ab, ba) && r.violations++ == 0)
       r.counterexample = "a = " + DescribeState<C>(a) + ", b = " + DescribeState<C>(b) +
                          ": Combine(a, b) = " + DescribeState<C>(ab) +
@@ -158,8 +159,8 @@ LawReport CheckPushIsCombineLift(std::span<const typename C::State> states,
     auto pushed = PushOne<C>(states[i], inputs[i]);
     auto combined = C::Combine(states[i], C::Lift(inputs[i]));
     ++r.checked;
-    r.max_rel_diff = std::max(
-        r.max_rel_diff, RelativeDifference<C>(C::Finalize(pushed), C::Finalize(combined)));
+    r.max_rel_diff =
+        std::max(r.max_rel_diff, RelativeDifference<C>(C::Finalize(pushed), C::Finalize(combined)));
     if (!StatesBitEqual<C>(pushed, combined) && r.violations++ == 0)
       r.counterexample = "s = " + DescribeState<C>(states[i]) + ", input " + std::to_string(i) +
                          ": Push = " + DescribeState<C>(pushed) +
@@ -177,8 +178,8 @@ LawReport CheckPadInput(std::span<const typename C::State> states) {
       auto got = PushOne<C>(s, C::PadInput());
       ++r.checked;
       if (!StatesBitEqual<C>(got, s) && r.violations++ == 0)
-        r.counterexample = "s = " + DescribeState<C>(s) + ": Push(s, pad) = " +
-                           DescribeState<C>(got);
+        r.counterexample =
+            "s = " + DescribeState<C>(s) + ": Push(s, pad) = " + DescribeState<C>(got);
     }
   }
   return r;
@@ -192,8 +193,8 @@ LawReport CheckHomomorphism(std::span<const typename C::Input> x,
   const auto whole = C::Finalize(Fold<C>(x.data(), x.size()));
   for (std::size_t k : splits) {
     if (k > x.size()) continue;
-    auto merged = C::Finalize(
-        C::Combine(Fold<C>(x.data(), k), Fold<C>(x.data() + k, x.size() - k)));
+    auto merged =
+        C::Finalize(C::Combine(Fold<C>(x.data(), k), Fold<C>(x.data() + k, x.size() - k)));
     ++r.checked;
     r.max_rel_diff = std::max(r.max_rel_diff, RelativeDifference<C>(whole, merged));
     if (!ResultsBitEqual<C>(whole, merged) && r.violations++ == 0) {

@@ -80,7 +80,8 @@ inline MergeTree BuildNumpyTree(const Schedule& s, std::uint64_t n) {
   const std::uint64_t chunk = s.parts == 0 ? n : s.parts;
   std::uint64_t acc_node = 0;
   for (std::uint64_t lo = 0; lo < n; lo += chunk) {
-    const std::uint64_t root = library_detail::NumpyOver(nodes, lo, std::min(chunk, n - lo), block, acc);
+    const std::uint64_t root =
+        library_detail::NumpyOver(nodes, lo, std::min(chunk, n - lo), block, acc);
     if (lo == 0) {
       acc_node = root;
     } else {

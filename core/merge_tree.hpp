@@ -377,8 +377,8 @@ inline std::string ValidateTree(const MergeTree& t) {
       return "chain " + std::to_string(k) + " reaches past input " + std::to_string(t.n - 1);
     for (std::uint64_t j = 0; j < c.count; ++j) {
       std::uint64_t i = c.first + j * stride;
-      if (seen[i]) return "input " + std::to_string(i) + " is taken twice (chain " +
-                          std::to_string(k) + ")";
+      if (seen[i])
+        return "input " + std::to_string(i) + " is taken twice (chain " + std::to_string(k) + ")";
       seen[i] = 1;
     }
     lo[k] = c.first;
@@ -396,7 +396,8 @@ inline std::string ValidateTree(const MergeTree& t) {
     if (op.left >= id || op.right >= id)
       return name + " uses node " + std::to_string(std::max(op.left, op.right)) +
              " before it is computed";
-    if (op.left == op.right) return name + " combines node " + std::to_string(op.left) + " with itself";
+    if (op.left == op.right)
+      return name + " combines node " + std::to_string(op.left) + " with itself";
     for (std::uint64_t operand : {op.left, op.right}) {
       if (used[operand]) return "node " + std::to_string(operand) + " is consumed twice";
       used[operand] = 1;
@@ -410,13 +411,15 @@ inline std::string ValidateTree(const MergeTree& t) {
       if (hi[op.left] >= lo[op.right]) interleaves = true;
     }
     lo[id] = std::min(lo[op.left], lo[op.right]);
-    hi[id] = left_empty ? hi[op.right] : right_empty ? hi[op.left]
-                                                     : std::max(hi[op.left], hi[op.right]);
+    hi[id] = left_empty    ? hi[op.right]
+             : right_empty ? hi[op.left]
+                           : std::max(hi[op.left], hi[op.right]);
     contiguous[id] = contiguous[op.left] && contiguous[op.right] &&
                      (left_empty || right_empty || hi[op.left] + 1 == lo[op.right]);
   }
   for (std::uint64_t id = 0; id + 1 < nodes; ++id)
-    if (!used[id]) return "node " + std::to_string(id) + " is never consumed (the root is the last node)";
+    if (!used[id])
+      return "node " + std::to_string(id) + " is never consumed (the root is the last node)";
   if (interleaves && !t.permutes)
     return "a combine merges interleaved inputs but the tree does not declare `permutes`";
   return "";
@@ -513,8 +516,7 @@ inline std::string ToDot(const MergeTree& t) {
   os << "digraph merge_tree {\n  label=\"" << t.schedule << ", n = " << t.n
      << "\";\n  rankdir=BT;\n  node [fontname=\"monospace\"];\n";
   for (std::uint64_t k = 0; k < t.chains.size(); ++k)
-    os << "  n" << k << " [shape=box, label=\"" << tree_detail::ChainLabel(t.chains[k])
-       << "\"];\n";
+    os << "  n" << k << " [shape=box, label=\"" << tree_detail::ChainLabel(t.chains[k]) << "\"];\n";
   for (std::uint64_t m = 0; m < t.combines.size(); ++m) {
     const std::uint64_t id = t.chains.size() + m;
     os << "  n" << id << " [shape=circle, label=\"+\"];\n";
@@ -529,24 +531,27 @@ inline std::string ToJson(const MergeTree& t) {
   const TreeStats st = ComputeStats(t);
   std::ostringstream os;
   os << "{\"schedule\":\"" << t.schedule << "\",\"n\":" << t.n
-     << ",\"permutes\":" << (t.permutes ? "true" : "false") << ",\"stats\":{\"chains\":"
-     << st.chains << ",\"combines\":" << st.combines << ",\"longest_chain\":" << st.longest_chain
-     << ",\"combine_depth\":" << st.combine_depth << ",\"max_leaf_depth\":" << st.max_leaf_depth
-     << ",\"mean_leaf_depth\":" << st.mean_leaf_depth << "},\"chains\":[";
+     << ",\"permutes\":" << (t.permutes ? "true" : "false")
+     << ",\"stats\":{\"chains\":" << st.chains << ",\"combines\":" << st.combines
+     << ",\"longest_chain\":" << st.longest_chain << ",\"combine_depth\":" << st.combine_depth
+     << ",\"max_leaf_depth\":" << st.max_leaf_depth << ",\"mean_leaf_depth\":" << st.mean_leaf_depth
+     << "},\"chains\":[";
   for (std::uint64_t k = 0; k < t.chains.size(); ++k) {
     const Chain& c = t.chains[k];
     os << (k ? "," : "") << "{\"first\":" << c.first << ",\"count\":" << c.count
        << ",\"stride\":" << c.stride << ",\"mode\":\""
-       << (c.mode == ChainMode::kLiftTile ? "tile" : c.mode == ChainMode::kFused ? "fused" : "push")
+       << (c.mode == ChainMode::kLiftTile ? "tile"
+           : c.mode == ChainMode::kFused  ? "fused"
+                                          : "push")
        << "\"}";
   }
   os << "]";
   if (t.UsesFusedNode())
-    os << ",\"fused\":{\"input\":\"" << MmaInputName(t.fused.input) << "\",\"terms\":" << t.fused.terms
-       << ",\"frac_bits\":" << t.fused.frac_bits << ",\"align\":\""
-       << (t.fused.align == MmaAlign::kFloor ? "floor" : "truncate") << "\",\"output\":\""
-       << MmaOutputName(t.fused.output) << "\",\"two_stage\":" << (t.fused.two_stage ? "true" : "false")
-       << "}";
+    os << ",\"fused\":{\"input\":\"" << MmaInputName(t.fused.input)
+       << "\",\"terms\":" << t.fused.terms << ",\"frac_bits\":" << t.fused.frac_bits
+       << ",\"align\":\"" << (t.fused.align == MmaAlign::kFloor ? "floor" : "truncate")
+       << "\",\"output\":\"" << MmaOutputName(t.fused.output)
+       << "\",\"two_stage\":" << (t.fused.two_stage ? "true" : "false") << "}";
   os << ",\"combines\":[";
   for (std::uint64_t m = 0; m < t.combines.size(); ++m)
     os << (m ? "," : "") << "[" << t.combines[m].left << "," << t.combines[m].right << "]";
@@ -605,7 +610,7 @@ inline std::string ToText(const MergeTree& t, std::uint64_t max_nodes = 256) {
 
 }  // namespace carrier
 
-#include "core/cuda_tree.hpp"  // NOLINT(misc-header-include-cycle): BuildCudaTree
 #include "core/canonical_tree.hpp"  // NOLINT(misc-header-include-cycle): BuildCanonicalTree
-#include "core/tree_io.hpp"         // NOLINT(misc-header-include-cycle): LoadTreeFile
+#include "core/cuda_tree.hpp"       // NOLINT(misc-header-include-cycle): BuildCudaTree
 #include "core/library_trees.hpp"   // NOLINT(misc-header-include-cycle): BuildNumpyTree
+#include "core/tree_io.hpp"         // NOLINT(misc-header-include-cycle): LoadTreeFile

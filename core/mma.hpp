@@ -73,8 +73,8 @@ enum class MmaOutput : std::uint8_t { kFp32Rz, kE8m13Rz, kFp16Rne, kFp32Rne };
 // The arithmetic of one fused step: what a MergeTree's fused node carries.
 struct MmaNode {
   MmaInput input = MmaInput::kFp16;
-  std::uint32_t terms = 4;     // products per fused step (the instruction's k / split)
-  std::int32_t frac_bits = 23; // F
+  std::uint32_t terms = 4;      // products per fused step (the instruction's k / split)
+  std::int32_t frac_bits = 23;  // F
   MmaAlign align = MmaAlign::kTruncate;
   MmaOutput output = MmaOutput::kFp32Rz;
   bool two_stage = false;  // CDNA3: products first, then with c (floored to 31 / 24 bits)
@@ -162,20 +162,28 @@ inline std::string MmaProfileNames() {
 
 inline std::string_view MmaInputName(MmaInput f) {
   switch (f) {
-    case MmaInput::kFp16: return "fp16";
-    case MmaInput::kBf16: return "bf16";
-    case MmaInput::kTf32: return "tf32";
-    case MmaInput::kFp8E4m3: return "fp8e4m3";
+    case MmaInput::kFp16:
+      return "fp16";
+    case MmaInput::kBf16:
+      return "bf16";
+    case MmaInput::kTf32:
+      return "tf32";
+    case MmaInput::kFp8E4m3:
+      return "fp8e4m3";
   }
   return "?";
 }
 
 inline std::string_view MmaOutputName(MmaOutput o) {
   switch (o) {
-    case MmaOutput::kFp32Rz: return "fp32-rz";
-    case MmaOutput::kE8m13Rz: return "e8m13-rz";
-    case MmaOutput::kFp16Rne: return "fp16-rne";
-    case MmaOutput::kFp32Rne: return "fp32-rne";
+    case MmaOutput::kFp32Rz:
+      return "fp32-rz";
+    case MmaOutput::kE8m13Rz:
+      return "e8m13-rz";
+    case MmaOutput::kFp16Rne:
+      return "fp16-rne";
+    case MmaOutput::kFp32Rne:
+      return "fp32-rne";
   }
   return "?";
 }
@@ -184,10 +192,14 @@ inline std::string_view MmaOutputName(MmaOutput o) {
 // node's input format: fp16 and bf16 are tf32 values; fp8 e4m3 only for the fp8 nodes.
 inline bool MmaInputAccepts(MmaInput f, std::string_view dtype) {
   switch (f) {
-    case MmaInput::kFp16: return dtype == "fp16";
-    case MmaInput::kBf16: return dtype == "bf16";
-    case MmaInput::kTf32: return dtype == "tf32" || dtype == "fp16" || dtype == "bf16";
-    case MmaInput::kFp8E4m3: return dtype == "fp8e4m3";
+    case MmaInput::kFp16:
+      return dtype == "fp16";
+    case MmaInput::kBf16:
+      return dtype == "bf16";
+    case MmaInput::kTf32:
+      return dtype == "tf32" || dtype == "fp16" || dtype == "bf16";
+    case MmaInput::kFp8E4m3:
+      return dtype == "fp8e4m3";
   }
   return false;
 }
@@ -198,10 +210,14 @@ inline bool MmaInputAccepts(MmaInput f, std::string_view dtype) {
 inline double MmaStepErrorCoefficient(const MmaNode& n) {
   const double cut = static_cast<double>(n.terms + 1) * std::ldexp(1.0, -n.frac_bits);
   switch (n.output) {
-    case MmaOutput::kFp32Rz: return cut + std::ldexp(1.0, -23);
-    case MmaOutput::kE8m13Rz: return cut + std::ldexp(1.0, -13);
-    case MmaOutput::kFp16Rne: return cut + std::ldexp(1.0, -11);
-    case MmaOutput::kFp32Rne: return cut + std::ldexp(1.0, -24);
+    case MmaOutput::kFp32Rz:
+      return cut + std::ldexp(1.0, -23);
+    case MmaOutput::kE8m13Rz:
+      return cut + std::ldexp(1.0, -13);
+    case MmaOutput::kFp16Rne:
+      return cut + std::ldexp(1.0, -11);
+    case MmaOutput::kFp32Rne:
+      return cut + std::ldexp(1.0, -24);
   }
   return cut;
 }
@@ -231,10 +247,14 @@ struct InputFormat {
 
 inline InputFormat FormatOf(MmaInput f) {
   switch (f) {
-    case MmaInput::kFp16: return {11, -14, 65504.0};
-    case MmaInput::kBf16: return {8, -126, 0x1.fep127};
-    case MmaInput::kTf32: return {11, -126, 0x1.ffcp127};
-    case MmaInput::kFp8E4m3: return {4, -6, 448.0};
+    case MmaInput::kFp16:
+      return {11, -14, 65504.0};
+    case MmaInput::kBf16:
+      return {8, -126, 0x1.fep127};
+    case MmaInput::kTf32:
+      return {11, -126, 0x1.ffcp127};
+    case MmaInput::kFp8E4m3:
+      return {4, -6, 448.0};
   }
   return {11, -14, 65504.0};
 }
@@ -291,10 +311,14 @@ inline double RoundFp16Nearest(double v) {
 
 inline double RoundOutput(MmaOutput o, double v) {
   switch (o) {
-    case MmaOutput::kFp32Rz: return RoundTowardZero(v, 23);
-    case MmaOutput::kE8m13Rz: return RoundTowardZero(v, 13);
-    case MmaOutput::kFp16Rne: return RoundFp16Nearest(v);
-    case MmaOutput::kFp32Rne: return static_cast<double>(static_cast<float>(v));
+    case MmaOutput::kFp32Rz:
+      return RoundTowardZero(v, 23);
+    case MmaOutput::kE8m13Rz:
+      return RoundTowardZero(v, 13);
+    case MmaOutput::kFp16Rne:
+      return RoundFp16Nearest(v);
+    case MmaOutput::kFp32Rne:
+      return static_cast<double>(static_cast<float>(v));
   }
   return v;
 }
@@ -316,10 +340,14 @@ struct FastFormat {
 };
 inline FastFormat FastFormatOf(MmaInput f) {
   switch (f) {
-    case MmaInput::kFp16: return {113 << 23, 0x477fe000 - (113 << 23), 0x1fff};
-    case MmaInput::kBf16: return {1 << 23, 0x7f7f0000 - (1 << 23), 0xffff};
-    case MmaInput::kTf32: return {1 << 23, 0x7f7fe000 - (1 << 23), 0x1fff};
-    case MmaInput::kFp8E4m3: return {121 << 23, 0x43e00000 - (121 << 23), 0xfffff};
+    case MmaInput::kFp16:
+      return {113 << 23, 0x477fe000 - (113 << 23), 0x1fff};
+    case MmaInput::kBf16:
+      return {1 << 23, 0x7f7f0000 - (1 << 23), 0xffff};
+    case MmaInput::kTf32:
+      return {1 << 23, 0x7f7fe000 - (1 << 23), 0x1fff};
+    case MmaInput::kFp8E4m3:
+      return {121 << 23, 0x43e00000 - (121 << 23), 0xfffff};
   }
   return {113 << 23, 0x477fe000 - (113 << 23), 0x1fff};
 }
@@ -355,9 +383,9 @@ bool FastStep(const MmaNode& node, const FastFormat& ff, double c, const P* p,
                                            static_cast<double>(p[i].b) * scale_p);
     const int e = ec > emax ? ec : emax;
     std::int64_t total =
-        partial != 0
-            ? Cut(static_cast<double>(partial) * Pow2(emax - node.frac_bits + 31 - e), MmaAlign::kFloor)
-            : 0;
+        partial != 0 ? Cut(static_cast<double>(partial) * Pow2(emax - node.frac_bits + 31 - e),
+                           MmaAlign::kFloor)
+                     : 0;
     if (c != 0) total += Cut(c * Pow2(24 - e), MmaAlign::kFloor) << 7;
     out = RoundOutput(node.output, static_cast<double>(total) * Pow2(e - 31));
     return true;
@@ -454,10 +482,10 @@ double MmaFusedStep(const MmaNode& node, double c, const P* p, std::size_t m,
   constexpr int kPartialBits = 31, kAccBits = 24;
   std::int64_t total = 0;  // in units of 2^(emax - 31)
   if (partial != 0)
-    total += Cut(static_cast<double>(partial) *
-                     Pow2(emax_p - node.frac_bits + kPartialBits - emax),
+    total += Cut(static_cast<double>(partial) * Pow2(emax_p - node.frac_bits + kPartialBits - emax),
                  MmaAlign::kFloor);
-  if (c != 0) total += Cut(c * Pow2(kAccBits - emax), MmaAlign::kFloor) << (kPartialBits - kAccBits);
+  if (c != 0)
+    total += Cut(c * Pow2(kAccBits - emax), MmaAlign::kFloor) << (kPartialBits - kAccBits);
   return RoundOutput(node.output, static_cast<double>(total) * Pow2(emax - kPartialBits));
 }
 
@@ -475,11 +503,20 @@ double MmaFusedChain(const MmaNode& node, double c, const P* p, std::size_t coun
                 std::is_same_v<std::remove_cv_t<decltype(p->b)>, float>) {
     if ((node.two_stage || node.align == MmaAlign::kTruncate) && stride == 1) {
       switch (g) {  // the profiles' group sizes
-        case 4: j = FastRun<4>(node, c, p, count); break;
-        case 8: j = FastRun<8>(node, c, p, count); break;
-        case 16: j = FastRun<16>(node, c, p, count); break;
-        case 32: j = FastRun<32>(node, c, p, count); break;
-        default: break;
+        case 4:
+          j = FastRun<4>(node, c, p, count);
+          break;
+        case 8:
+          j = FastRun<8>(node, c, p, count);
+          break;
+        case 16:
+          j = FastRun<16>(node, c, p, count);
+          break;
+        case 32:
+          j = FastRun<32>(node, c, p, count);
+          break;
+        default:
+          break;
       }
     }
   }

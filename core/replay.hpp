@@ -36,8 +36,8 @@ namespace carrier {
 // A carrier whose state can take a chain of matrix-unit fused steps: s, then the products of
 // p[0], p[stride], ... (count of them) in groups of node.terms by node's rule (core/mma.hpp).
 template <class C>
-concept HasFusedStep = Carrier<C> && requires(const typename C::State& s,
-                                              const typename C::Input* p, const MmaNode& node) {
+concept HasFusedStep = Carrier<C> &&
+    requires(const typename C::State& s, const typename C::Input* p, const MmaNode& node) {
   { C::FusedChain(s, p, std::size_t{}, std::size_t{}, node) } -> std::same_as<typename C::State>;
 };
 
@@ -45,11 +45,10 @@ template <Carrier C>
 void CheckReplayable(const MergeTree& t, std::size_t n_inputs) {
   if (n_inputs != t.n)
     throw ScheduleError("replay: tree '" + t.schedule + "' is built for n = " +
-                        std::to_string(t.n) + " but got " + std::to_string(n_inputs) +
-                        " inputs");
+                        std::to_string(t.n) + " but got " + std::to_string(n_inputs) + " inputs");
   if (t.permutes && !C::kCommutative)
-    throw ScheduleError("replay: schedule '" + t.schedule + "' reorders inputs, but " +
-                        C::kName + "'s Combine is not commutative");
+    throw ScheduleError("replay: schedule '" + t.schedule + "' reorders inputs, but " + C::kName +
+                        "'s Combine is not commutative");
   if constexpr (!HasTileLift<C>) {
     if (t.UsesTileLift())
       throw ScheduleError("replay: schedule '" + t.schedule + "' lifts whole tiles, but " +
@@ -57,8 +56,11 @@ void CheckReplayable(const MergeTree& t, std::size_t n_inputs) {
   }
   if constexpr (!HasFusedStep<C>) {
     if (t.UsesFusedNode())
-      throw ScheduleError("replay: schedule '" + t.schedule + "' runs fused matrix-unit steps, "
-                          "which " + C::kName + " does not define (mma: schedules apply to dot, "
+      throw ScheduleError("replay: schedule '" + t.schedule +
+                          "' runs fused matrix-unit steps, "
+                          "which " +
+                          C::kName +
+                          " does not define (mma: schedules apply to dot, "
                           "computed in fp32 or fp64)");
   }
 }
@@ -106,8 +108,7 @@ typename C::State Replay(const MergeTree& t, std::span<const typename C::Input> 
     state[k] = t.chains[k].mode == ChainMode::kFused ? ReplayFusedChain<C>(t.fused, t.chains[k], x)
                                                      : ReplayChain<C>(t.chains[k], x, gather);
   for (std::size_t m = 0; m < t.combines.size(); ++m)
-    state[t.chains.size() + m] =
-        C::Combine(state[t.combines[m].left], state[t.combines[m].right]);
+    state[t.chains.size() + m] = C::Combine(state[t.combines[m].left], state[t.combines[m].right]);
   return state[t.Root()];
 }
 
@@ -176,7 +177,8 @@ struct StateFieldCast {
       return typename Outer::State{
           F::template Cast<std::remove_cvref_t<std::tuple_element_t<I, OuterTie>>>(
               std::get<I>(in))...};
-    }(std::make_index_sequence<std::tuple_size_v<OuterTie>>{});
+    }
+    (std::make_index_sequence<std::tuple_size_v<OuterTie>>{});
   }
 };
 
@@ -200,8 +202,7 @@ template <Carrier C>
 typename C::State ReplayCombines(const MergeTree& t, std::vector<typename C::State> state) {
   if (t.Empty()) return C::Identity();
   for (std::size_t m = 0; m < t.combines.size(); ++m)
-    state[t.chains.size() + m] =
-        C::Combine(state[t.combines[m].left], state[t.combines[m].right]);
+    state[t.chains.size() + m] = C::Combine(state[t.combines[m].left], state[t.combines[m].right]);
   return state[t.Root()];
 }
 

@@ -60,30 +60,37 @@ class ScheduleError : public std::invalid_argument {
 };
 
 enum class ScheduleKind {
-  kSeq, kReverse, kPairwise, kBlocked, kStrided, kRandom, kOmp, kCuda,
+  kSeq,
+  kReverse,
+  kPairwise,
+  kBlocked,
+  kStrided,
+  kRandom,
+  kOmp,
+  kCuda,
   // Orders from outside (core/canonical_tree.hpp, core/tree_io.hpp):
   kCanonical,  // canonical:L[:bisect]   WG21 P4016R0's canonical parallel reduction
   kFile,       // file:PATH              a saved tree (carrier tree --format json, carrier probe)
-  kMma,  // mma:PROFILE[:promote:N] (appended: keep it last)
+  kMma,        // mma:PROFILE[:promote:N] (appended: keep it last)
   kNumpy,      // numpy[:BLOCK[:ACC[:CHUNK]]]  numpy's float sum (core/library_trees.hpp)
 };
 enum class OuterOrder { kSeq, kPairwise };
 
 struct Schedule {
   ScheduleKind kind = ScheduleKind::kSeq;
-  std::uint64_t leaf = 1;   // pairwise: largest leaf chain
-  std::uint64_t tile = 0;   // blocked: tile size; strided: lane tile (0 = whole lane)
+  std::uint64_t leaf = 1;               // pairwise: largest leaf chain
+  std::uint64_t tile = 0;               // blocked: tile size; strided: lane tile (0 = whole lane)
   OuterOrder outer = OuterOrder::kSeq;  // blocked: how tile states are merged
-  std::uint64_t lanes = 0;  // strided: K
-  std::uint64_t seed = 0;   // random
-  bool lift = false;        // leaf chains lifted whole by LiftTile
-  std::uint64_t parts = 0;  // omp: P, the number of chunks
-  std::string inner{};      // omp: canonical text of the per-chunk schedule ("" = seq)
-  CudaSchedule cuda{};      // cuda: kernels/cuda's block/grid reduction (cuda_schedule.hpp)
+  std::uint64_t lanes = 0;              // strided: K
+  std::uint64_t seed = 0;               // random
+  bool lift = false;                    // leaf chains lifted whole by LiftTile
+  std::uint64_t parts = 0;              // omp: P, the number of chunks
+  std::string inner{};                  // omp: canonical text of the per-chunk schedule ("" = seq)
+  CudaSchedule cuda{};  // cuda: kernels/cuda's block/grid reduction (cuda_schedule.hpp)
   // Orders from outside. canonical: L is `lanes`; `bisect` selects P4016's Appendix O tree.
   bool bisect = false;
-  std::string path{};       // file: the JSON tree's path, as given
-  std::string mma{};        // mma: the profile's name (core/mma.hpp kMmaProfiles)
+  std::string path{};         // file: the JSON tree's path, as given
+  std::string mma{};          // mma: the profile's name (core/mma.hpp kMmaProfiles)
   std::uint64_t promote = 0;  // mma: promote to the carrier's Combine every N inputs (0 = never)
 
   friend bool operator==(const Schedule&, const Schedule&) = default;
@@ -154,8 +161,8 @@ inline std::uint64_t ParseCount(std::string_view text, std::string_view field,
 
 inline std::string ToString(const Schedule& s);
 
-// canonical:L[:bisect], numpy[:BLOCK[:ACC]] and file:PATH (orders from outside). Returns false when `head` is
-// neither; throws ScheduleError for bad fields.
+// canonical:L[:bisect], numpy[:BLOCK[:ACC]] and file:PATH (orders from outside). Returns false when
+// `head` is neither; throws ScheduleError for bad fields.
 inline bool ParseOrdersSchedule(std::string_view text, const std::vector<std::string_view>& parts,
                                 Schedule& out) {
   using schedule_detail::Fail;
@@ -176,18 +183,19 @@ inline bool ParseOrdersSchedule(std::string_view text, const std::vector<std::st
   if (head == "numpy") {
     out = Schedule{};
     out.kind = ScheduleKind::kNumpy;
-    out.tile = parts.size() >= 2 ? schedule_detail::ParseCount(text, parts[1], "BLOCK", false) : 128;
+    out.tile =
+        parts.size() >= 2 ? schedule_detail::ParseCount(text, parts[1], "BLOCK", false) : 128;
     out.lanes = parts.size() >= 3 ? schedule_detail::ParseCount(text, parts[2], "ACC", false) : 8;
-    out.parts = parts.size() >= 4 ? schedule_detail::ParseCount(text, parts[3], "CHUNK", true) : 8192;
+    out.parts =
+        parts.size() >= 4 ? schedule_detail::ParseCount(text, parts[3], "CHUNK", true) : 8192;
     if (parts.size() > 4) Fail(text, "unexpected field '" + std::string(parts[4]) + "'");
     if (out.tile < out.lanes) Fail(text, "BLOCK must be at least ACC");
     return true;
   }
   if (head == "file") {
     // The path is the rest of the text (it may contain ':').
-    const std::string_view path = text.substr(text.find(':') == std::string_view::npos
-                                                  ? text.size()
-                                                  : text.find(':') + 1);
+    const std::string_view path =
+        text.substr(text.find(':') == std::string_view::npos ? text.size() : text.find(':') + 1);
     if (path.empty()) Fail(text, "file needs a path: file:TREE.json");
     if (path.find('"') != std::string_view::npos || path.find('\\') != std::string_view::npos)
       Fail(text, "the path may not contain '\"' or '\\'");
@@ -207,8 +215,8 @@ inline Schedule ParseMmaSchedule(std::string_view text,
     Fail(text, "mma needs a profile: mma:PROFILE[:promote:N]; profiles: " + MmaProfileNames());
   const MmaProfile* profile = FindMmaProfile(parts[1]);
   if (!profile)
-    Fail(text, "unknown mma profile '" + std::string(parts[1]) + "'; profiles: " +
-                   MmaProfileNames());
+    Fail(text,
+         "unknown mma profile '" + std::string(parts[1]) + "'; profiles: " + MmaProfileNames());
   Schedule s;
   s.kind = ScheduleKind::kMma;
   s.mma = std::string(profile->name);

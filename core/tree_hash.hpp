@@ -92,7 +92,8 @@ inline std::uint64_t TreeHash64(const MergeTree& t, TreeForm form = TreeForm::kE
       h[k] = x;
     } else if (c.count > 0) {  // binary: Lift(x_a), then Combine(., Lift(x)) per push
       std::uint64_t x = LeafHash(c.first);
-      for (std::uint64_t j = 1; j < c.count; ++j) x = CombineHash(x, LeafHash(c.first + j * stride));
+      for (std::uint64_t j = 1; j < c.count; ++j)
+        x = CombineHash(x, LeafHash(c.first + j * stride));
       h[k] = x;
     }  // binary: an empty chain is absent (the identity law)
   }
@@ -112,8 +113,7 @@ inline std::uint64_t TreeHash64(const MergeTree& t, TreeForm form = TreeForm::kE
 // TreeHash64 as 16 hex digits: the tree's name for bit-classes (carrier tree, sweep rows).
 inline std::string TreeHash(const MergeTree& t, TreeForm form = TreeForm::kExact) {
   char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx",
-                static_cast<unsigned long long>(TreeHash64(t, form)));
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(TreeHash64(t, form)));
   return buf;
 }
 

@@ -18,7 +18,8 @@
 namespace carrier::cli {
 
 const Verb kVerbs[] = {
-    {"bench", "time the SIMD/OpenMP kernels against scalar loops, two-pass versions and numpy/scipy",
+    {"bench",
+     "time the SIMD/OpenMP kernels against scalar loops, two-pass versions and numpy/scipy",
      "usage: carrier bench [--sizes P,P,...] [--quick] [--peers] [--lanes K] [--seed S]\n"
      "                     [--max-repeats R] [--csv FILE]\n"
      "\n"
@@ -61,7 +62,8 @@ const Verb kVerbs[] = {
      "  --trials N random lists and random pairs (default 1000)\n"
      "  --seed S   generator seed (default 1)\n",
      RunDerive},
-    {"equiv", "whether two schedules build the same tree; if not, an input that tells them apart", kEquivHelp, RunEquiv},
+    {"equiv", "whether two schedules build the same tree; if not, an input that tells them apart",
+     kEquivHelp, RunEquiv},
     {"eval", "one reduction against its certified reference and a-priori bound",
      "usage: carrier eval --op OP --dtype T [--acc T] [--round MODE] [--schedule S]\n"
      "                    [--exp POLICY] (--input FILE | --gen DIST --n N [--seed S])\n"
@@ -111,7 +113,8 @@ const Verb kVerbs[] = {
      "  --head-dim D   attention's head dimension ({HEAD_DIMS})\n"
      "  --allow-nonfinite  accept nan/inf in an input file (special-value studies)\n",
      RunEval},
-    {"invariance", "batch, padding and alignment invariance of a schedule family, with witnesses", kInvarianceHelp, RunInvariance},
+    {"invariance", "batch, padding and alignment invariance of a schedule family, with witnesses",
+     kInvarianceHelp, RunInvariance},
     {"laws", "check a carrier's algebraic laws against its declarations",
      "usage: carrier laws OP [--dtype T] [--trials N] [--seed S]\n"
      "\n"
@@ -138,7 +141,8 @@ const Verb kVerbs[] = {
      "  --seed S   generator seed (default 1)\n",
      RunLaws},
     {"merge", "join the output folders of sharded sweeps into one", kMergeHelp, RunMerge},
-    {"probe", "recover the merge tree of a black-box sum (numpy, torch, a .so, an executable)", kProbeHelp, RunProbe},
+    {"probe", "recover the merge tree of a black-box sum (numpy, torch, a .so, an executable)",
+     kProbeHelp, RunProbe},
     {"reference-bench", "time the certified log-sum-exp reference against plain MPFR",
      "usage: carrier reference-bench [--n N] [--seed S] [--dtype T] [--repeats R] [--gen DIST]\n"
      "\n"
@@ -146,9 +150,16 @@ const Verb kVerbs[] = {
      "escalating MPFR reference and plain MPFR at 256 bits per element over the same N\n"
      "(default 10^6) fp32 values, and prints the times, ratios and agreement.\n",
      RunReferenceBench},
-    {"replay-bench", "time fast replay, fast emulation and the fast exact sum against oracle, SIMD and MPFR", "usage: carrier replay-bench [--n N[,N...]] [--seed S] [--repeats R] [--oracle-repeats R]\n\nTimes side by side in one run (default n = 2^20 and 2^24): FastReplay vs Replay for seq,\nblocked:64, pairwise, random:1, strided:32 in fp32 and emulated bf16/fp16 (rne, rz), the SIMD\nSum kernels, the sum references and mpfr_sum; prints ns/element, bit checks and the targets.\n", RunReplayBench},  // NOLINT(whitespace/line_length)
-    {"study", "paper experiments that are not sweep grids (stagnation, lse-mnist, ...)",
-     kStudyHelp, RunStudy},
+    {"replay-bench",
+     "time fast replay, fast emulation and the fast exact sum against oracle, SIMD and MPFR",
+     "usage: carrier replay-bench [--n N[,N...]] [--seed S] [--repeats R] [--oracle-repeats "
+     "R]\n\nTimes side by side in one run (default n = 2^20 and 2^24): FastReplay vs Replay for "
+     "seq,\nblocked:64, pairwise, random:1, strided:32 in fp32 and emulated bf16/fp16 (rne, rz), "
+     "the SIMD\nSum kernels, the sum references and mpfr_sum; prints ns/element, bit checks and "
+     "the targets.\n",
+     RunReplayBench},  // NOLINT(whitespace/line_length)
+    {"study", "paper experiments that are not sweep grids (stagnation, lse-mnist, ...)", kStudyHelp,
+     RunStudy},
     {"sweep", "run a TOML grid of trials into a tidy CSV and a manifest", kSweepHelp, RunSweep},
     {"tree", "print the merge tree a schedule builds",
      "usage: carrier tree --schedule S --n N [--format text|dot|json] [--max-nodes M]\n"
@@ -161,7 +172,8 @@ const Verb kVerbs[] = {
      "           omp:P[:seq|pairwise][:INNER]  (P static chunks [cn/P, (c+1)n/P), each reduced by\n"
      "           INNER, default seq; chunk states merged in the outer order; kernels/omp)\n"
      "           strided:K:tile:T:lift is the SIMD kernels' lifted lane tiles (kernels/simd)\n"
-     "           cuda:THREADS[:ITEMS[:blocked|striped[:shfl|xor[:seq|pairwise[:auto|BLOCKS]]]]][:lift]\n"
+     "           "
+     "cuda:THREADS[:ITEMS[:blocked|striped[:shfl|xor[:seq|pairwise[:auto|BLOCKS]]]]][:lift]\n"
      "           (the GPU block/grid reduction of kernels/cuda; see core/cuda_schedule.hpp)\n"
      "  e.g. carrier tree --schedule blocked:4:pairwise --n 16\n"
      "       carrier tree --schedule cuda:64:2:blocked:shfl:pairwise --n 300\n"
@@ -212,7 +224,8 @@ int Main(int argc, char** argv) {
       }
     return kVerbs[i].run(rest);
   }
-  if (first.rfind("-", 0) == 0) throw UsageError("carrier: unknown flag '" + first + "' (see carrier --help)");
+  if (first.rfind("-", 0) == 0)
+    throw UsageError("carrier: unknown flag '" + first + "' (see carrier --help)");
   throw UsageError("carrier: unknown verb '" + first + "' (see carrier --help)");
 }
 

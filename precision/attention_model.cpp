@@ -130,8 +130,8 @@ struct Ops {
 
 // dot(c, a, b) of the contract: a chain in acc of products rounded to prod onto c, or the
 // matrix unit. b is read with a stride (a column of V).
-double Dot(const Ops& o, const AttentionModelSpec& spec, double c, const double* a,
-           const double* b, std::size_t k, std::size_t stride_b) {
+double Dot(const Ops& o, const AttentionModelSpec& spec, double c, const double* a, const double* b,
+           std::size_t k, std::size_t stride_b) {
   if (!spec.policy.mma.empty()) {
     if (stride_b == 1) return spec.matrix_dot(c, a, b, k);
     std::vector<double> col(k);

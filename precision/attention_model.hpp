@@ -65,8 +65,7 @@ AttentionAlgorithm ParseAttentionAlgorithm(const std::string& text);
 // The matrix unit's accumulation c + sum_t a_t b_t of a length-k dot product onto the
 // accumulator c, a and b already in the unit's input format; returns the accumulated value (in
 // the unit's output format). MatrixDotFor(profile) is core/mma.hpp's MmaFusedChain.
-using MatrixDot =
-    std::function<double(double c, const double* a, const double* b, std::size_t k)>;
+using MatrixDot = std::function<double(double c, const double* a, const double* b, std::size_t k)>;
 // The fused chain of the named core/mma.hpp profile; throws std::invalid_argument for an
 // unknown name.
 MatrixDot MatrixDotFor(const std::string& profile);

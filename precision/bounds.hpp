@@ -63,8 +63,8 @@ inline Bound SumBound(std::uint64_t depth, double u, double sum_abs) {
 // u|S| + (1 + u) gamma_{2D-1} (1 + gamma_D) D u sum|x|.
 inline Bound CompensatedBound(std::uint64_t depth, double u, double abs_sum, double sum_abs) {
   const double d = static_cast<double>(depth);
-  const double second = depth == 0 ? 0.0
-                                   : (1 + u) * Gamma(2 * d - 1, u) * (1 + Gamma(d, u)) * d * u;
+  const double second =
+      depth == 0 ? 0.0 : (1 + u) * Gamma(2 * d - 1, u) * (1 + Gamma(d, u)) * d * u;
   return {u * abs_sum + second * sum_abs, true, "u|S| + (1+u) gamma_{2D-1} (1+gamma_D) D u sum|x|"};
 }
 
@@ -79,7 +79,8 @@ inline Bound DotBound(std::uint64_t depth, double u, double sum_abs_products) {
 inline Bound Norm2Bound(std::uint64_t depth, double u, double norm, std::uint64_t combines,
                         double eta) {
   const double g = Gamma(5.0 * static_cast<double>(depth), u);
-  const double rel = (1 + u) * (1 + u) * std::sqrt(1 + g + 4 * static_cast<double>(combines) * eta) - 1;
+  const double rel =
+      (1 + u) * (1 + u) * std::sqrt(1 + g + 4 * static_cast<double>(combines) * eta) - 1;
   return {rel * norm + eta / 2, true, "((1+u)^2 sqrt(1+gamma_{5D}+4N eta) - 1) norm + eta/2"};
 }
 

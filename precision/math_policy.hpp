@@ -50,9 +50,10 @@ CARRIER_HD inline float ExpF(float x) {
   if (x > 89.0f) return std::numeric_limits<float>::infinity();
   if (x < -104.0f) return 0.0f;
   constexpr float kLog2e = 1.44269504088896340736f;
-  constexpr float kShift = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+  constexpr float kShift = 12582912.0f;               // 1.5 * 2^23: adding it rounds to an integer
   constexpr float kLn2Hi = 0.693147182464599609375f;  // fl(ln 2)
-  constexpr float kLn2Lo = static_cast<float>(0.6931471805599453094172321 - 0.693147182464599609375);
+  constexpr float kLn2Lo =
+      static_cast<float>(0.6931471805599453094172321 - 0.693147182464599609375);
   const float kf = (x * kLog2e + kShift) - kShift;
   float r = std::fma(-kf, kLn2Hi, x);
   r = std::fma(-kf, kLn2Lo, r);
@@ -74,17 +75,26 @@ CARRIER_HD inline double ExpD(double x) {
   if (x > 710.0) return std::numeric_limits<double>::infinity();
   if (x < -746.0) return 0.0;
   constexpr double kLog2e = 1.44269504088896340735992468100189214;
-  constexpr double kShift = 6755399441055744.0;  // 1.5 * 2^52
+  constexpr double kShift = 6755399441055744.0;     // 1.5 * 2^52
   constexpr double kLn2Hi = 0x1.62e42fefa39efp-1;   // fl(ln 2)
   constexpr double kLn2Lo = 0x1.abc9e3b39803fp-56;  // ln 2 - kLn2Hi
   const double kf = (x * kLog2e + kShift) - kShift;
   double r = std::fma(-kf, kLn2Hi, x);
   r = std::fma(-kf, kLn2Lo, r);
-  constexpr double kInvFact[] = {1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0,
-                                 1.0 / 3628800.0,    1.0 / 362880.0,    1.0 / 40320.0,
-                                 1.0 / 5040.0,       1.0 / 720.0,       1.0 / 120.0,
-                                 1.0 / 24.0,         1.0 / 6.0,         0.5,
-                                 1.0,                1.0};
+  constexpr double kInvFact[] = {1.0 / 6227020800.0,
+                                 1.0 / 479001600.0,
+                                 1.0 / 39916800.0,
+                                 1.0 / 3628800.0,
+                                 1.0 / 362880.0,
+                                 1.0 / 40320.0,
+                                 1.0 / 5040.0,
+                                 1.0 / 720.0,
+                                 1.0 / 120.0,
+                                 1.0 / 24.0,
+                                 1.0 / 6.0,
+                                 0.5,
+                                 1.0,
+                                 1.0};
   double p = kInvFact[0];
   for (int i = 1; i < 14; ++i) p = std::fma(p, r, kInvFact[i]);
   const int k = static_cast<int>(kf);

@@ -115,8 +115,8 @@ OpBound SoftmaxOpBound(const BoundContext& ctx, const BoundInputs& in) {
                             static_cast<double>(p.m - p.min_x));
   if (ctx.eta > 0) {
     const long double p_min = std::exp(p.min_x - p.lse);
-    b.value += p_min > 0 ? static_cast<double>(2 * static_cast<long double>(ctx.eta) / p_min)
-                         : INFINITY;
+    b.value +=
+        p_min > 0 ? static_cast<double>(2 * static_cast<long double>(ctx.eta) / p_min) : INFINITY;
     b.formula = "rho + u_e + u(M - x_i) + 2u + 2 eta / p_i (relative; eta: subnormal spacing)";
   }
   return {b, true};
@@ -136,8 +136,9 @@ OpBound AttentionOpBound(const BoundContext& ctx, const BoundInputs& in) {
   ob.relative = true;
   ob.normwise = true;
   ob.bound.rigorous = false;
-  ob.bound.formula = "max_j [u|o_j| + A_j (D (2u + u_e) + u + 2 (gamma_{d+1} + u) Q) + u B_j] / "
-                     "max_j |o_j| (normwise)";
+  ob.bound.formula =
+      "max_j [u|o_j| + A_j (D (2u + u_e) + u + 2 (gamma_{d+1} + u) Q) + u B_j] / "
+      "max_j |o_j| (normwise)";
   const std::size_t d = in.head_dim;
   if (d == 0 || in.attention_a.size() != in.exact.size() ||
       in.attention_b.size() != in.exact.size() || in.attention_q.size() * d != in.exact.size()) {
@@ -260,8 +261,8 @@ OpBound MmaDotOpBound(const MergeTree& tree, std::uint64_t longest_chain,
                    static_cast<double>(SumAbsProducts(in.pairs));
   ob.bound.rigorous = false;
   ob.bound.formula = "(S c_F + D u) sum|a b| (fused steps, first order)";
-  ob.detail = ": S = " + std::to_string(steps) + ", c_F = (k+1) 2^-F + u_out, D = " +
-              std::to_string(adds);
+  ob.detail =
+      ": S = " + std::to_string(steps) + ", c_F = (k+1) 2^-F + u_out, D = " + std::to_string(adds);
   ob.vacuous = !std::isfinite(ob.bound.value);
   return ob;
 }

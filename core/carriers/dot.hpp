@@ -64,9 +64,8 @@ struct Dot {
   // Host only (core/mma.hpp's integer arithmetic); declared for float and double, whose
   // values hold every output of the fused node exactly.
   static State FusedChain(const State& st, const Input* p, std::size_t m, std::size_t stride,
-                          const MmaNode& node)
-    requires(std::is_same_v<T, float> || std::is_same_v<T, double>)
-  {
+                          const MmaNode& node) requires(std::is_same_v<T, float> ||
+                                                        std::is_same_v<T, double>) {
     return {static_cast<T>(MmaFusedChain(node, static_cast<double>(st.s), p, m, stride))};
   }
 };

@@ -43,7 +43,7 @@ struct Request {
   std::string exp;       // libm portable fast (backends may refuse libm: Unavailable)
   std::string schedule;  // requested schedule text; empty = the backend's default (native)
   std::span<const double> a;
-  std::span<const double> b;  // dot: second operand; otherwise empty
+  std::span<const double> b;   // dot: second operand; otherwise empty
   std::uint64_t head_dim = 0;  // attention only
 };
 

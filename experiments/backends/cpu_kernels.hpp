@@ -79,7 +79,8 @@ Result RunCarrier(const Request& r, const char* backend) {
       out.components = {static_cast<long double>(res.value)};
       out.index = res.index;
     } else {
-      for (const auto& v : C::Components(res)) out.components.push_back(static_cast<long double>(v));
+      for (const auto& v : C::Components(res))
+        out.components.push_back(static_cast<long double>(v));
     }
     return out;
   });
@@ -121,8 +122,8 @@ Result RunDot(const Request& r, const char* backend) {
       throw Unavailable(e.what());
     }
     out.schedule = ToString(s);
-    const auto st =
-        Timed(out, [&] { return Kernels::template ReduceDot<TS>(a.data(), b.data(), a.size(), s); });
+    const auto st = Timed(
+        out, [&] { return Kernels::template ReduceDot<TS>(a.data(), b.data(), a.size(), s); });
     out.components = {static_cast<long double>(Dot<T>::Finalize(st))};
     return out;
   });

@@ -3,7 +3,6 @@
 // schedule inside; `omp:P[:seq|pairwise]` without an inner schedule gets the native one. The
 // executed schedule text is returned and replays to the same bits.
 #include "backends/backends.hpp"
-
 #include "core/carriers/all.hpp"
 
 #if defined(CARRIER_HAVE_OMP_KERNELS) && CARRIER_HAVE_OMP_KERNELS
@@ -16,10 +15,9 @@ namespace {
 struct OmpKernels {
   template <class C, class TS>
   static Schedule Executed(const std::string& text) {
-    const Schedule s = text.empty()
-                           ? Schedule::Omp(static_cast<std::uint64_t>(omp::MaxThreads()),
-                                           OuterOrder::kPairwise)
-                           : ParseSchedule(text);
+    const Schedule s = text.empty() ? Schedule::Omp(static_cast<std::uint64_t>(omp::MaxThreads()),
+                                                    OuterOrder::kPairwise)
+                                    : ParseSchedule(text);
     return omp::Executed<C, TS>(s);
   }
   template <class C, class TS>

@@ -2,7 +2,6 @@
 // An empty schedule runs the native SIMD schedule of the current target; the executed schedule
 // text is returned and replays to the same bits.
 #include "backends/backends.hpp"
-
 #include "core/carriers/all.hpp"
 
 #if defined(CARRIER_HAVE_SIMD_KERNELS) && CARRIER_HAVE_SIMD_KERNELS
@@ -35,7 +34,9 @@ template <template <class> class CT>
 Result RunSimdCarrier(const Request& request) {
   return cpu::RunCarrier<SimdKernels, CT>(request, "simd");
 }
-Result RunSimdSoftmax(const Request& request) { return cpu::RunSoftmax<SimdKernels>(request, "simd"); }
+Result RunSimdSoftmax(const Request& request) {
+  return cpu::RunSoftmax<SimdKernels>(request, "simd");
+}
 Result RunSimdDot(const Request& request) { return cpu::RunDot<SimdKernels>(request, "simd"); }
 
 #define CARRIER_INSTANTIATE(CT) template Result RunSimdCarrier<CT>(const Request&);
@@ -50,7 +51,8 @@ namespace carrier::backends {
 
 namespace {
 [[noreturn]] void NotBuilt() {
-  throw Unavailable("backend simd is not built: Highway (libhwy-dev) was not found at configure time");
+  throw Unavailable(
+      "backend simd is not built: Highway (libhwy-dev) was not found at configure time");
 }
 }  // namespace
 

@@ -82,7 +82,8 @@ std::uint64_t Args::Count(const std::string& flag, std::uint64_t fallback) const
   auto v = Get(flag);
   if (!v) return fallback;
   auto n = ParseCountText(*v);
-  if (!n) Fail("--" + flag + " must be a non-negative integer (e.g. 1000, 1e6, 2^20), got '" + *v + "'");
+  if (!n)
+    Fail("--" + flag + " must be a non-negative integer (e.g. 1000, 1e6, 2^20), got '" + *v + "'");
   return *n;
 }
 

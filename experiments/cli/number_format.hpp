@@ -24,8 +24,8 @@ inline std::string Sig(double x, int digits = 3) {
   if (std::isnan(x)) return "nan";
   if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
   char buf[64];
-  auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::scientific,
-                                 digits - 1);
+  auto [ptr, ec] =
+      std::to_chars(buf, buf + sizeof buf, x, std::chars_format::scientific, digits - 1);
   return ec == std::errc() ? std::string(buf, ptr) : std::string("?");
 }
 

@@ -49,10 +49,11 @@ GeneratorSpec ParseGenerator(const std::string& text) {
   }
   if (spec.dist == "exact") {
     spec.base = colon == std::string::npos ? "normal" : text.substr(colon + 1);
-    if (spec.base.rfind("exact", 0) == 0 || spec.base.rfind("ill", 0) == 0 ||
-        spec.base == "p4016")
-      throw std::invalid_argument("exact:DIST takes uniform01, uniform11, normal, lognormal or "
-                                  "offset:MU, got '" + spec.base + "'");
+    if (spec.base.rfind("exact", 0) == 0 || spec.base.rfind("ill", 0) == 0 || spec.base == "p4016")
+      throw std::invalid_argument(
+          "exact:DIST takes uniform01, uniform11, normal, lognormal or "
+          "offset:MU, got '" +
+          spec.base + "'");
     ParseGenerator(spec.base);  // validates it
     return spec;
   }
@@ -73,8 +74,8 @@ GeneratorSpec ParseGenerator(const std::string& text) {
   return spec;
 }
 
-std::vector<double> IllConditioned(double cond, std::uint64_t n, std::uint64_t seed,
-                                   RoundFn round, const void* context) {
+std::vector<double> IllConditioned(double cond, std::uint64_t n, std::uint64_t seed, RoundFn round,
+                                   const void* context) {
   auto rnd = [&](double v) { return round ? round(v, context) : v; };
   std::vector<double> x(n);
   if (n == 0) return x;
@@ -91,7 +92,8 @@ std::vector<double> IllConditioned(double cond, std::uint64_t n, std::uint64_t s
     running += x[i];
   }
   for (std::uint64_t i = n1; i < n; ++i) {
-    const double frac = n - n1 > 1 ? static_cast<double>(i - n1) / static_cast<double>(n - n1 - 1) : 1;
+    const double frac =
+        n - n1 > 1 ? static_cast<double>(i - n1) / static_cast<double>(n - n1 - 1) : 1;
     const double e = std::round(half_bits * (1 - frac));
     x[i] = rnd((2 * uniform() - 1) * std::ldexp(1.0, static_cast<int>(e)) -
                static_cast<double>(running));

@@ -8,8 +8,8 @@
 // falling linearly to 0, each minus the running exact sum so the total cancels; the values
 // are rounded to the storage format as they are made (the cancellation is computed from the
 // rounded values) and then shuffled; or offset:MU, MU + N(0,1) (a variance with condition
-// number kappa = sqrt(1 + MU^2 / sigma^2) about sqrt(1 + MU^2), Chan, Golub & LeVeque 1983). The achieved condition number is reported by whoever
-// computes the certified reference. Values come
+// number kappa = sqrt(1 + MU^2 / sigma^2) about sqrt(1 + MU^2), Chan, Golub & LeVeque 1983). The
+// achieved condition number is reported by whoever computes the certified reference. Values come
 // from a counter-based SplitMix64 stream of (seed, index), so value i does not depend on how
 // many values are drawn or on the thread that draws them; normals use Box-Muller on the pair
 // (2i, 2i+1). The values are doubles; callers round them to their storage type.
@@ -22,7 +22,7 @@
 // merge order, kernel and backend gives the same bits, namely the exact sum. This holds for a
 // compute format at least as precise as the storage format (not --acc narrower) and for sums
 // (sum, kahan, dot's products are not on the grid). With b < 1 (n too large for the format)
-// the generator refuses. 
+// the generator refuses.
 //
 // p4016 (P4016R0 Appendix K's demonstrators): a 64-bit LCG, state = state *
 // 6364136223846793005 + 1442695040888963407, value (top 53 bits - 2^52) / 2^52 in [-1, 1),
@@ -36,12 +36,12 @@
 namespace carrier::inputs {
 
 struct GeneratorSpec {
-  std::string dist;     // uniform01 | uniform11 | normal | lognormal | ill | offset
-  std::string order;    // "" | asc | desc
-  double cond = 0;      // ill: target condition number (>= 1)
-  double offset = 0;    // offset: the mean MU
-  std::string base;     // exact: the generator whose values are put on the grid
-  std::string text;     // as given
+  std::string dist;   // uniform01 | uniform11 | normal | lognormal | ill | offset
+  std::string order;  // "" | asc | desc
+  double cond = 0;    // ill: target condition number (>= 1)
+  double offset = 0;  // offset: the mean MU
+  std::string base;   // exact: the generator whose values are put on the grid
+  std::string text;   // as given
   const std::string& Text() const { return text; }
 };
 

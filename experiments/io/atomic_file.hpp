@@ -82,7 +82,8 @@ inline FaultSpec ParseFaultSpec() {
   const std::string v = env;
   const auto at = v.find('@'), colon = v.find(':', at == std::string::npos ? 0 : at);
   const auto bad = [&] {
-    return IoError("CARRIER_FAULT='" + v + "': expected POINT@K:MODE with K >= 1 and MODE one of "
+    return IoError("CARRIER_FAULT='" + v +
+                   "': expected POINT@K:MODE with K >= 1 and MODE one of "
                    "crash torn enospc erofs eio sigint sigterm pause");
   };
   if (at == std::string::npos || colon == std::string::npos || at == 0) throw bad();
@@ -93,15 +94,24 @@ inline FaultSpec ParseFaultSpec() {
   if (k.empty() || *end != '\0' || s.k < 1) throw bad();
   const std::string m = v.substr(colon + 1);
   Fault& f = s.fault;
-  if (m == "crash") f.mode = FaultMode::kCrash;
-  else if (m == "torn") f.mode = FaultMode::kTorn;
-  else if (m == "enospc") f = {FaultMode::kErrno, ENOSPC, 0};
-  else if (m == "erofs") f = {FaultMode::kErrno, EROFS, 0};
-  else if (m == "eio") f = {FaultMode::kErrno, EIO, 0};
-  else if (m == "sigint") f = {FaultMode::kSignal, 0, SIGINT};
-  else if (m == "sigterm") f = {FaultMode::kSignal, 0, SIGTERM};
-  else if (m == "pause") f.mode = FaultMode::kPause;
-  else throw bad();
+  if (m == "crash")
+    f.mode = FaultMode::kCrash;
+  else if (m == "torn")
+    f.mode = FaultMode::kTorn;
+  else if (m == "enospc")
+    f = {FaultMode::kErrno, ENOSPC, 0};
+  else if (m == "erofs")
+    f = {FaultMode::kErrno, EROFS, 0};
+  else if (m == "eio")
+    f = {FaultMode::kErrno, EIO, 0};
+  else if (m == "sigint")
+    f = {FaultMode::kSignal, 0, SIGINT};
+  else if (m == "sigterm")
+    f = {FaultMode::kSignal, 0, SIGTERM};
+  else if (m == "pause")
+    f.mode = FaultMode::kPause;
+  else
+    throw bad();
   return s;
 }
 
@@ -193,7 +203,8 @@ inline void WriteFileAtomic(const std::string& path, const std::string& text) {
 class AppendFile {
  public:
   // `point` names this file's records for CARRIER_FAULT.
-  AppendFile(std::string path, std::string point) : path_(std::move(path)), point_(std::move(point)) {
+  AppendFile(std::string path, std::string point)
+      : path_(std::move(path)), point_(std::move(point)) {
     fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd_ < 0) throw IoError("cannot append to " + path_ + ": " + internal::Reason(errno));
   }
@@ -225,7 +236,8 @@ class AppendFile {
 
   // Flushes the records to the device (before a manifest that counts them is written).
   void Sync() {
-    if (::fdatasync(fd_) != 0) throw IoError("cannot write " + path_ + ": " + internal::Reason(errno));
+    if (::fdatasync(fd_) != 0)
+      throw IoError("cannot write " + path_ + ": " + internal::Reason(errno));
   }
 
   const std::string& path() const { return path_; }
@@ -246,7 +258,8 @@ class DirLock {
       ::close(fd_);
       fd_ = -1;
       if (err == EWOULDBLOCK)
-        throw IoError(who + ": " + dir + " is in use by another carrier sweep or merge (it holds "
+        throw IoError(who + ": " + dir +
+                      " is in use by another carrier sweep or merge (it holds "
                       "the folder's lock); wait for it to finish, or give another -o folder");
       throw IoError(who + ": cannot lock " + dir + ": " + internal::Reason(err));
     }

@@ -4,10 +4,11 @@
 // componentwise over all n x head_dim outputs against the per-row certified references;
 // fp32, fp64 or an emulated format (replay only). Its bound is AttentionOpBound
 // (precision/op_bounds.hpp); `carrier laws attention` checks FlashRow<T, 2>.
+#include "core/attention.hpp"
+
 #include <algorithm>
 #include <cmath>
 
-#include "core/attention.hpp"
 #include "core/carriers/flash_row.hpp"
 #include "ops/builtin.hpp"
 
@@ -41,7 +42,8 @@ registry::Replayed AttentionReplay(registry::ScalarKind k, registry::ExpKind x,
                                    const MergeTree& tree, const registry::ReplayInput& in) {
   return registry::WithScalar(k, [&]<class T>() -> registry::Replayed {
     if constexpr (std::is_same_v<T, Mpfr>) {
-      throw run::SpecError("attention computes in fp32, fp64 or an emulated format (acc), not mpfr");
+      throw run::SpecError(
+          "attention computes in fp32, fp64 or an emulated format (acc), not mpfr");
     } else {
       return registry::WithExpKind<T>(x, [&]<class Exp>() {
         const std::size_t n = in.n, d = in.head_dim;
@@ -89,9 +91,9 @@ void AttentionReference(const run::TrialInput& in, std::uint64_t d, run::SharedR
     all.cert.correctly_rounded = all.cert.correctly_rounded && r.cert.correctly_rounded;
     if (!r.cert.certified && all.cert.note.empty())
       all.cert.note = "row " + std::to_string(i) + ": " + r.cert.note;
-    const AttentionRowBoundParts parts = AttentionBoundParts(
-        scores, std::span<const double>(q + i * d, d), q + n * d, v, d,
-        std::span<const long double>(r.as_long_double.data(), d));
+    const AttentionRowBoundParts parts =
+        AttentionBoundParts(scores, std::span<const double>(q + i * d, d), q + n * d, v, d,
+                            std::span<const long double>(r.as_long_double.data(), d));
     out.attention_a.insert(out.attention_a.end(), parts.a.begin(), parts.a.end());
     out.attention_b.insert(out.attention_b.end(), parts.b.begin(), parts.b.end());
     out.attention_q.push_back(parts.q);

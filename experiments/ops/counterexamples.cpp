@@ -2,6 +2,7 @@
 // counterexamples.hpp): carriers that declare a monoid they are not, so `carrier laws` and
 // `carrier derive` must reject them. Not trial ops (no replay).
 #include "core/derivations/counterexamples.hpp"
+
 #include "ops/builtin.hpp"
 
 namespace carrier::ops {

@@ -1,6 +1,7 @@
 // Op `kahan`: Kahan's original compensated summation (core/carriers/kahan.hpp); its bound is
 // precision/op_bounds/kahan.hpp. No fast kernel: the simd, omp and cuda backends refuse it.
 #include "core/carriers/kahan.hpp"
+
 #include "ops/builtin.hpp"
 #include "precision/op_bounds/kahan.hpp"
 

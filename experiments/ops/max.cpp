@@ -1,6 +1,7 @@
 // Ops `max` and `argmax` (core/carriers/max.hpp, argmax.hpp): exact, no rounding.
-#include "core/carriers/argmax.hpp"
 #include "core/carriers/max.hpp"
+
+#include "core/carriers/argmax.hpp"
 #include "core/derivations/max.hpp"
 #include "ops/builtin.hpp"
 

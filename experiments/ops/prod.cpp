@@ -3,6 +3,7 @@
 // (tier mpfr-carrier; a product of n doubles is exact at 53 n bits, so the pair agrees once p
 // passes that or the digits that matter). No fast kernel: the backends refuse it.
 #include "core/carriers/prod.hpp"
+
 #include "ops/builtin.hpp"
 #include "precision/op_bounds/prod.hpp"
 
@@ -10,7 +11,8 @@ namespace carrier::ops {
 
 namespace {
 Entry ProdOp() {
-  Entry e = registry::CarrierOp<registry::Plain<Prod>>("prod", "product, one rounding per multiplication");
+  Entry e = registry::CarrierOp<registry::Plain<Prod>>("prod",
+                                                       "product, one rounding per multiplication");
   e.rank = 110;
   e.component_names = {"prod"};
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR

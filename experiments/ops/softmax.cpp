@@ -20,7 +20,8 @@ registry::Replayed SoftmaxReplay(registry::ScalarKind k, registry::ExpKind x, co
       for (double a : in.a) v.push_back(static_cast<T>(a));
       const auto s = Replay<C>(tree, std::span<const T>(v));
       registry::Replayed out;
-      for (const T& a : v) out.components.push_back(static_cast<long double>(C::SoftmaxOutput(a, s)));
+      for (const T& a : v)
+        out.components.push_back(static_cast<long double>(C::SoftmaxOutput(a, s)));
       return out;
     });
   });

@@ -1,5 +1,6 @@
 // Op `sum`: plain recursive summation (core/carriers/sum.hpp), one rounding per addition.
 #include "core/carriers/sum.hpp"
+
 #include "core/derivations/sum.hpp"
 #include "ops/builtin.hpp"
 

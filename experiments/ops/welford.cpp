@@ -1,6 +1,7 @@
 // Op `welford`: Welford's running (n, mean, M2) with the Chan-Golub-LeVeque merge
 // (core/carriers/welford.hpp); eval measures the population variance.
 #include "core/carriers/welford.hpp"
+
 #include "core/derivations/welford.hpp"
 #include "ops/builtin.hpp"
 
@@ -9,8 +10,8 @@ namespace carrier::ops {
 namespace {
 Entry WelfordOp() {
   using F = registry::Plain<Welford>;
-  Entry e = registry::CarrierOp<F>(
-      "welford", "Welford's mean and variance with the Chan-Golub-LeVeque merge");
+  Entry e = registry::CarrierOp<F>("welford",
+                                   "Welford's mean and variance with the Chan-Golub-LeVeque merge");
   e.rank = 70;
   e.component_names = {"mean", "var_population", "var_sample"};
   e.main = 1;

@@ -37,7 +37,8 @@ double ParseNumber(const std::string& text, const std::string& who) {
   errno = 0;
   const double v = std::strtod(s, &end);
   while (end && *end && std::isspace(static_cast<unsigned char>(*end))) ++end;
-  if (end == s || (end && *end)) throw TargetError(who + ": expected one number, got '" + text + "'");
+  if (end == s || (end && *end))
+    throw TargetError(who + ": expected one number, got '" + text + "'");
   return v;
 }
 
@@ -50,9 +51,9 @@ class PythonTarget : public Target {
     const char* py_env = std::getenv("CARRIER_PYTHON");
     const char* script_env = std::getenv("CARRIER_PROBE_SCRIPT");
     const std::string python = py_env && *py_env ? py_env : "/usr/bin/python3";
-    const std::string script = script_env && *script_env
-                                   ? script_env
-                                   : std::string(CARRIER_SOURCE_DIR) + "/experiments/probe/target.py";
+    const std::string script = script_env && *script_env ? script_env
+                                                         : std::string(CARRIER_SOURCE_DIR) +
+                                                               "/experiments/probe/target.py";
     if (access(script.c_str(), R_OK) != 0)
       throw TargetError(name + ": the driver " + script + " is missing (set CARRIER_PROBE_SCRIPT)");
     int to_child[2], from_child[2];
@@ -65,8 +66,8 @@ class PythonTarget : public Target {
       close(to_child[1]);
       close(from_child[0]);
       const std::string ns = std::to_string(n);
-      execl(python.c_str(), python.c_str(), script.c_str(), name.c_str(), dtype.c_str(),
-            ns.c_str(), static_cast<char*>(nullptr));
+      execl(python.c_str(), python.c_str(), script.c_str(), name.c_str(), dtype.c_str(), ns.c_str(),
+            static_cast<char*>(nullptr));
       std::fprintf(stdout, "error cannot run %s\n", python.c_str());
       std::fflush(stdout);
       _exit(3);
@@ -162,13 +163,12 @@ class LibTarget : public Target {
     if (fp32_) {
       buf32_.assign(x.begin(), x.end());
       return reinterpret_cast<float (*)(const float*, std::size_t)>(fn_)(buf32_.data(),
-                                                                        buf32_.size());
+                                                                         buf32_.size());
     }
     return reinterpret_cast<double (*)(const double*, std::size_t)>(fn_)(x.data(), x.size());
   }
   std::string Description() const override {
-    return text_ + " (dlopen, " + std::string(fp32_ ? "float" : "double") +
-           " f(const T*, size_t))";
+    return text_ + " (dlopen, " + std::string(fp32_ ? "float" : "double") + " f(const T*, size_t))";
   }
 
  private:

@@ -87,13 +87,13 @@ EvalResult Eval(const std::string& op, py::object x, const std::string& dtype,
     if (!gen.empty()) Bad("give either x (an array) or gen (a generator), not both");
     auto arr = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(x);
     if (!arr) Bad("x must be a one-dimensional array of numbers");
-    if (arr.ndim() != 1) Bad("x must be one-dimensional, got " + std::to_string(arr.ndim()) + " dimensions");
+    if (arr.ndim() != 1)
+      Bad("x must be one-dimensional, got " + std::to_string(arr.ndim()) + " dimensions");
     if (arr.size() == 0) Bad("x is empty");
     const double* p = arr.data();
     const std::size_t size = static_cast<std::size_t>(arr.size());
     for (std::size_t i = 0; i < size; ++i)
-      if (!std::isfinite(p[i]))
-        Bad("x[" + std::to_string(i) + "] is not finite (nan or inf)");
+      if (!std::isfinite(p[i])) Bad("x[" + std::to_string(i) + "] is not finite (nan or inf)");
     input = Guarded([&] {
       return run::MakeInputFromValues(trial, std::vector<double>(p, p + size), {}, "numpy array");
     });
@@ -195,7 +195,8 @@ PYBIND11_MODULE(_carrier, m) {
       .def_readonly("round", &EvalResult::round)
       .def_readonly("exp", &EvalResult::exp)
       .def_readonly("backend", &EvalResult::backend)
-      .def_readonly("schedule", &EvalResult::schedule, "the schedule executed (replays to the same bits)")
+      .def_readonly("schedule", &EvalResult::schedule,
+                    "the schedule executed (replays to the same bits)")
       .def_readonly("input", &EvalResult::input)
       .def_readonly("n", &EvalResult::n)
       .def_readonly("result", &EvalResult::result)
@@ -238,8 +239,10 @@ PYBIND11_MODULE(_carrier, m) {
       .def_property_readonly("schedule", [](const Tree& t) { return t.tree.schedule; })
       .def("to_json", [](const Tree& t) { return carrier::ToJson(t.tree); })
       .def("to_dot", [](const Tree& t) { return carrier::ToDot(t.tree); })
-      .def("to_text", [](const Tree& t, std::uint64_t max_nodes) { return carrier::ToText(t.tree, max_nodes); },
-           py::arg("max_nodes") = 256)
+      .def(
+          "to_text",
+          [](const Tree& t, std::uint64_t max_nodes) { return carrier::ToText(t.tree, max_nodes); },
+          py::arg("max_nodes") = 256)
       .def("__repr__", [](const Tree& t) {
         return "Tree(" + t.tree.schedule + ", n=" + std::to_string(t.tree.n) + ", " +
                std::to_string(t.tree.NodeCount()) + " nodes)";

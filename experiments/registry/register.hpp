@@ -89,7 +89,8 @@ std::vector<typename C::Input> ToInputs(const ReplayInput& in) {
     } else if constexpr (std::is_same_v<I, ValuePair<T>>) {
       x.push_back({static_cast<T>(in.a[i]), static_cast<T>(in.b[i])});
     } else {
-      static_assert(std::is_same_v<I, IndexedValue<T>>, "an input kind the table has no reader for");
+      static_assert(std::is_same_v<I, IndexedValue<T>>,
+                    "an input kind the table has no reader for");
       x.push_back({static_cast<T>(in.a[i]), static_cast<std::int64_t>(i)});
     }
   }
@@ -165,8 +166,9 @@ Replayed MixedOf(const run::ResolvedTrial& t, const MergeTree& tree, const Repla
   return run::WithMixedPair(t, [&]<class Ti, class To>() {
     if constexpr (F::kUsesExp && !(kNativeScalar<Ti> && kNativeScalar<To>)) {
       if (t.spec.exp == "portable")
-        throw run::SpecError("exp portable needs native compute types (fp32 or fp64) on both "
-                             "levels");
+        throw run::SpecError(
+            "exp portable needs native compute types (fp32 or fp64) on both "
+            "levels");
     }
     const ExpKind e = ParseExp(t.spec.exp);
     auto body = [&]<class E>() {
@@ -323,23 +325,23 @@ Entry MakeEntry(const char* name, const char* summary) {
 #define CARRIER_REGISTRY_CAT(a, b) CARRIER_REGISTRY_CAT2(a, b)
 
 // Registers the carrier template CT under NAME (a string literal) with a one-line SUMMARY.
-#define CARRIER_REGISTER(NAME, CT, SUMMARY)                                               \
-  namespace {                                                                             \
-  [[maybe_unused]] const bool CARRIER_REGISTRY_CAT(carrier_registered_, __LINE__) =      \
-      ::carrier::registry::Register(::carrier::registry::MakeEntry<CT>(NAME, SUMMARY));  \
+#define CARRIER_REGISTER(NAME, CT, SUMMARY)                                             \
+  namespace {                                                                           \
+  [[maybe_unused]] const bool CARRIER_REGISTRY_CAT(carrier_registered_, __LINE__) =     \
+      ::carrier::registry::Register(::carrier::registry::MakeEntry<CT>(NAME, SUMMARY)); \
   }
 
 // The same, with a Third Homomorphism Theorem derivation D for `carrier derive NAME`.
-#define CARRIER_REGISTER_DERIVABLE(NAME, CT, D, SUMMARY)                                    \
-  namespace {                                                                               \
+#define CARRIER_REGISTER_DERIVABLE(NAME, CT, D, SUMMARY)                                   \
+  namespace {                                                                              \
   [[maybe_unused]] const bool CARRIER_REGISTRY_CAT(carrier_registered_, __LINE__) =        \
       ::carrier::registry::Register(::carrier::registry::MakeEntry<CT, D>(NAME, SUMMARY)); \
   }
 
 // A built-in: the argument is an expression of type Entry (experiments/ops/ call a function
 // that builds it, so no preprocessor directive sits inside the macro's arguments).
-#define CARRIER_REGISTER_OP(...)                                                      \
-  namespace {                                                                         \
-  [[maybe_unused]] const bool CARRIER_REGISTRY_CAT(carrier_registered_, __LINE__) =  \
-      ::carrier::registry::Register(__VA_ARGS__);                                     \
+#define CARRIER_REGISTER_OP(...)                                                    \
+  namespace {                                                                       \
+  [[maybe_unused]] const bool CARRIER_REGISTRY_CAT(carrier_registered_, __LINE__) = \
+      ::carrier::registry::Register(__VA_ARGS__);                                   \
   }

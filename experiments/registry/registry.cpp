@@ -137,10 +137,8 @@ std::string ExpandHelp(const std::string& help) {
     for (auto d : e->head_dims) dims.push_back(std::to_string(d));
   }
   const std::pair<std::string, std::string> fills[] = {
-      {"{TRIAL_OPS}", Describe(TrialOps(), 17)},
-      {"{LAWS_OPS}", Describe(LawsOps(), 13)},
-      {"{DERIVE_OPS}", Describe(DeriveOps(), 13)},
-      {"{MIXED_OPS}", Join(mixed)},
+      {"{TRIAL_OPS}", Describe(TrialOps(), 17)},   {"{LAWS_OPS}", Describe(LawsOps(), 13)},
+      {"{DERIVE_OPS}", Describe(DeriveOps(), 13)}, {"{MIXED_OPS}", Join(mixed)},
       {"{HEAD_DIMS}", Join(dims, " or ")},
   };
   std::string out = help;

@@ -105,8 +105,7 @@ struct ReplayInput {
 
 using ReplayFn = Replayed (*)(ScalarKind, ExpKind, const MergeTree&, const ReplayInput&);
 // The two-level replay: chains in t.inner, combines in t.compute (run/trial.hpp's mixed).
-using MixedReplayFn = Replayed (*)(const run::ResolvedTrial&, const MergeTree&,
-                                   const ReplayInput&);
+using MixedReplayFn = Replayed (*)(const run::ResolvedTrial&, const MergeTree&, const ReplayInput&);
 // Fills ref.ref (and the bound's data-dependent parts where the op has some) and ref.tier.
 using ReferenceFn = void (*)(const run::TrialInput&, std::uint64_t head_dim,
                              run::SharedReference& ref);
@@ -123,18 +122,18 @@ struct BackendEntry {
 struct Entry {
   std::string name;
   std::string summary;
-  int rank = 1000;          // listing order: built-ins by rank, then user carriers by name
-  bool user = false;        // registered by CARRIER_REGISTER (a user carrier)
+  int rank = 1000;    // listing order: built-ins by rank, then user carriers by name
+  bool user = false;  // registered by CARRIER_REGISTER (a user carrier)
   InputKind input = InputKind::kColumn;
-  bool commutative = false;  // kCommutative: may a schedule permute the inputs?
+  bool commutative = false;    // kCommutative: may a schedule permute the inputs?
   std::size_t components = 0;  // number of result components; 0 = one per input (vector)
   std::vector<std::string> component_names;
-  std::size_t main = 0;       // the component eval measures
-  bool uses_exp = false;      // honours --exp (else only libm is accepted)
-  bool mpfr_compute = true;   // may compute in mpfr:BITS
-  bool emulated_on_backends = true;  // false: an emulated compute type runs on replay only
+  std::size_t main = 0;                  // the component eval measures
+  bool uses_exp = false;                 // honours --exp (else only libm is accepted)
+  bool mpfr_compute = true;              // may compute in mpfr:BITS
+  bool emulated_on_backends = true;      // false: an emulated compute type runs on replay only
   std::vector<std::uint64_t> head_dims;  // attention: the head dims built (required flag)
-  bool fused_schedules = false;  // accepts mma:PROFILE schedules (core/mma.hpp; pairs only)
+  bool fused_schedules = false;          // accepts mma:PROFILE schedules (core/mma.hpp; pairs only)
   std::string reference_key;  // ops sharing a reference on one input share it (empty: name)
   ReplayFn replay = nullptr;  // null: laws/derive only (no trial)
   MixedReplayFn replay_mixed = nullptr;

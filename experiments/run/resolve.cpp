@@ -102,12 +102,16 @@ void CheckOpLimits(const ResolvedTrial& t) {
     }
   }
   if (!e.mpfr_compute && (t.compute.kind == ComputeKind::kMpfr || t.mixed))
-    throw SpecError(e.name + " computes in one format, fp32, fp64 or an emulated one (acc "
-                    "bf16, fp16, ...), not '" + t.compute.text + "'");
+    throw SpecError(e.name +
+                    " computes in one format, fp32, fp64 or an emulated one (acc "
+                    "bf16, fp16, ...), not '" +
+                    t.compute.text + "'");
   if (!e.emulated_on_backends && t.compute.kind == ComputeKind::kEmulated &&
       spec.backend != "replay")
-    throw SpecError(e.name + " in emulated " + t.compute.text + " runs on backend replay only, "
-                    "not " + spec.backend);
+    throw SpecError(e.name + " in emulated " + t.compute.text +
+                    " runs on backend replay only, "
+                    "not " +
+                    spec.backend);
 }
 
 }  // namespace
@@ -186,8 +190,7 @@ ResolvedTrial ResolveTrial(const TrialSpec& spec) {
     const std::string what =
         "schedule '" + spec.schedule + "' (" + std::string(p.instruction) + ")";
     if (!t.op->fused_schedules)
-      throw SpecError(what + " applies to ops " +
-                      registry::Join([] {
+      throw SpecError(what + " applies to ops " + registry::Join([] {
                         std::vector<std::string> v;
                         for (const auto* e : registry::All())
                           if (e->fused_schedules) v.push_back(e->name);

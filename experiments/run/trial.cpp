@@ -173,7 +173,7 @@ void MeasureBound(const ResolvedTrial& t, const BoundInputs& bi, const MergeTree
   const registry::Entry& e = *t.op;
   if (!e.bound) return;
   const double u_exp = ExpError(t.compute, t.spec.exp, o.u);
-  BoundContext ctx{stats.max_leaf_depth, stats.combines, o.u, u_exp, u_exp,
+  BoundContext ctx{stats.max_leaf_depth,           stats.combines, o.u, u_exp, u_exp,
                    t.compute.format.MinSubnormal()};
   if (t.mixed) {
     // Every rounding of a two-level run is within u_inner (OUTER is not narrower) and the
@@ -190,17 +190,18 @@ void MeasureBound(const ResolvedTrial& t, const BoundInputs& bi, const MergeTree
     ob = e.mixed_bound(bi, tree, o.u, UnitRoundoffOf(t.compute, t.rounding));
     formula = std::string(ob.bound.formula) + ob.detail;
   }
-  if (t.schedule.kind == ScheduleKind::kMma)  // an mma: tree (core/mma.hpp): the fused steps' own bound
+  if (t.schedule.kind ==
+      ScheduleKind::kMma)  // an mma: tree (core/mma.hpp): the fused steps' own bound
     ob = MmaDotOpBound(tree, stats.longest_chain, stats.max_leaf_depth, o.u, bi);
   o.has_bound = true;
   o.bound = ob.bound.value;
   o.bound_relative = ob.relative;
   o.bound_rigorous = ob.bound.rigorous;
   o.bound_formula = formula;
-  const double err = ob.normwise     ? o.abs_error
-                     : o.vector_out  ? o.componentwise
-                     : ob.relative   ? o.rel_error
-                                     : o.abs_error;
+  const double err = ob.normwise    ? o.abs_error
+                     : o.vector_out ? o.componentwise
+                     : ob.relative  ? o.rel_error
+                                    : o.abs_error;
   // gamma_D is infinite once D u >= 1: the bound then says nothing, and no ratio is given.
   o.bound_vacuous = ob.vacuous || std::isinf(o.bound) ||
                     (ob.normwise && (!std::isfinite(o.bound) || !std::isfinite(err)));
@@ -221,8 +222,8 @@ TrialInput MakeInput(const ResolvedTrial& t, const inputs::GeneratorSpec& gen, s
       const std::uint64_t nd = n * t.spec.head_dim;
       in.a = inputs::Generate(gen, nd, seed, RoundStorage, &t.storage);
       const auto k = inputs::Generate(gen, nd, seed + 1, RoundStorage, &t.storage);
-      const auto v = inputs::Generate(inputs::ParseGenerator("normal"), nd, seed + 2,
-                                      RoundStorage, &t.storage);
+      const auto v = inputs::Generate(inputs::ParseGenerator("normal"), nd, seed + 2, RoundStorage,
+                                      &t.storage);
       in.a.insert(in.a.end(), k.begin(), k.end());
       in.a.insert(in.a.end(), v.begin(), v.end());
       break;
@@ -239,8 +240,8 @@ TrialInput MakeInput(const ResolvedTrial& t, const inputs::GeneratorSpec& gen, s
   return in;
 }
 
-TrialInput MakeInputFromValues(const ResolvedTrial& t, std::vector<double> a,
-                               std::vector<double> b, std::string text) {
+TrialInput MakeInputFromValues(const ResolvedTrial& t, std::vector<double> a, std::vector<double> b,
+                               std::string text) {
   TrialInput in;
   in.a = std::move(a);
   in.b = std::move(b);

@@ -21,9 +21,9 @@
 //
 // Every op-specific part (input kind, replay, reference, bound, backends) is the op's entry in
 // the op table (experiments/registry/registry.hpp, registered in experiments/ops/); this
-// runner only looks it up. The compound ops (FORMAT.md): var-twopass (mean by Sum through the schedule,
-// then the Sum of (x - mean)^2 through the same schedule, divided by n) and var-textbook (the
-// one-pass formula (sum x^2 - (sum x)^2 / n) / n, both sums through the schedule), each in the
+// runner only looks it up. The compound ops (FORMAT.md): var-twopass (mean by Sum through the
+// schedule, then the Sum of (x - mean)^2 through the same schedule, divided by n) and var-textbook
+// (the one-pass formula (sum x^2 - (sum x)^2 / n) / n, both sums through the schedule), each in the
 // compute type and measured against Welford's certified population variance; and attention
 // (one head of FlashAttention-2's forward pass, non-causal, n = the sequence length:
 // core/attention.hpp's AttentionForwardReplay with every row merged in the schedule's order,
@@ -34,9 +34,9 @@
 //
 // Two-level accumulation (acc "INNER>OUTER", ResolvedTrial::mixed): chains in INNER, combines
 // in OUTER through core/replay.hpp's ReplayMixed (FABsum's shape), for the ops whose entry has
-// a two-level replay (sum neumaier kahan lse welford), on backend replay; sum's bound is FABsum's first-order max_k ((L_k-1) u_in + D_out,k u_out)
-// sum|x| (blocked:b: (b-1) u_in + (n/b-1 or ceil(log2(n/b))) u_out), the others' their
-// one-precision bound at u = u_inner.
+// a two-level replay (sum neumaier kahan lse welford), on backend replay; sum's bound is FABsum's
+// first-order max_k ((L_k-1) u_in + D_out,k u_out) sum|x| (blocked:b: (b-1) u_in + (n/b-1 or
+// ceil(log2(n/b))) u_out), the others' their one-precision bound at u = u_inner.
 #pragma once
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
@@ -125,7 +125,8 @@ std::string ReferenceKey(const ResolvedTrial& t);
 // The stored input, by the entry's input kind. One column: a. Pairs (dot, affine): (a, b)
 // from seeds seed and seed + 1.
 // attention: a = q, k, v concatenated (each n x head_dim, row-major): q and k from the
-// generator (seeds seed, seed + 1), v normal (seed + 2), as backends.hpp's cuda backend takes. Every value already rounded to the storage format (rne).
+// generator (seeds seed, seed + 1), v normal (seed + 2), as backends.hpp's cuda backend takes.
+// Every value already rounded to the storage format (rne).
 struct TrialInput {
   std::vector<double> a;
   std::vector<double> b;
@@ -135,8 +136,8 @@ struct TrialInput {
 TrialInput MakeInput(const ResolvedTrial& t, const inputs::GeneratorSpec& gen, std::uint64_t n,
                      std::uint64_t seed);
 // From numbers already read (a file): rounds them to the storage format.
-TrialInput MakeInputFromValues(const ResolvedTrial& t, std::vector<double> a,
-                               std::vector<double> b, std::string text);
+TrialInput MakeInputFromValues(const ResolvedTrial& t, std::vector<double> a, std::vector<double> b,
+                               std::string text);
 
 struct SharedReference {
   reference::Reference ref;
@@ -166,7 +167,7 @@ struct TrialOutcome {
   bool reference_zero = false, special_mismatch = false;
   double normwise_inf = 0, normwise_2 = 0, componentwise = 0;
   std::size_t zero_components = 0;
-  double cond = NAN;  // see FORMAT.md; NaN when undefined for the op
+  double cond = NAN;       // see FORMAT.md; NaN when undefined for the op
   bool has_bound = false;  // false: user carrier or an op without an a-priori bound
   double bound = NAN;
   bool bound_relative = true, bound_rigorous = false, bound_vacuous = false;

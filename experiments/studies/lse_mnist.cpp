@@ -29,8 +29,8 @@ using E = EmulatedDynamic;  // format and rne from the EmulationScope of the cal
 
 struct Computed {
   bool overflow = false;
-  double lse = 0;              // lse algorithms
-  std::vector<double> g;       // softmax algorithms
+  double lse = 0;         // lse algorithms
+  std::vector<double> g;  // softmax algorithms
 };
 
 bool IsInf(E v) { return std::isinf(v.Value()); }
@@ -104,11 +104,16 @@ Computed RunAlgorithm(std::size_t algorithm, const std::vector<double>& stored) 
   std::vector<E> x;
   for (double v : stored) x.push_back(E::FromFormatValue(v));
   switch (algorithm) {
-    case 0: return LseBasic(x);
-    case 1: return LseShifted(x);
-    case 2: return SoftmaxDivide(x, false);
-    case 3: return SoftmaxDivide(x, true);
-    default: return SoftmaxNoDivide(x);
+    case 0:
+      return LseBasic(x);
+    case 1:
+      return LseShifted(x);
+    case 2:
+      return SoftmaxDivide(x, false);
+    case 3:
+      return SoftmaxDivide(x, true);
+    default:
+      return SoftmaxNoDivide(x);
   }
 }
 
@@ -157,10 +162,14 @@ double BoundU(std::size_t algorithm, const std::vector<double>& x) {
   const double y = a + log1p_s;
   const double shifted_abs = std::fabs(y) + log1p_s + s / (1 + s) * (n - 1 + spread);
   switch (algorithm) {
-    case 0: return 1 + n / std::fabs(y);
-    case 1: return shifted_abs / std::fabs(y);
-    case 2: return n + 2;
-    case 3: return n + 2 + 2 * spread;
+    case 0:
+      return 1 + n / std::fabs(y);
+    case 1:
+      return shifted_abs / std::fabs(y);
+    case 2:
+      return n + 2;
+    case 3:
+      return n + 2 + 2 * spread;
     default: {
       double dev = 0;
       for (double v : x) dev = std::max(dev, std::fabs(v - y));
@@ -192,8 +201,8 @@ std::vector<std::vector<double>> ReadVectorsCsv(const std::string& path) {
     std::size_t start = 0;
     while (true) {
       const std::size_t comma = line.find(',', start);
-      fields.push_back(line.substr(start, comma == std::string::npos ? std::string::npos
-                                                                     : comma - start));
+      fields.push_back(
+          line.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
       if (comma == std::string::npos) break;
       start = comma + 1;
     }
@@ -203,8 +212,8 @@ std::vector<std::vector<double>> ReadVectorsCsv(const std::string& path) {
       continue;
     }
     if (fields.size() != width)
-      Bad(path, line_no, std::to_string(fields.size()) + " fields, the header has " +
-                             std::to_string(width));
+      Bad(path, line_no,
+          std::to_string(fields.size()) + " fields, the header has " + std::to_string(width));
     std::vector<double> row;
     for (const std::string& f : fields) {
       double v = 0;
@@ -228,7 +237,8 @@ std::vector<LseMnistRow> RunLseMnist(const std::vector<std::vector<double>>& vec
     const double u = format.UnitRoundoff();
     for (std::size_t v = 0; v < vectors.size(); ++v) {
       std::vector<double> stored;
-      for (double x : vectors[v]) stored.push_back(RoundToFormat(x, format, Rounding::kNearestEven));
+      for (double x : vectors[v])
+        stored.push_back(RoundToFormat(x, format, Rounding::kNearestEven));
       const std::size_t top =
           static_cast<std::size_t>(std::max_element(stored.begin(), stored.end()) - stored.begin());
       const double max_x = stored[top];
@@ -236,8 +246,8 @@ std::vector<LseMnistRow> RunLseMnist(const std::vector<std::vector<double>>& vec
       const reference::Reference ref_lse = reference::ReferenceLse(stored);
       const reference::Reference ref_softmax = reference::ReferenceSoftmax(stored);
       if (!ref_lse.cert.certified || !ref_softmax.cert.certified)
-        throw std::runtime_error("reference not certified for vector " + std::to_string(v) +
-                                 ": " + ref_lse.cert.note + ref_softmax.cert.note);
+        throw std::runtime_error("reference not certified for vector " + std::to_string(v) + ": " +
+                                 ref_lse.cert.note + ref_softmax.cert.note);
       const double ref_y = ref_lse.as_double.at(0);
       const std::vector<double>& ref_g = ref_softmax.as_double;
 #endif

@@ -86,10 +86,18 @@ void OnlineBranch(M& mem, const float* x, float* y, std::size_t n) {
 template <class M>
 void RunVariant(std::size_t variant, M& mem, const float* x, float* y, std::size_t n) {
   switch (variant) {
-    case 0: Naive(mem, x, y, n); break;
-    case 1: Safe(mem, x, y, n); break;
-    case 2: Online(mem, x, y, n); break;
-    default: OnlineBranch(mem, x, y, n); break;
+    case 0:
+      Naive(mem, x, y, n);
+      break;
+    case 1:
+      Safe(mem, x, y, n);
+      break;
+    case 2:
+      Online(mem, x, y, n);
+      break;
+    default:
+      OnlineBranch(mem, x, y, n);
+      break;
   }
 }
 

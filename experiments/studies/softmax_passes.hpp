@@ -39,8 +39,7 @@ struct SoftmaxPassCount {
 };
 
 // Inputs: n values of N(0, 1) * scale (seed), rounded to fp32.
-std::vector<SoftmaxPassCount> CountSoftmaxPasses(std::uint64_t n, std::uint64_t seed,
-                                                 double scale);
+std::vector<SoftmaxPassCount> CountSoftmaxPasses(std::uint64_t n, std::uint64_t seed, double scale);
 
 struct SoftmaxTiming {
   std::string variant;

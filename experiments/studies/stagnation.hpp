@@ -37,8 +37,8 @@ struct StagnationSpec {
 
 struct StagnationResult {
   bool stagnated = false;
-  std::uint64_t term = 0;          // the stagnating k when stagnated, else max_terms
-  double value = 0;                // the computed sum after `term` terms
+  std::uint64_t term = 0;             // the stagnating k when stagnated, else max_terms
+  double value = 0;                   // the computed sum after `term` terms
   long double exact_partial_sum = 0;  // sum of the mathematical terms 1..term
 };
 

@@ -83,7 +83,8 @@ std::vector<std::string> ExpandRange(const std::string& text) {
   const std::string inner = text.substr(open + 1, close - open - 1);
   const auto dots = inner.find("..");
   if (dots == std::string::npos)
-    throw std::invalid_argument("range '{" + inner + "}' needs the form {A..B}, {A..B by +S} or "
+    throw std::invalid_argument("range '{" + inner +
+                                "}' needs the form {A..B}, {A..B by +S} or "
                                 "{A..B by xF}");
   const std::string a_text = Trim(inner.substr(0, dots));
   std::string rest = inner.substr(dots + 2);
@@ -103,7 +104,8 @@ std::vector<std::string> ExpandRange(const std::string& text) {
       geometric = true;
       step = ParseRangeNumber(step_text.substr(1), text);
       if (step < 2 || a == 0)
-        throw std::invalid_argument("range '" + text + "': a geometric step xF needs F >= 2 and "
+        throw std::invalid_argument("range '" + text +
+                                    "': a geometric step xF needs F >= 2 and "
                                     "a start >= 1");
     } else {
       step = ParseRangeNumber(step_text[0] == '+' ? step_text.substr(1) : step_text, text);
@@ -114,7 +116,8 @@ std::vector<std::string> ExpandRange(const std::string& text) {
   const std::string pre = text.substr(0, open), post = text.substr(close + 1);
   for (std::uint64_t v = a; v <= b;) {
     out.push_back(pre + std::to_string(v) + post);
-    if (out.size() > 100000) throw std::invalid_argument("range '" + text + "' has over 10^5 values");
+    if (out.size() > 100000)
+      throw std::invalid_argument("range '" + text + "' has over 10^5 values");
     const std::uint64_t next = geometric ? v * step : v + step;
     if (next <= v) break;  // overflow
     v = next;
@@ -128,8 +131,8 @@ namespace {
 
 const std::map<std::string, std::vector<std::string>>& GridDefaults() {
   static const std::map<std::string, std::vector<std::string>> d = {
-      {"acc", {"same"}},          {"round", {"rne"}},      {"exp", {"libm"}},
-      {"schedule", {"seq"}},      {"backend", {"replay"}}, {"head_dim", {"64"}}};
+      {"acc", {"same"}},     {"round", {"rne"}},      {"exp", {"libm"}},
+      {"schedule", {"seq"}}, {"backend", {"replay"}}, {"head_dim", {"64"}}};
   return d;
 }
 
@@ -164,8 +167,9 @@ void CheckValue(const Checker& c, const std::string& key, const std::string& v) 
     try {
       ParseFormat(v);
     } catch (const std::exception& e) {
-      c.Fail(k, v, std::string(e.what()) +
-                       "; allowed: fp8e4m3 fp8e4m3sat fp8e5m2 fp16 bf16 tf32 fp32 fp64 custom:...");
+      c.Fail(k, v,
+             std::string(e.what()) +
+                 "; allowed: fp8e4m3 fp8e4m3sat fp8e5m2 fp16 bf16 tf32 fp32 fp64 custom:...");
     }
   } else if (key == "acc") {
     if (v == "same") return;
@@ -180,7 +184,8 @@ void CheckValue(const Checker& c, const std::string& key, const std::string& v) 
         try {
           ParseFormat(side);
         } catch (const std::exception& e) {
-          c.Fail(k, v, std::string(e.what()) + "; each side of INNER>OUTER: same, a dtype, or mpfr:BITS");
+          c.Fail(k, v,
+                 std::string(e.what()) + "; each side of INNER>OUTER: same, a dtype, or mpfr:BITS");
         }
       }
       return;
@@ -204,7 +209,8 @@ void CheckValue(const Checker& c, const std::string& key, const std::string& v) 
     }
   } else if (key == "exp") {
     const auto& exps = registry::ExpNames();
-    if (std::find(exps.begin(), exps.end(), v) == exps.end()) c.Fail(k, v, "allowed: " + Join(exps));
+    if (std::find(exps.begin(), exps.end(), v) == exps.end())
+      c.Fail(k, v, "allowed: " + Join(exps));
   } else if (key == "schedule") {
     try {
       ParseSchedule(v);
@@ -237,7 +243,8 @@ void CheckValue(const Checker& c, const std::string& key, const std::string& v) 
 }
 
 // One TOML value (or array of them) of a grid or exclude key -> expanded texts.
-std::vector<std::string> Values(const Checker& c, const std::string& where, const toml::node& node) {
+std::vector<std::string> Values(const Checker& c, const std::string& where,
+                                const toml::node& node) {
   std::vector<const toml::node*> items;
   if (const auto* arr = node.as_array()) {
     for (const auto& e : *arr) items.push_back(&e);
@@ -296,8 +303,10 @@ std::size_t NonAsciiLine(const std::string& text) {
       if (!comment) return line;
     } else if (comment) {
     } else if (quote) {
-      if (ch == '\\' && quote == '"') ++i;
-      else if (ch == quote) quote = 0;
+      if (ch == '\\' && quote == '"')
+        ++i;
+      else if (ch == quote)
+        quote = 0;
     } else if (ch == '"' || ch == '\'') {
       quote = ch;
     } else if (ch == '#') {
@@ -335,7 +344,8 @@ Config ParseConfig(const std::string& text, const std::string& path) {
   }
   // [sweep]
   std::string stem = path;
-  if (auto slash = stem.find_last_of('/'); slash != std::string::npos) stem = stem.substr(slash + 1);
+  if (auto slash = stem.find_last_of('/'); slash != std::string::npos)
+    stem = stem.substr(slash + 1);
   if (auto dot = stem.rfind(".toml"); dot != std::string::npos) stem = stem.substr(0, dot);
   cfg.name = stem;
   cfg.seed = 1;
@@ -378,7 +388,8 @@ Config ParseConfig(const std::string& text, const std::string& path) {
   }
   for (const char* required : {"op", "dtype", "n", "input"})
     if (!cfg.grid.count(required))
-      c.Fail(std::string("[grid] ") + required, "", "missing; a sweep needs op, dtype, n and input");
+      c.Fail(std::string("[grid] ") + required, "",
+             "missing; a sweep needs op, dtype, n and input");
   for (const auto& [k, d] : GridDefaults())
     if (!cfg.grid.count(k)) cfg.grid[k] = d;
   // [[exclude]]
@@ -397,7 +408,8 @@ Config ParseConfig(const std::string& text, const std::string& path) {
           e.match[key].push_back(Canonical(key, s));
         }
       }
-      if (e.match.empty()) c.Fail("[[exclude]] #" + std::to_string(i + 1), "", "empty: it would drop every trial");
+      if (e.match.empty())
+        c.Fail("[[exclude]] #" + std::to_string(i + 1), "", "empty: it would drop every trial");
       cfg.exclude.push_back(std::move(e));
     }
   }
@@ -436,9 +448,9 @@ std::vector<TrialParams> Enumerate(const Config& c) {
                 for (const auto& n : g.at("n"))
                   for (const auto& input : g.at("input"))
                     for (const auto& hd : TakesHeadDim(op) ? g.at("head_dim") : none) {
-                      cell = {{"op", op},         {"dtype", dtype},     {"acc", acc},
-                              {"round", round},   {"exp", exp},         {"schedule", schedule},
-                              {"backend", backend}, {"n", n},           {"input", input}};
+                      cell = {{"op", op},           {"dtype", dtype}, {"acc", acc},
+                              {"round", round},     {"exp", exp},     {"schedule", schedule},
+                              {"backend", backend}, {"n", n},         {"input", input}};
                       if (!hd.empty()) cell["head_dim"] = hd;
                       if (excluded(cell)) continue;
                       for (std::uint64_t t = 0; t < c.trials; ++t) {
@@ -457,9 +469,10 @@ std::vector<TrialParams> Enumerate(const Config& c) {
                         p.trial = t;
                         p.input_seed = InputSeed(c.seed, input, p.n, p.head_dim, t);
                         // Stochastic rounding: one stream per trial, from its input and cell.
-                        p.sr_seed = Mix(p.input_seed ^
-                                        Fnv1a(op + "|" + dtype + "|" + acc + "|" + round + "|" +
-                                              exp + "|" + schedule + "|" + backend)) >> 1;
+                        p.sr_seed =
+                            Mix(p.input_seed ^ Fnv1a(op + "|" + dtype + "|" + acc + "|" + round +
+                                                     "|" + exp + "|" + schedule + "|" + backend)) >>
+                            1;
                         out.push_back(std::move(p));
                       }
                     }

@@ -26,8 +26,8 @@ class ConfigError : public std::runtime_error {
 
 // The grid keys in cell order (FORMAT.md), without the trial index.
 inline const std::vector<std::string>& GridKeys() {
-  static const std::vector<std::string> keys = {"op",       "dtype", "acc", "round", "exp",
-                                                "schedule", "backend", "n", "input", "head_dim"};
+  static const std::vector<std::string> keys = {"op",       "dtype",   "acc", "round", "exp",
+                                                "schedule", "backend", "n",   "input", "head_dim"};
   return keys;
 }
 

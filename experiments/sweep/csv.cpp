@@ -9,16 +9,40 @@
 namespace carrier::sweep {
 
 const std::vector<std::string>& CsvColumns() {
-  static const std::vector<std::string> cols = {
-      "trial_id",        "op",             "dtype",          "acc",
-      "round",           "exp",            "schedule",       "backend",
-      "n",               "input",          "head_dim",       "trial",
-      "input_seed",      "status",         "error",          "schedule_used",
-      "result",          "reference",      "reference_tier", "reference_bits",
-      "reference_certified", "abs_error",  "rel_error",      "ulp_error",
-      "bound",           "bound_kind",     "error_to_bound", "u",
-      "tree_max_depth",  "tree_mean_depth", "tree_hash",     "cond",
-      "seconds",         "reference_seconds"};
+  static const std::vector<std::string> cols = {"trial_id",
+                                                "op",
+                                                "dtype",
+                                                "acc",
+                                                "round",
+                                                "exp",
+                                                "schedule",
+                                                "backend",
+                                                "n",
+                                                "input",
+                                                "head_dim",
+                                                "trial",
+                                                "input_seed",
+                                                "status",
+                                                "error",
+                                                "schedule_used",
+                                                "result",
+                                                "reference",
+                                                "reference_tier",
+                                                "reference_bits",
+                                                "reference_certified",
+                                                "abs_error",
+                                                "rel_error",
+                                                "ulp_error",
+                                                "bound",
+                                                "bound_kind",
+                                                "error_to_bound",
+                                                "u",
+                                                "tree_max_depth",
+                                                "tree_mean_depth",
+                                                "tree_hash",
+                                                "cond",
+                                                "seconds",
+                                                "reference_seconds"};
   return cols;
 }
 

@@ -16,7 +16,7 @@ namespace carrier::sweep {
 const std::vector<std::string>& CsvColumns();
 std::string CsvHeaderLine();  // with '\n'
 
-std::string CsvField(const std::string& s);  // quoted when needed
+std::string CsvField(const std::string& s);                   // quoted when needed
 std::string CsvLine(const std::vector<std::string>& fields);  // with '\n'
 // Splits one line (without its '\n'); throws std::invalid_argument on an unterminated quote.
 std::vector<std::string> SplitCsvLine(const std::string& line);
@@ -25,11 +25,11 @@ std::vector<std::string> SplitCsvLine(const std::string& line);
 std::string CsvNumber(double v);
 
 struct CsvFile {
-  std::string header;               // first line without '\n' ("" when the file is empty)
-  std::vector<std::string> rows;    // complete data lines without '\n'
-  std::vector<std::uint64_t> ids;   // trial_id of each row
-  std::uint64_t complete_bytes = 0; // length of the prefix made of complete lines
-  bool partial_tail = false;        // bytes after the last '\n' (a row cut by a kill)
+  std::string header;                // first line without '\n' ("" when the file is empty)
+  std::vector<std::string> rows;     // complete data lines without '\n'
+  std::vector<std::uint64_t> ids;    // trial_id of each row
+  std::uint64_t complete_bytes = 0;  // length of the prefix made of complete lines
+  bool partial_tail = false;         // bytes after the last '\n' (a row cut by a kill)
 };
 // Throws std::runtime_error (one line naming the file and line) when a complete row has no
 // valid trial_id or the wrong number of fields.

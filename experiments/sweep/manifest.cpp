@@ -74,14 +74,16 @@ const Machine& GetMachine() {
     x.git_commit = Shell(git + "rev-parse HEAD");
     if (!x.git_commit.empty())
       x.git_dirty = Shell(git + "status --porcelain --untracked-files=no | head -n1").empty()
-                        ? "false" : "true";
+                        ? "false"
+                        : "true";
     x.cpu = CpuModel();
 #if defined(CARRIER_MANIFEST_HWY) && CARRIER_MANIFEST_HWY
     const std::int64_t targets = hwy::SupportedTargets();
     x.simd = targets ? hwy::TargetName(targets & -targets) : "";
 #endif
-    x.gpu = Shell("command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name "
-                  "--format=csv,noheader | head -n1");
+    x.gpu = Shell(
+        "command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name "
+        "--format=csv,noheader | head -n1");
     return x;
   }();
   return m;
@@ -117,8 +119,10 @@ std::string JsonUnquote(const std::string& raw) {
     char c = raw[i];
     if (c == '\\' && i + 2 < raw.size()) {
       c = raw[++i];
-      if (c == 'n') c = '\n';
-      else if (c == 't') c = '\t';
+      if (c == 'n')
+        c = '\n';
+      else if (c == 't')
+        c = '\t';
       else if (c == 'u') {
         // \uXXXX: four hex digits (JsonQuote writes them for control characters). Anything
         // else is kept as written: a damaged manifest must give resume and merge their one-line
@@ -186,7 +190,8 @@ std::string ManifestJson(const ManifestRun& r) {
   boost = BOOST_LIB_VERSION;
 #endif
 #if defined(CARRIER_MANIFEST_HWY) && CARRIER_MANIFEST_HWY
-  hwy = std::to_string(HWY_MAJOR) + "." + std::to_string(HWY_MINOR) + "." + std::to_string(HWY_PATCH);
+  hwy =
+      std::to_string(HWY_MAJOR) + "." + std::to_string(HWY_MINOR) + "." + std::to_string(HWY_PATCH);
 #endif
   std::string j = "{\n";
   auto add = [&](const std::string& k, const std::string& v) {

@@ -13,8 +13,8 @@ struct ManifestRun {
   std::string config_path;
   std::string config_hash;
   std::string config_text;
-  std::string start_time;  // UTC ISO 8601
-  std::string end_time;    // empty while running: written as null
+  std::string start_time;             // UTC ISO 8601
+  std::string end_time;               // empty while running: written as null
   std::uint64_t trials_total = 0;     // trials of the whole config
   std::uint64_t trials_in_shard = 0;  // trials this folder is responsible for
   std::uint64_t trials_done = 0;      // rows in trials.csv

@@ -9,8 +9,8 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -80,10 +80,10 @@ class Progress {
       const int width = 30, fill = static_cast<int>(width * done / total_);
       b = "[" + std::string(fill, '=') + std::string(width - fill, ' ') + "] ";
     }
-    std::snprintf(buf, sizeof buf, "sweep: %s%llu/%llu trials (%3.0f%%), %.1f trials/s, ETA %d:%02d",
-                  b.c_str(), static_cast<unsigned long long>(done),
-                  static_cast<unsigned long long>(total_), 100.0 * done / total_, rate,
-                  static_cast<int>(eta) / 60, static_cast<int>(eta) % 60);
+    std::snprintf(
+        buf, sizeof buf, "sweep: %s%llu/%llu trials (%3.0f%%), %.1f trials/s, ETA %d:%02d",
+        b.c_str(), static_cast<unsigned long long>(done), static_cast<unsigned long long>(total_),
+        100.0 * done / total_, rate, static_cast<int>(eta) / 60, static_cast<int>(eta) % 60);
     return buf;
   }
   std::uint64_t total_;
@@ -119,7 +119,8 @@ void PrintSummary(const std::string& csv_path) {
   };
   const std::size_t c_op = col("op"), c_dtype = col("dtype"), c_acc = col("acc"),
                     c_round = col("round"), c_backend = col("backend"), c_sched = col("schedule"),
-                    c_status = col("status"), c_rel = col("rel_error"), c_ratio = col("error_to_bound");
+                    c_status = col("status"), c_rel = col("rel_error"),
+                    c_ratio = col("error_to_bound");
   struct Sched {
     std::vector<double> rel;
     double max_ratio = NAN;
@@ -143,8 +144,9 @@ void PrintSummary(const std::string& csv_path) {
     const double r = ParseDouble(fld[c_ratio]);
     if (!std::isnan(r)) s.max_ratio = std::isnan(s.max_ratio) ? r : std::max(s.max_ratio, r);
   }
-  std::printf("\nsummary: per op and format, the worst and the best merge order by median relative\n"
-              "error over its trials (and the largest error/bound of that order; '-' = no bound)\n\n");
+  std::printf(
+      "\nsummary: per op and format, the worst and the best merge order by median relative\n"
+      "error over its trials (and the largest error/bound of that order; '-' = no bound)\n\n");
   std::printf("%-26s %-22s %-10s %-9s   %-22s %-10s %-9s\n", "op / format", "worst order",
               "median err", "err/bound", "best order", "median err", "err/bound");
   std::printf("%s\n", std::string(116, '-').c_str());
@@ -168,8 +170,9 @@ void PrintSummary(const std::string& csv_path) {
                 cli::Sig(wv, 2).c_str(), ratio(w.max_ratio).c_str(), best.c_str(),
                 cli::Sig(bv, 2).c_str(), ratio(b.max_ratio).c_str());
   }
-  if (failed) std::printf("(%llu failed trials not summarised; see the error column)\n",
-                          static_cast<unsigned long long>(failed));
+  if (failed)
+    std::printf("(%llu failed trials not summarised; see the error column)\n",
+                static_cast<unsigned long long>(failed));
 }
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
@@ -196,10 +199,21 @@ std::vector<std::string> RowFields(const TrialParams& p, const std::string& stat
                                    const std::string& error, const run::TrialOutcome* o,
                                    const run::SharedReference* ref, double ref_seconds) {
   auto num = [](double v) { return CsvNumber(v); };
-  std::vector<std::string> f = {
-      std::to_string(p.trial_id), p.op, p.dtype, p.acc, p.round, p.exp, p.schedule, p.backend,
-      std::to_string(p.n), p.input, p.head_dim ? std::to_string(p.head_dim) : "",
-      std::to_string(p.trial), std::to_string(p.input_seed), status, error};
+  std::vector<std::string> f = {std::to_string(p.trial_id),
+                                p.op,
+                                p.dtype,
+                                p.acc,
+                                p.round,
+                                p.exp,
+                                p.schedule,
+                                p.backend,
+                                std::to_string(p.n),
+                                p.input,
+                                p.head_dim ? std::to_string(p.head_dim) : "",
+                                std::to_string(p.trial),
+                                std::to_string(p.input_seed),
+                                status,
+                                error};
   if (!o) {
     f.resize(CsvColumns().size());
     if (ref) {
@@ -276,7 +290,8 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
     try {
       j.trial = run::ResolveTrial(s);
       j.group = run::ReferenceKey(j.trial) + "|" + p.dtype + "|" + p.input + "|" +
-                std::to_string(p.n) + "|" + std::to_string(p.head_dim) + "|" + std::to_string(p.trial);
+                std::to_string(p.n) + "|" + std::to_string(p.head_dim) + "|" +
+                std::to_string(p.trial);
       group_names.insert(j.group);
     } catch (const run::SpecError& e) {
       j.spec_error = OneLine(e.what());
@@ -291,19 +306,21 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
     std::printf("; %zu distinct inputs and references", group_names.size());
     std::uint64_t bad = 0;
     for (const auto& j : jobs) bad += !j.spec_error.empty();
-    if (bad) std::printf("; %llu trials will fail (parameters that cannot run together)",
-                         static_cast<unsigned long long>(bad));
+    if (bad)
+      std::printf("; %llu trials will fail (parameters that cannot run together)",
+                  static_cast<unsigned long long>(bad));
     std::printf("\nfirst trials:\n");
     for (std::size_t i = 0; i < jobs.size() && i < 10; ++i) {
       const TrialParams& p = *jobs[i].p;
-      std::printf("  %llu op=%s dtype=%s acc=%s round=%s exp=%s schedule=%s backend=%s n=%llu "
-                  "input=%s%s trial=%llu%s\n",
-                  static_cast<unsigned long long>(p.trial_id), p.op.c_str(), p.dtype.c_str(),
-                  p.acc.c_str(), p.round.c_str(), p.exp.c_str(), p.schedule.c_str(),
-                  p.backend.c_str(), static_cast<unsigned long long>(p.n), p.input.c_str(),
-                  p.head_dim ? (" head_dim=" + std::to_string(p.head_dim)).c_str() : "",
-                  static_cast<unsigned long long>(p.trial),
-                  jobs[i].spec_error.empty() ? "" : ("  (fails: " + jobs[i].spec_error + ")").c_str());
+      std::printf(
+          "  %llu op=%s dtype=%s acc=%s round=%s exp=%s schedule=%s backend=%s n=%llu "
+          "input=%s%s trial=%llu%s\n",
+          static_cast<unsigned long long>(p.trial_id), p.op.c_str(), p.dtype.c_str(), p.acc.c_str(),
+          p.round.c_str(), p.exp.c_str(), p.schedule.c_str(), p.backend.c_str(),
+          static_cast<unsigned long long>(p.n), p.input.c_str(),
+          p.head_dim ? (" head_dim=" + std::to_string(p.head_dim)).c_str() : "",
+          static_cast<unsigned long long>(p.trial),
+          jobs[i].spec_error.empty() ? "" : ("  (fails: " + jobs[i].spec_error + ")").c_str());
     }
     return 0;
   }
@@ -320,15 +337,17 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
   std::set<std::uint64_t> done;
   bool have_csv = fs::exists(csv) && fs::file_size(csv) > 0;
   if (have_csv && !opt.resume)
-    throw cli::UsageError("carrier sweep: " + csv + " already exists; give --resume to continue "
+    throw cli::UsageError("carrier sweep: " + csv +
+                          " already exists; give --resume to continue "
                           "that run, or -o another folder");
   if (have_csv) {
     const std::string m = Slurp(manifest_path);
     const auto mh = ManifestField(m, "config_hash");
     if (!mh || JsonUnquote(*mh) != hash)
-      throw cli::UsageError("carrier sweep: --resume: " + manifest_path + " is missing or records "
-                            "another config (hash " + (mh ? JsonUnquote(*mh) : "none") +
-                            ", this config " + hash + ")");
+      throw cli::UsageError("carrier sweep: --resume: " + manifest_path +
+                            " is missing or records "
+                            "another config (hash " +
+                            (mh ? JsonUnquote(*mh) : "none") + ", this config " + hash + ")");
     const auto ms = ManifestField(m, "shard");
     if (!ms || (*ms == "null" ? "" : JsonUnquote(*ms)) != shard)
       throw cli::UsageError("carrier sweep: --resume: " + dir + " was run as shard '" +
@@ -465,8 +484,10 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
         if (!e->ready) {
           try {
             const auto gen = inputs::ParseGenerator(p.input);
-            e->input = std::make_unique<run::TrialInput>(run::MakeInput(j.trial, gen, p.n, p.input_seed));
-            e->ref = std::make_unique<run::SharedReference>(run::ComputeReference(j.trial, *e->input));
+            e->input =
+                std::make_unique<run::TrialInput>(run::MakeInput(j.trial, gen, p.n, p.input_seed));
+            e->ref =
+                std::make_unique<run::SharedReference>(run::ComputeReference(j.trial, *e->input));
             ref_seconds = e->ref->seconds;
           } catch (const std::exception& ex) {
             e->error = "input or reference: " + OneLine(ex.what());
@@ -499,14 +520,14 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
     }
     run::ReleaseThreadCaches();
   };
-  const unsigned n_threads = std::max(1u, std::min<unsigned>(opt.jobs, std::max<std::size_t>(todo.size(), 1)));
+  const unsigned n_threads =
+      std::max(1u, std::min<unsigned>(opt.jobs, std::max<std::size_t>(todo.size(), 1)));
   std::vector<std::thread> threads;
   for (unsigned t = 0; t < n_threads; ++t) threads.emplace_back(worker);
   for (auto& t : threads) t.join();
   const std::string resume_cmd =
-      "carrier sweep " +
-      (cfg.path.rfind("(", 0) == 0 ? std::string("--default") : cfg.path) + " --resume -o " + dir +
-      (shard.empty() ? "" : " --shard " + shard);
+      "carrier sweep " + (cfg.path.rfind("(", 0) == 0 ? std::string("--default") : cfg.path) +
+      " --resume -o " + dir + (shard.empty() ? "" : " --shard " + shard);
   if (!write_error.empty())
     throw cli::UsageError("carrier sweep: " + write_error + "; " + csv + " keeps its whole rows; " +
                           "once the cause is fixed, continue with: " + resume_cmd);
@@ -530,26 +551,29 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
   try {
     if (const int sig = io::StopSignal()) {
       final_manifest(false);
-      std::fprintf(stderr, "sweep: stopped by %s after the rows in flight: %s holds %llu of %llu "
-                   "rows; continue with: %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM", csv.c_str(),
+      std::fprintf(stderr,
+                   "sweep: stopped by %s after the rows in flight: %s holds %llu of %llu "
+                   "rows; continue with: %s\n",
+                   sig == SIGINT ? "SIGINT" : "SIGTERM", csv.c_str(),
                    static_cast<unsigned long long>(mr.trials_done),
                    static_cast<unsigned long long>(mr.trials_in_shard), resume_cmd.c_str());
       return 128 + sig;
     }
     final_manifest(true);
   } catch (const io::IoError& e) {
-    throw cli::UsageError("carrier sweep: " + std::string(e.what()) + "; continue with: " +
-                          resume_cmd);
+    throw cli::UsageError("carrier sweep: " + std::string(e.what()) +
+                          "; continue with: " + resume_cmd);
   }
   const double wall = mr.wall_seconds;
-  std::printf("sweep %s: %llu trials run in %.2f s with %u jobs (%.1f trials/s; %.0f%% of the "
-              "summed time in references), %llu failed this run; %s holds %llu of %llu rows\n",
-              cfg.name.c_str(), static_cast<unsigned long long>(finished), wall, n_threads,
-              wall > 0 ? finished / wall : 0.0,
-              ref_total + trial_total > 0 ? 100 * ref_total / (ref_total + trial_total) : 0.0,
-              static_cast<unsigned long long>(failed), csv.c_str(),
-              static_cast<unsigned long long>(mr.trials_done),
-              static_cast<unsigned long long>(mr.trials_in_shard));
+  std::printf(
+      "sweep %s: %llu trials run in %.2f s with %u jobs (%.1f trials/s; %.0f%% of the "
+      "summed time in references), %llu failed this run; %s holds %llu of %llu rows\n",
+      cfg.name.c_str(), static_cast<unsigned long long>(finished), wall, n_threads,
+      wall > 0 ? finished / wall : 0.0,
+      ref_total + trial_total > 0 ? 100 * ref_total / (ref_total + trial_total) : 0.0,
+      static_cast<unsigned long long>(failed), csv.c_str(),
+      static_cast<unsigned long long>(mr.trials_done),
+      static_cast<unsigned long long>(mr.trials_in_shard));
   std::fflush(stdout);
   return 0;
 }

@@ -26,7 +26,7 @@ struct SweepOptions {
   unsigned jobs = 1;
   bool resume = false;
   bool dry_run = false;
-  bool quiet = false;  // no progress lines
+  bool quiet = false;                      // no progress lines
   std::uint64_t shard_k = 0, shard_n = 0;  // 0/0: the whole config
 };
 

@@ -28,10 +28,12 @@ void CheckPlan(const SlurmPlan& p) {
     throw SlurmError("--slurm N needs 1 <= N <= 100000 (the array's tasks), got " +
                      std::to_string(p.shards));
   if (!p.partition.empty() && !std::regex_match(p.partition, std::regex("[A-Za-z0-9_.,-]+")))
-    throw SlurmError("--partition '" + p.partition + "' is not a partition name (letters, digits, _ . , -)");
+    throw SlurmError("--partition '" + p.partition +
+                     "' is not a partition name (letters, digits, _ . , -)");
   // sbatch --time: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS.
   static const std::regex time_re(
-      "([0-9]+)|([0-9]+:[0-9]{2})|([0-9]+:[0-9]{2}:[0-9]{2})|([0-9]+-[0-9]+(:[0-9]{2}(:[0-9]{2})?)?)");
+      "([0-9]+)|([0-9]+:[0-9]{2})|([0-9]+:[0-9]{2}:[0-9]{2})|([0-9]+-[0-9]+(:[0-9]{2}(:[0-9]{2})?)?"
+      ")");
   if (!p.time.empty() && !std::regex_match(p.time, time_re))
     throw SlurmError("--time '" + p.time + "' is not a Slurm time (MM, HH:MM:SS or D-HH:MM:SS)");
 }
@@ -46,8 +48,9 @@ std::string WriteSlurmScript(SlurmPlan p) {
   fs::create_directories(fs::path(p.out_dir) / "slurm", ec);
   const std::string dir = fs::absolute(p.out_dir).lexically_normal().string();
   const std::string exe = fs::absolute(p.carrier_exe).lexically_normal().string();
-  const std::string config =
-      p.default_config ? "--default" : Quote(fs::absolute(p.config_path).lexically_normal().string());
+  const std::string config = p.default_config
+                                 ? "--default"
+                                 : Quote(fs::absolute(p.config_path).lexically_normal().string());
   const std::string n = std::to_string(p.shards);
   std::string opts;  // partition and time, for both jobs
   if (!p.partition.empty()) opts += " --partition=" + p.partition;
@@ -57,7 +60,8 @@ std::string WriteSlurmScript(SlurmPlan p) {
   s << "#!/bin/bash\n"
     << "# Written by carrier sweep --slurm " << n << " (experiments/sweep/slurm.hpp). Submit with\n"
     << "#   sbatch " << dir << "/submit.sbatch\n"
-    << "# Task K of the array runs shard K/" << n << " into shard-K/; task 1 also submits the merge\n"
+    << "# Task K of the array runs shard K/" << n
+    << " into shard-K/; task 1 also submits the merge\n"
     << "# job, which waits for every task to succeed and merges the shards into this folder.\n"
     << "#SBATCH --job-name=" << p.job_name << "\n"
     << "#SBATCH --array=1-" << n << "\n"

@@ -25,8 +25,8 @@ class SlurmError : public std::runtime_error {
 };
 
 struct SlurmPlan {
-  std::string carrier_exe;  // absolute path of the carrier executable
-  std::string config_path;  // the config file (absolute after WriteSlurmScript), or empty with
+  std::string carrier_exe;      // absolute path of the carrier executable
+  std::string config_path;      // the config file (absolute after WriteSlurmScript), or empty with
   bool default_config = false;  // --default: the embedded default study
   std::string out_dir;
   std::uint64_t shards = 0;

@@ -88,16 +88,17 @@ int RunDemo(const std::vector<std::string>& argv) {
 
   std::cout << "carrier demo: n = " << n << " fp32 values x = 100 + N(0,1), seed " << seed
             << "; compute type fp32, libm exp; reference: "
-            << (std::isnan(ref_sum) ? "none (a build without MPFR)" : "certified (precision/reference)")
+            << (std::isnan(ref_sum) ? "none (a build without MPFR)"
+                                    : "certified (precision/reference)")
             << "\n\n";
-  std::cout << std::left << std::setw(10) << "op" << std::setw(13) << "schedule"
-            << std::setw(16) << "result (fp32)" << std::setw(26) << "rel. error vs reference"
+  std::cout << std::left << std::setw(10) << "op" << std::setw(13) << "schedule" << std::setw(16)
+            << "result (fp32)" << std::setw(26) << "rel. error vs reference"
             << "  max leaf depth\n";
   std::cout << std::string(81, '-') << "\n";
   for (const Row& r : rows)
-    std::cout << std::left << std::setw(10) << r.op << std::setw(13) << r.schedule
-              << std::setw(16) << r.result << std::setw(26) << (std::isnan(r.rel_diff) ? std::string("n/a") : Sig(r.rel_diff))
-              << r.depth << "\n";
+    std::cout << std::left << std::setw(10) << r.op << std::setw(13) << r.schedule << std::setw(16)
+              << r.result << std::setw(26)
+              << (std::isnan(r.rel_diff) ? std::string("n/a") : Sig(r.rel_diff)) << r.depth << "\n";
   if (!std::isnan(ref_sum))
     std::cout << "\nreference (certified): lse " << Shortest(ref_lse) << ", variance "
               << Shortest(ref_var) << ", sum " << Shortest(ref_sum) << "\n";

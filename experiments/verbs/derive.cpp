@@ -28,8 +28,10 @@ int RunDerive(const std::vector<std::string>& argv) {
   if (trials == 0 || trials > 10000000) args.Fail("--trials must be between 1 and 10^7");
   const registry::Entry* e = registry::Find(op);
   if (e && e->user && !e->derive)
-    args.Fail("user carrier '" + op + "' was registered without a derivation (give one with "
-              "CARRIER_REGISTER_DERIVABLE); derivable: " + op_list);
+    args.Fail("user carrier '" + op +
+              "' was registered without a derivation (give one with "
+              "CARRIER_REGISTER_DERIVABLE); derivable: " +
+              op_list);
   if (!e || !e->derive) args.Fail("unknown OP '" + op + "' (" + op_list + ")");
   return e->derive(trials, seed);
 }

@@ -96,8 +96,7 @@ int RunEquiv(const std::vector<std::string>& argv) {
   if (auto path = args.Get("witness")) {
     std::ofstream f(*path);
     if (!f) args.Fail("cannot write --witness " + *path);
-    f << "# carrier equiv witness: " << ta.schedule << " vs " << tb.schedule << ", n " << n
-      << "\n";
+    f << "# carrier equiv witness: " << ta.schedule << " vs " << tb.schedule << ", n " << n << "\n";
     for (double v : w) f << v << "\n";
     std::cout << "written         " << *path << " (carrier eval --op sum --input " << *path
               << " --schedule S)\n";
@@ -117,7 +116,8 @@ const char kEquivHelp[] =
     "usage: carrier equiv S1 S2 --n N [--carrier sum|max] [--dtype fp32|fp64] [--witness FILE]\n"
     "\n"
     "Builds both schedules' trees over N inputs and compares their identity (core/tree_hash.hpp:\n"
-    "the binary form, which decides the bits of carriers with Push == Combine(s, Lift(x))). Exit 0\n"
+    "the binary form, which decides the bits of carriers with Push == Combine(s, Lift(x))). Exit "
+    "0\n"
     "when they are the same tree. Otherwise finds, by construction, inputs i and j whose lowest\n"
     "common ancestor differs between the trees and prints FPRev's mask x[i] = +M, x[j] = -M, all\n"
     "other x = 1, on which the two sums are n - |LCA_A| and n - |LCA_B|; both trees are replayed\n"

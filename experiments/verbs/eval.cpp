@@ -79,7 +79,8 @@ int RunEval(const std::vector<std::string>& argv) {
   if (!entry.head_dims.empty() && !args.Get("head-dim")) {
     std::string dims;
     for (auto d : entry.head_dims) dims += (dims.empty() ? "" : " ") + std::to_string(d);
-    args.Fail("--op " + op + " needs --head-dim D (" + dims + "): n queries over --n keys, each "
+    args.Fail("--op " + op + " needs --head-dim D (" + dims +
+              "): n queries over --n keys, each "
               "of dimension D");
   }
   if (entry.head_dims.empty() && args.Get("head-dim"))
@@ -132,13 +133,15 @@ int RunEval(const std::vector<std::string>& argv) {
   // Inputs, rounded to the storage format.
   const bool two = entry.input == registry::InputKind::kPairs;
   run::TrialInput input;
-  if (args.Get("input") && args.Get("gen")) args.Fail("give either --input FILE or --gen DIST, not both");
+  if (args.Get("input") && args.Get("gen"))
+    args.Fail("give either --input FILE or --gen DIST, not both");
   if (auto path = args.Get("input")) {
     if (args.Get("n")) args.Fail("--n goes with --gen; a file's length is its own");
     if (qkv) args.Fail("--op " + op + " takes generated inputs only (--gen DIST --n N)");
     try {
       auto cols = inputs::ReadNumbersFile(*path, two ? 2 : 1, allow_nonfinite);
-      input = run::MakeInputFromValues(trial, std::move(cols.a), std::move(cols.b), "file:" + *path);
+      input =
+          run::MakeInputFromValues(trial, std::move(cols.a), std::move(cols.b), "file:" + *path);
     } catch (const inputs::InputError& e) {
       throw UsageError("carrier eval: " + std::string(e.what()));
     }
@@ -154,7 +157,9 @@ int RunEval(const std::vector<std::string>& argv) {
     if (n > (std::uint64_t{1} << 26)) args.Fail("--n must be at most 2^26 for eval");
     try {  // a generator that cannot serve this n (exact:, orders issue 15) is bad input
       input = run::MakeInput(trial, gspec, n, seed);
-    } catch (const std::invalid_argument& e) { args.Fail(e.what()); }
+    } catch (const std::invalid_argument& e) {
+      args.Fail(e.what());
+    }
   } else {
     args.Fail("give the input: --input FILE (or - for stdin) or --gen DIST --n N");
   }
@@ -228,8 +233,9 @@ int RunEval(const std::vector<std::string>& argv) {
   if (!got.has_bound) {
     add("bound", JsonString("unavailable"));
     add("bound_kind", JsonString("unavailable"));
-    add("bound_formula", JsonString(user ? "none: a registered user carrier declares no a-priori bound"
-                                         : "none: the op table has no a-priori bound for " + op));
+    add("bound_formula",
+        JsonString(user ? "none: a registered user carrier declares no a-priori bound"
+                        : "none: the op table has no a-priori bound for " + op));
     add("error_to_bound", JsonDouble(NAN));
     add("bound_vacuous", "false");
   } else {
@@ -262,8 +268,9 @@ int RunEval(const std::vector<std::string>& argv) {
 
 namespace carrier::cli {
 int RunEval(const std::vector<std::string>&) {
-  throw UsageError("carrier eval: this build has no MPFR (configured with CARRIER_WITH_MPFR=OFF "
-                   "or without libmpfr-dev), so it has no certified references");
+  throw UsageError(
+      "carrier eval: this build has no MPFR (configured with CARRIER_WITH_MPFR=OFF "
+      "or without libmpfr-dev), so it has no certified references");
 }
 }  // namespace carrier::cli
 

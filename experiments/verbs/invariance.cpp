@@ -1,12 +1,13 @@
 // carrier invariance: does a schedule family keep a row's tree fixed across batch sizes,
 // padding or chunk alignment? Decided on trees (core/invariance.hpp); a failure comes with an
 // FPRev mask on which the row's sum differs between the two contexts, replayed to confirm.
+#include "core/invariance.hpp"
+
 #include <cmath>
 #include <iostream>
 
 #include "cli/args.hpp"
 #include "core/carriers/sum.hpp"
-#include "core/invariance.hpp"
 #include "core/replay.hpp"
 #include "verbs/verbs.hpp"
 
@@ -61,8 +62,7 @@ int RunInvariance(const std::vector<std::string>& argv) {
   std::cout << "verdict         NOT invariant: " << r.context_a << " and " << r.context_b
             << " reduce the row by different trees\n"
             << "witness         row x[" << r.diff.i << "] = +2^" << std::ilogb(m) << ", x["
-            << r.diff.j << "] = -2^" << std::ilogb(m)
-            << ", other row inputs 1, pads and prefix 0\n"
+            << r.diff.j << "] = -2^" << std::ilogb(m) << ", other row inputs 1, pads and prefix 0\n"
             << "replayed        row sum " << a << " vs " << b << " (fp64)\n";
   return a != b ? 1 : 3;
 }

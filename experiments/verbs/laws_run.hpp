@@ -1,5 +1,5 @@
 // experiments/verbs/laws_run.hpp: the machinery of `carrier laws`, shared by the built-in ops
-// (experiments/verbs/laws.cpp) and registered user carriers (experiments/registry/). 
+// (experiments/verbs/laws.cpp) and registered user carriers (experiments/registry/).
 // RunLawsFor<CT>(options, traits) runs every law of laws.cpp's header comment for the carrier
 // template CT<T> (instantiated at the working format and at Mpfr) and prints the table; exit 0
 // when every declaration matches, 1 otherwise. Needs MPFR (include only under

@@ -81,8 +81,9 @@ int RunMerge(const std::vector<std::string>& argv) {
     }
     const std::string e = Field(m, "end_time");
     if (e.empty() || e == "null")
-      args.Fail(d + " did not finish (its manifest has no end_time); complete it with "
-                    "carrier sweep --resume first");
+      args.Fail(d +
+                " did not finish (its manifest has no end_time); complete it with "
+                "carrier sweep --resume first");
     start = std::min(start, Field(m, "start_time"));
     end = std::max(end, e);
     wall = std::max(wall, std::atof(Field(m, "wall_seconds").c_str()));
@@ -112,7 +113,8 @@ int RunMerge(const std::vector<std::string>& argv) {
     std::string missing;
     std::uint64_t count = 0;
     for (std::uint64_t id = 0; id < total; ++id)
-      if (!rows.count(id) && ++count <= 5) missing += (missing.empty() ? "" : " ") + std::to_string(id);
+      if (!rows.count(id) && ++count <= 5)
+        missing += (missing.empty() ? "" : " ") + std::to_string(id);
     args.Fail(std::to_string(total - rows.size()) + " of " + std::to_string(total) +
               " trials are missing (trial_id " + missing + (count > 5 ? " ..." : "") + ")");
   }

@@ -12,7 +12,8 @@ namespace carrier::cli {
 namespace {
 
 [[noreturn]] void NotBuilt(const std::string& verb) {
-  throw UsageError("carrier " + verb + ": not in this build (configured with "
+  throw UsageError("carrier " + verb +
+                   ": not in this build (configured with "
                    "CARRIER_MAIN_JOB_ONLY=ON by scripts/run-main.sh, which builds only the main "
                    "job's verbs); bash scripts/run-tests.sh, or cmake -DCARRIER_MAIN_JOB_ONLY=OFF, "
                    "builds every verb");

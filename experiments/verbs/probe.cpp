@@ -37,8 +37,9 @@ int RunProbe(const std::vector<std::string>& argv_in) {
     if (a == "-o") a = "--output";
   Args args("probe", argv, {"dtype", "n", "format", "output", "verify", "seed"}, {}, 1);
   if (args.Positional().empty())
-    args.Fail("give a TARGET: numpy.sum numpy.add.reduce:strided python.sum torch.sum "
-              "torch.logsumexp LIB.so:SYMBOL exec:COMMAND");
+    args.Fail(
+        "give a TARGET: numpy.sum numpy.add.reduce:strided python.sum torch.sum "
+        "torch.logsumexp LIB.so:SYMBOL exec:COMMAND");
   const std::string target_text = args.Positional()[0];
   const std::string dtype = args.Choice("dtype", {"fp32", "fp64"}, "");
   if (dtype.empty()) args.Require("dtype");
@@ -54,8 +55,9 @@ int RunProbe(const std::vector<std::string>& argv_in) {
   const std::uint64_t verify = args.Count("verify", 8);
   const std::uint64_t seed = args.Count("seed", 1);
   if (target_text == "torch.logsumexp")
-    args.Fail("torch.logsumexp: its terms exp(x - max) are positive, so FPRev's +M/-M masks "
-              "cannot cancel and its tree is not observable this way (core/fprev.hpp)");
+    args.Fail(
+        "torch.logsumexp: its terms exp(x - max) are positive, so FPRev's +M/-M masks "
+        "cannot cancel and its tree is not observable this way (core/fprev.hpp)");
 
   std::unique_ptr<probe::Target> target;
   try {
@@ -69,7 +71,8 @@ int RunProbe(const std::vector<std::string>& argv_in) {
   BinaryTree recovered;
   try {
     recovered = RecoverSumTree(
-        n, [&](std::uint64_t i, const std::vector<std::uint64_t>& js) {
+        n,
+        [&](std::uint64_t i, const std::vector<std::uint64_t>& js) {
           return target->Masks(i, m, js);
         },
         stats);
@@ -119,8 +122,7 @@ int RunProbe(const std::vector<std::string>& argv_in) {
   report << "target          " << target->Description() << "\n"
          << "n               " << n << "\n"
          << "calls           " << stats.calls << " target calls in " << stats.batches
-         << " batches (FPRev masks +-2^" << std::ilogb(m) << " among ones), " << seconds
-         << " s\n"
+         << " batches (FPRev masks +-2^" << std::ilogb(m) << " among ones), " << seconds << " s\n"
          << "verified        " << agree << " of " << verify
          << " random inputs: replay of the recovered tree == target, bit for bit\n";
   if (!first_mismatch.empty()) report << "mismatch        " << first_mismatch << "\n";

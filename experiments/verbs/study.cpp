@@ -108,8 +108,8 @@ std::vector<Format> FormatList(const Args& args, const std::string& flag, const 
   std::size_t start = 0;
   while (true) {
     const std::size_t comma = text.find(',', start);
-    const std::string name = text.substr(start, comma == std::string::npos ? std::string::npos
-                                                                           : comma - start);
+    const std::string name =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
       std::string list;
       for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
@@ -141,8 +141,7 @@ int StudyLseMnist(const std::vector<std::string>& argv) {
     csv << r.dtype << "," << r.vector << "," << r.algorithm << "," << (r.overflow ? 1 : 0) << ","
         << studies::Field(r.value) << "," << studies::Field(r.err_fp32_u) << ","
         << studies::Field(r.err_ref_u) << "," << studies::Field(r.err_ref_norm_u) << ","
-        << studies::Field(r.bound_u) << ","
-        << studies::Field(r.max_x) << "\n";
+        << studies::Field(r.bound_u) << "," << studies::Field(r.max_x) << "\n";
   studies::WriteCsv(args.Get("o").value_or(""), csv.str(), "carrier study lse-mnist");
   return 0;
 }
@@ -154,8 +153,8 @@ std::vector<std::uint64_t> CountList(const Args& args, const std::string& flag,
   std::size_t start = 0;
   while (true) {
     const std::size_t comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos
-                                                                           : comma - start);
+    const std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     const auto v = ParseCountText(item);
     if (!v) args.Fail("--" + flag + ": '" + item + "' is not a count (e.g. 1000, 1e6, 2^20)");
     counts.push_back(*v);
@@ -166,7 +165,8 @@ std::vector<std::uint64_t> CountList(const Args& args, const std::string& flag,
 }
 
 int StudySoftmaxPasses(const std::vector<std::string>& argv) {
-  Args args("study softmax-passes", argv, {"n", "count-n", "repeats", "seed", "scale", "o", "timing"});
+  Args args("study softmax-passes", argv,
+            {"n", "count-n", "repeats", "seed", "scale", "o", "timing"});
   const std::uint64_t count_n = args.Count("count-n", 1000);
   const std::uint64_t repeats = args.Count("repeats", 7);
   const std::uint64_t seed = args.Count("seed", 42);

@@ -54,11 +54,13 @@ int RunSweep(const std::vector<std::string>& argv) {
   Args args("sweep", v, {"o", "jobs", "shard", "slurm", "partition", "time"},
             {"resume", "dry-run", "default", "quiet", "submit"}, 1);
 #if !(defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR)
-  args.Fail("this build has no MPFR (configured with CARRIER_WITH_MPFR=OFF or without "
-            "libmpfr-dev), so it has no certified references");
+  args.Fail(
+      "this build has no MPFR (configured with CARRIER_WITH_MPFR=OFF or without "
+      "libmpfr-dev), so it has no certified references");
 #elif !(defined(CARRIER_HAVE_TOMLPP) && CARRIER_HAVE_TOMLPP)
-  args.Fail("this build has no toml++ (Debian: libtomlplusplus-dev; rerun cmake after "
-            "installing it), so it cannot read sweep configs");
+  args.Fail(
+      "this build has no toml++ (Debian: libtomlplusplus-dev; rerun cmake after "
+      "installing it), so it cannot read sweep configs");
 #else
   std::string text, path;
   if (args.Has("default")) {
@@ -66,7 +68,8 @@ int RunSweep(const std::vector<std::string>& argv) {
     text = sweep::kDefaultConfigText;
     path = "(embedded experiments/configs/default.toml)";
   } else {
-    if (args.Positional().empty()) args.Fail("give the config: carrier sweep CONFIG.toml (or --default)");
+    if (args.Positional().empty())
+      args.Fail("give the config: carrier sweep CONFIG.toml (or --default)");
     path = args.Positional()[0];
     std::ifstream f(path, std::ios::binary);
     if (!f) args.Fail("cannot open config '" + path + "'");

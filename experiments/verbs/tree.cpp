@@ -114,14 +114,15 @@ int RunTree(const std::vector<std::string>& argv) {
   const double nodes = static_cast<double>(sample.NodeCount()) * scale;
   const double text_bytes = format == "text" ? 0 : static_cast<double>(sample_text.size()) * scale;
   const double bytes = nodes * 60 + 2 * text_bytes;
-  const double eta = sample_s * scale * std::max(1.0, std::log2(static_cast<double>(n)) /
-                                                          std::log2(static_cast<double>(n0) + 1));
+  const double eta =
+      sample_s * scale *
+      std::max(1.0, std::log2(static_cast<double>(n)) / std::log2(static_cast<double>(n0) + 1));
   const double avail = AvailableBytes();
   std::ostringstream estimate;
   estimate.precision(2);
   estimate << "schedule " << ToString(s) << " over n = " << n << " builds about " << nodes
-           << " nodes (" << Gb(bytes) << ", about " << std::llround(eta) << " s; estimated from n = "
-           << n0 << ")";
+           << " nodes (" << Gb(bytes) << ", about " << std::llround(eta)
+           << " s; estimated from n = " << n0 << ")";
   // Half of what is available: the machine keeps room for everything else running on it.
   if (avail > 0 && bytes > avail / 2) {
     const auto fits = static_cast<std::uint64_t>(static_cast<double>(n) * avail / 2 / bytes);

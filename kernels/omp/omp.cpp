@@ -68,8 +68,8 @@ Schedule Executed(const Schedule& s) {
   try {
     simd::CheckRealisable<C, TS>(ParseSchedule(out.inner));
   } catch (const ScheduleError& e) {
-    throw ScheduleError("omp: inner schedule of '" + ToString(s) + "' is not realised: " +
-                        e.what());
+    throw ScheduleError("omp: inner schedule of '" + ToString(s) +
+                        "' is not realised: " + e.what());
   }
   return out;
 }
@@ -98,19 +98,19 @@ typename Dot<simd::Compute<TS>>::State ReduceDot(const TS* a, const TS* b, std::
   });
 }
 
-#define CARRIER_OMP_INSTANTIATE_ONE(C, TS)                                      \
-  template Schedule Executed<C, TS>(const Schedule&);                           \
+#define CARRIER_OMP_INSTANTIATE_ONE(C, TS)            \
+  template Schedule Executed<C, TS>(const Schedule&); \
   template C::State Reduce<C, TS>(const TS*, std::size_t, const Schedule&);
-#define CARRIER_OMP_INSTANTIATE(TS)                                             \
-  CARRIER_OMP_INSTANTIATE_ONE(Sum<simd::Compute<TS>>, TS)                       \
-  CARRIER_OMP_INSTANTIATE_ONE(Compensated<simd::Compute<TS>>, TS)               \
-  CARRIER_OMP_INSTANTIATE_ONE(Max<simd::Compute<TS>>, TS)                       \
-  CARRIER_OMP_INSTANTIATE_ONE(ArgMax<simd::Compute<TS>>, TS)                    \
-  CARRIER_OMP_INSTANTIATE_ONE(ScaledNorm2<simd::Compute<TS>>, TS)               \
-  CARRIER_OMP_INSTANTIATE_ONE(Welford<simd::Compute<TS>>, TS)                   \
-  using Lse_##TS = OnlineSoftmax<simd::Compute<TS>, PortableExp>;               \
-  CARRIER_OMP_INSTANTIATE_ONE(Lse_##TS, TS)                                     \
-  template Schedule Executed<Dot<simd::Compute<TS>>, TS>(const Schedule&);      \
+#define CARRIER_OMP_INSTANTIATE(TS)                                                       \
+  CARRIER_OMP_INSTANTIATE_ONE(Sum<simd::Compute<TS>>, TS)                                 \
+  CARRIER_OMP_INSTANTIATE_ONE(Compensated<simd::Compute<TS>>, TS)                         \
+  CARRIER_OMP_INSTANTIATE_ONE(Max<simd::Compute<TS>>, TS)                                 \
+  CARRIER_OMP_INSTANTIATE_ONE(ArgMax<simd::Compute<TS>>, TS)                              \
+  CARRIER_OMP_INSTANTIATE_ONE(ScaledNorm2<simd::Compute<TS>>, TS)                         \
+  CARRIER_OMP_INSTANTIATE_ONE(Welford<simd::Compute<TS>>, TS)                             \
+  using Lse_##TS = OnlineSoftmax<simd::Compute<TS>, PortableExp>;                         \
+  CARRIER_OMP_INSTANTIATE_ONE(Lse_##TS, TS)                                               \
+  template Schedule Executed<Dot<simd::Compute<TS>>, TS>(const Schedule&);                \
   template Dot<simd::Compute<TS>>::State ReduceDot<TS>(const TS*, const TS*, std::size_t, \
                                                        const Schedule&);
 

@@ -74,9 +74,11 @@ HWY_INLINE hn::Vec<D> PromoteF16Exact(D d, hn::Vec<hn::Rebind<hwy::float16_t, D>
   const auto sign = hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)));
   const auto e = hn::And(hn::ShiftRight<10>(h), hn::Set(du, 0x1Fu));
   const auto m = hn::And(h, hn::Set(du, 0x3FFu));
-  const auto normal = hn::Or(hn::ShiftLeft<23>(hn::Add(e, hn::Set(du, 112u))), hn::ShiftLeft<13>(m));
+  const auto normal =
+      hn::Or(hn::ShiftLeft<23>(hn::Add(e, hn::Set(du, 112u))), hn::ShiftLeft<13>(m));
   const auto inf_nan = hn::Or(hn::Set(du, 0x7F800000u), hn::ShiftLeft<13>(m));
-  const auto subnormal = hn::BitCast(du, hn::Mul(hn::ConvertTo(d, hn::BitCast(di, m)), hn::Set(d, 0x1.0p-24f)));
+  const auto subnormal =
+      hn::BitCast(du, hn::Mul(hn::ConvertTo(d, hn::BitCast(di, m)), hn::Set(d, 0x1.0p-24f)));
   const auto mag = hn::IfThenElse(hn::Eq(e, hn::Set(du, 31u)), inf_nan,
                                   hn::IfThenElse(hn::Eq(e, hn::Zero(du)), subnormal, normal));
   return hn::BitCast(d, hn::Or(mag, sign));
@@ -186,11 +188,20 @@ HWY_INLINE hn::Vec<D> ExpPortable(D d, hn::Vec<D> x) {
     constexpr double kShift = 6755399441055744.0;
     constexpr double kLn2Hi = 0x1.62e42fefa39efp-1;
     constexpr double kLn2Lo = 0x1.abc9e3b39803fp-56;
-    constexpr double kInvFact[] = {1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0,
-                                   1.0 / 3628800.0,    1.0 / 362880.0,    1.0 / 40320.0,
-                                   1.0 / 5040.0,       1.0 / 720.0,       1.0 / 120.0,
-                                   1.0 / 24.0,         1.0 / 6.0,         0.5,
-                                   1.0,                1.0};
+    constexpr double kInvFact[] = {1.0 / 6227020800.0,
+                                   1.0 / 479001600.0,
+                                   1.0 / 39916800.0,
+                                   1.0 / 3628800.0,
+                                   1.0 / 362880.0,
+                                   1.0 / 40320.0,
+                                   1.0 / 5040.0,
+                                   1.0 / 720.0,
+                                   1.0 / 120.0,
+                                   1.0 / 24.0,
+                                   1.0 / 6.0,
+                                   0.5,
+                                   1.0,
+                                   1.0};
     kf = hn::Sub(hn::Add(hn::Mul(xc, hn::Set(d, kLog2e)), hn::Set(d, kShift)), hn::Set(d, kShift));
     r = hn::NegMulAdd(kf, hn::Set(d, kLn2Hi), xc);
     r = hn::NegMulAdd(kf, hn::Set(d, kLn2Lo), r);
@@ -200,7 +211,8 @@ HWY_INLINE hn::Vec<D> ExpPortable(D d, hn::Vec<D> x) {
   // k = (int)kf; k1 = k / 2 rounded toward zero (C division): (k + (k < 0)) >> 1.
   const auto k = hn::ConvertTo(di, kf);
   constexpr int kSignShift = static_cast<int>(sizeof(TI) * 8 - 1);
-  const auto neg = hn::BitCast(di, hn::ShiftRight<kSignShift>(hn::BitCast(hn::RebindToUnsigned<D>(), k)));
+  const auto neg =
+      hn::BitCast(di, hn::ShiftRight<kSignShift>(hn::BitCast(hn::RebindToUnsigned<D>(), k)));
   const auto k1 = hn::ShiftRight<1>(hn::Add(k, neg));
   const auto k2 = hn::Sub(k, k1);
   constexpr TI kBias = kF32 ? 127 : 1023;
@@ -244,7 +256,8 @@ HWY_INLINE hn::Vec<D> ExpFast(D d, hn::Vec<D> x) {
     p = hn::MulAdd(p, f, hn::Set(d, fe::kC[0]));
     const auto k = hn::ConvertTo(di, kf);
     auto y = hn::BitCast(d, hn::Add(hn::BitCast(di, p), hn::ShiftLeft<23>(k)));
-    y = hn::IfThenElse(hn::Gt(x, hn::Set(d, fe::kHi)), hn::Set(d, std::numeric_limits<T>::infinity()), y);
+    y = hn::IfThenElse(hn::Gt(x, hn::Set(d, fe::kHi)),
+                       hn::Set(d, std::numeric_limits<T>::infinity()), y);
     y = hn::IfThenElse(hn::Lt(x, hn::Set(d, fe::kLo)), hn::Zero(d), y);
     return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x), y);
 #else
@@ -321,7 +334,9 @@ struct SumOps {
     hn::Vec<D> s;
   };
   template <class D>
-  static HWY_INLINE void Init(D d, VState<D>& st) { st.s = hn::Zero(d); }
+  static HWY_INLINE void Init(D d, VState<D>& st) {
+    st.s = hn::Zero(d);
+  }
   template <class D>
   static HWY_INLINE void Update(D, VState<D>& st, hn::Vec<D> x, hn::Vec<D>, const Ctx&) {
     st.s = hn::Add(st.s, x);
@@ -344,7 +359,9 @@ struct DotOps {
   template <class D>
   using VState = typename SumOps<T>::template VState<D>;
   template <class D>
-  static HWY_INLINE void Init(D d, VState<D>& st) { st.s = hn::Zero(d); }
+  static HWY_INLINE void Init(D d, VState<D>& st) {
+    st.s = hn::Zero(d);
+  }
   template <class D>
   static HWY_INLINE void Update(D, VState<D>& st, hn::Vec<D> a, hn::Vec<D> b, const Ctx&) {
     st.s = hn::Add(st.s, hn::Mul(a, b));  // two roundings, as Dot::Push
@@ -378,7 +395,8 @@ struct CompensatedOps {
   static HWY_INLINE void Update(D, VState<D>& st, hn::Vec<D> x, hn::Vec<D>, const Ctx&) {
     const auto t = hn::Add(st.s, x);
     const auto big_s = hn::Ge(hn::Abs(st.s), hn::Abs(x));
-    const auto err = hn::IfThenElse(big_s, hn::Add(hn::Sub(st.s, t), x), hn::Add(hn::Sub(x, t), st.s));
+    const auto err =
+        hn::IfThenElse(big_s, hn::Add(hn::Sub(st.s, t), x), hn::Add(hn::Sub(x, t), st.s));
     st.c = hn::IfThenElse(hn::IsFinite(t), hn::Add(st.c, err), st.c);
     st.s = t;
   }
@@ -421,7 +439,8 @@ struct MaxOps {
   }
   template <class D>
   static void Store(D d, const VState<D>& st, typename C::State* out, const std::uint64_t*) {
-    const auto v = hn::IfThenElse(hn::MaskFromVec(st.nan), hn::Set(d, std::numeric_limits<T>::quiet_NaN()), st.m);
+    const auto v = hn::IfThenElse(hn::MaskFromVec(st.nan),
+                                  hn::Set(d, std::numeric_limits<T>::quiet_NaN()), st.m);
     HWY_ALIGN T m[hn::MaxLanes(d)];
     hn::Store(v, d, m);
     for (std::size_t i = 0; i < hn::Lanes(d); ++i) out[i] = {m[i]};
@@ -453,7 +472,8 @@ struct LseOps {
     const auto diff = hn::Sub(x, st.m);
     auto e = PolicyExp<Policy>(d, hn::Neg(hn::Abs(diff)));
     e = hn::IfThenElse(hn::Eq(x, st.m), one, e);
-    const auto dnew = hn::IfThenElse(hn::Gt(x, st.m), hn::Add(hn::Mul(st.d, e), one), hn::Add(st.d, e));
+    const auto dnew =
+        hn::IfThenElse(hn::Gt(x, st.m), hn::Add(hn::Mul(st.d, e), one), hn::Add(st.d, e));
     const auto keep = hn::Eq(x, NegInf(d));
     st.d = hn::IfThenElse(keep, st.d, dnew);
     st.m = hn::IfThenElse(keep, st.m, OfNoNaN(d, st.m, x));
@@ -469,8 +489,10 @@ struct LseOps {
   template <class D>
   static HWY_INLINE void Assimilate(D d, VState<D>& a, const VState<D>& b) {
     const auto big = OfNoNaN(d, a.m, b.m);
-    const auto da = hn::IfThenElse(hn::Eq(a.m, big), a.d, hn::Mul(a.d, PolicyExp<Policy>(d, hn::Sub(a.m, big))));
-    const auto db = hn::IfThenElse(hn::Eq(b.m, big), b.d, hn::Mul(b.d, PolicyExp<Policy>(d, hn::Sub(b.m, big))));
+    const auto da = hn::IfThenElse(hn::Eq(a.m, big), a.d,
+                                   hn::Mul(a.d, PolicyExp<Policy>(d, hn::Sub(a.m, big))));
+    const auto db = hn::IfThenElse(hn::Eq(b.m, big), b.d,
+                                   hn::Mul(b.d, PolicyExp<Policy>(d, hn::Sub(b.m, big))));
     const auto empty = hn::Eq(big, NegInf(d));
     a.m = big;
     a.d = hn::IfThenElse(empty, hn::Zero(d), hn::Add(da, db));
@@ -494,16 +516,19 @@ struct LseOps {
     {
       for (std::size_t g = 0; g < V; ++g) t[g].m = NegInf(d);
       for (std::size_t r = 0; r < rows; ++r)
-        for (std::size_t g = 0; g < V; ++g) t[g].m = hn::Max(t[g].m, LoadC(d, x + r * stride + g * N));
+        for (std::size_t g = 0; g < V; ++g)
+          t[g].m = hn::Max(t[g].m, LoadC(d, x + r * stride + g * N));
       bool ordinary = true;
       for (std::size_t g = 0; g < V; ++g)
-        ordinary = ordinary && hn::AllTrue(d, hn::And(hn::IsFinite(t[g].m), hn::Ne(t[g].m, hn::Zero(d))));
+        ordinary =
+            ordinary && hn::AllTrue(d, hn::And(hn::IsFinite(t[g].m), hn::Ne(t[g].m, hn::Zero(d))));
       if (ordinary) {
         for (std::size_t g = 0; g < V; ++g) t[g].d = hn::Zero(d);
         for (std::size_t r = 0; r < rows; ++r) {
           if (next != nullptr) PrefetchRow(next + r * stride, stride);
           for (std::size_t g = 0; g < V; ++g)
-            t[g].d = hn::Add(t[g].d, PolicyExp<Policy>(d, hn::Sub(LoadC(d, x + r * stride + g * N), t[g].m)));
+            t[g].d = hn::Add(
+                t[g].d, PolicyExp<Policy>(d, hn::Sub(LoadC(d, x + r * stride + g * N), t[g].m)));
         }
         for (std::size_t g = 0; g < V; ++g) t[g].nan = NaNBits(d, t[g].d);
         return;
@@ -585,7 +610,8 @@ struct WelfordOps {
     const auto bad = hn::Not(hn::And(hn::IsFinite(a.mean), hn::IsFinite(b.mean)));
     const auto delta = hn::Sub(b.mean, a.mean);
     auto mean = hn::Add(a.mean, hn::Mul(delta, hn::Div(tb, tn)));
-    auto m2 = hn::Add(hn::Add(a.m2, b.m2), hn::Mul(hn::Mul(delta, delta), hn::Div(hn::Mul(ta, tb), tn)));
+    auto m2 =
+        hn::Add(hn::Add(a.m2, b.m2), hn::Mul(hn::Mul(delta, delta), hn::Div(hn::Mul(ta, tb), tn)));
     mean = hn::IfThenElse(bad, hn::Add(a.mean, b.mean), mean);
     m2 = hn::IfThenElse(bad, hn::Set(d, std::numeric_limits<T>::quiet_NaN()), m2);
     mean = hn::IfThenElse(b_empty, a.mean, hn::IfThenElse(a_empty, b.mean, mean));
@@ -773,7 +799,8 @@ void RunLseTiles(const TS* HWY_RESTRICT x, std::size_t n, std::size_t tile,
     // lifts to Identity, which Assimilate leaves bit-identical (as the tree has no chain there).
     const std::size_t rows = (rest + K - 1) / K;
     std::vector<TS> buf(rows * K);
-    FillPadded(buf.data(), rows * K, x + blocks * per_block, rest, -std::numeric_limits<T>::infinity());
+    FillPadded(buf.data(), rows * K, x + blocks * per_block, rest,
+               -std::numeric_limits<T>::infinity());
     VS t[V];
     Ops::template LiftTiles<V>(d, t, buf.data(), rows, K);
     for (std::size_t v = 0; v < V; ++v) Ops::Assimilate(d, st[v], t[v]);
@@ -852,7 +879,8 @@ typename ArgMax<ComputeOf<TS>>::State RunArgMax(const TS* HWY_RESTRICT x, std::s
     val[v] = NegInf(d);
     idx[v] = hn::Set(di, TI(-1));
   }
-  auto update = [&](std::size_t v, hn::Vec<hn::ScalableTag<T>> xv, TI blk, hn::Mask<hn::ScalableTag<T>> valid) {
+  auto update = [&](std::size_t v, hn::Vec<hn::ScalableTag<T>> xv, TI blk,
+                    hn::Mask<hn::ScalableTag<T>> valid) {
     const auto empty = hn::RebindMask(d, hn::Lt(idx[v], hn::Zero(di)));
     const auto better = hn::AndNot(hn::IsNaN(val[v]), hn::Or(hn::IsNaN(xv), hn::Gt(xv, val[v])));
     const auto take = hn::And(valid, hn::Or(empty, better));
@@ -862,7 +890,8 @@ typename ArgMax<ComputeOf<TS>>::State RunArgMax(const TS* HWY_RESTRICT x, std::s
   const std::size_t blocks = n / K;
   const auto all = hn::FirstN(d, N);
   for (std::size_t blk = 0; blk < blocks; ++blk)
-    for (std::size_t v = 0; v < V; ++v) update(v, LoadC(d, x + blk * K + v * N), static_cast<TI>(blk), all);
+    for (std::size_t v = 0; v < V; ++v)
+      update(v, LoadC(d, x + blk * K + v * N), static_cast<TI>(blk), all);
   const std::size_t rest = n - blocks * K;
   if (rest) {
     HWY_ALIGN TS buf[K];
@@ -878,8 +907,9 @@ typename ArgMax<ComputeOf<TS>>::State RunArgMax(const TS* HWY_RESTRICT x, std::s
     hn::Store(idx[v], di, ids);
     for (std::size_t i = 0; i < N; ++i) {
       if (ids[i] < 0) continue;
-      const typename ArgMax<T>::State s{vals[i], static_cast<std::int64_t>(ids[i]) * static_cast<std::int64_t>(K) +
-                                                    static_cast<std::int64_t>(v * N + i)};
+      const typename ArgMax<T>::State s{
+          vals[i], static_cast<std::int64_t>(ids[i]) * static_cast<std::int64_t>(K) +
+                       static_cast<std::int64_t>(v * N + i)};
       // Combine with the operands in index order, so ties and NaNs go to the lowest index.
       if (best.index < 0) {
         best = s;
@@ -898,7 +928,8 @@ typename ArgMax<ComputeOf<TS>>::State RunArgMax(const TS* HWY_RESTRICT x, std::s
 // lanes summed in order; returned as the (M, d) state. Two-pass variance: mean by K-lane
 // sums, then m2 by K-lane sums of squared deviations.
 template <std::size_t K, class TS, class Policy>
-void RunTwoPassLse(const TS* HWY_RESTRICT x, std::size_t n, typename LseOps<ComputeOf<TS>, Policy>::C::State* out) {
+void RunTwoPassLse(const TS* HWY_RESTRICT x, std::size_t n,
+                   typename LseOps<ComputeOf<TS>, Policy>::C::State* out) {
   using T = ComputeOf<TS>;
   const hn::ScalableTag<T> d;
   constexpr std::size_t N = hn::MaxLanes(d);
@@ -925,7 +956,10 @@ void RunTwoPassLse(const TS* HWY_RESTRICT x, std::size_t n, typename LseOps<Comp
   }
   for (std::size_t i = blocks * K; i < n; ++i) {
     const T xi = [&] {
-      if constexpr (std::is_same_v<TS, T>) return x[i]; else return ToCompute(x[i]);
+      if constexpr (std::is_same_v<TS, T>)
+        return x[i];
+      else
+        return ToCompute(x[i]);
     }();
     sum += Policy::template Exp<T>(xi - big);
   }
@@ -933,7 +967,8 @@ void RunTwoPassLse(const TS* HWY_RESTRICT x, std::size_t n, typename LseOps<Comp
 }
 
 template <std::size_t K, class TS>
-void RunTwoPassVariance(const TS* HWY_RESTRICT x, std::size_t n, typename Welford<ComputeOf<TS>>::State* out) {
+void RunTwoPassVariance(const TS* HWY_RESTRICT x, std::size_t n,
+                        typename Welford<ComputeOf<TS>>::State* out) {
   using T = ComputeOf<TS>;
   const hn::ScalableTag<T> d;
   constexpr std::size_t N = hn::MaxLanes(d);
@@ -962,7 +997,10 @@ void RunTwoPassVariance(const TS* HWY_RESTRICT x, std::size_t n, typename Welfor
   }
   for (std::size_t i = blocks * K; i < n; ++i) {
     const T xi = [&] {
-      if constexpr (std::is_same_v<TS, T>) return x[i]; else return ToCompute(x[i]);
+      if constexpr (std::is_same_v<TS, T>)
+        return x[i];
+      else
+        return ToCompute(x[i]);
     }();
     m2 += (xi - mean) * (xi - mean);
   }
@@ -975,7 +1013,8 @@ template <class Ops, std::size_t K, class TS>
 void ReduceStrided(const detail::ReduceArgs& args) {
   using C = typename Ops::C;
   typename C::State lanes[K];
-  RunStrided<Ops, K, TS>(static_cast<const TS*>(args.a), static_cast<const TS*>(args.b), args.n, lanes);
+  RunStrided<Ops, K, TS>(static_cast<const TS*>(args.a), static_cast<const TS*>(args.b), args.n,
+                         lanes);
   *static_cast<typename C::State*>(args.state) = ReduceLanes<C>(lanes, 0, K);
 }
 
@@ -1020,12 +1059,14 @@ void ReduceK(const detail::ReduceArgs& args) {
       return;
     }
     case OpCode::kTwoPassLse:
-      return RunTwoPassLse<K, TS, PortableExp>(x, args.n, static_cast<typename LseOps<T>::C::State*>(args.state));
+      return RunTwoPassLse<K, TS, PortableExp>(
+          x, args.n, static_cast<typename LseOps<T>::C::State*>(args.state));
     case OpCode::kTwoPassLseFast:
       return RunTwoPassLse<K, TS, VectorFastExp>(
           x, args.n, static_cast<typename LseOps<T, VectorFastExp>::C::State*>(args.state));
     case OpCode::kTwoPassVariance:
-      return RunTwoPassVariance<K, TS>(x, args.n, static_cast<typename Welford<T>::State*>(args.state));
+      return RunTwoPassVariance<K, TS>(x, args.n,
+                                       static_cast<typename Welford<T>::State*>(args.state));
   }
 }
 
@@ -1042,7 +1083,8 @@ void ReduceImpl(const detail::ReduceArgs& args) {
     case 64:
       return ReduceK<64, TS>(args);
     default:
-      throw std::invalid_argument("simd: unsupported lane count " + std::to_string(args.plan.lanes));
+      throw std::invalid_argument("simd: unsupported lane count " +
+                                  std::to_string(args.plan.lanes));
   }
 }
 

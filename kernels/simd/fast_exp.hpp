@@ -54,7 +54,8 @@ inline float ExpF(float x) {
   for (int i = 5; i >= 0; --i) p = std::fma(p, f, kC[i]);
   const std::int32_t k = static_cast<std::int32_t>(kf);
   // Adding k to the exponent field (unsigned wrap-around: k may be negative).
-  return std::bit_cast<float>(std::bit_cast<std::uint32_t>(p) + (static_cast<std::uint32_t>(k) << 23));
+  return std::bit_cast<float>(std::bit_cast<std::uint32_t>(p) +
+                              (static_cast<std::uint32_t>(k) << 23));
 }
 
 }  // namespace fast_exp_detail

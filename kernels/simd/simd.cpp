@@ -81,8 +81,8 @@ bool TileLifting(OpCode op) {
 detail::Plan PlanFor(OpCode op, const char* name, const Schedule& s) {
   const std::string text = ToString(s);
   auto fail = [&](const std::string& why) -> detail::Plan {
-    throw ScheduleError("simd: " + std::string(name) + " cannot run schedule '" + text + "': " +
-                        why);
+    throw ScheduleError("simd: " + std::string(name) + " cannot run schedule '" + text +
+                        "': " + why);
   };
   if (op == OpCode::kArgMax) {
     if (s.kind != ScheduleKind::kSeq)
@@ -90,8 +90,9 @@ detail::Plan PlanFor(OpCode op, const char* name, const Schedule& s) {
     return {32, 0};
   }
   if (s.kind != ScheduleKind::kStrided)
-    return fail(TileLifting(op) ? "realisable: strided:K or strided:K:tile:T:lift, K in {16, 32, 64}"
-                                : "realisable: strided:K, K in {16, 32, 64}");
+    return fail(TileLifting(op)
+                    ? "realisable: strided:K or strided:K:tile:T:lift, K in {16, 32, 64}"
+                    : "realisable: strided:K, K in {16, 32, 64}");
   bool lanes_ok = false;
   for (std::uint32_t k : detail::kLaneChoices) lanes_ok = lanes_ok || s.lanes == k;
   if (!lanes_ok) return fail("K must be 16, 32 or 64");
@@ -191,8 +192,8 @@ State RunTwoPass(OpCode op, const TS* x, std::size_t n, unsigned lanes) {
 template <class TS>
 typename OnlineSoftmax<Compute<TS>, PortableExp>::State TwoPassLse(const TS* x, std::size_t n,
                                                                    unsigned lanes) {
-  return RunTwoPass<typename OnlineSoftmax<Compute<TS>, PortableExp>::State>(
-      OpCode::kTwoPassLse, x, n, lanes);
+  return RunTwoPass<typename OnlineSoftmax<Compute<TS>, PortableExp>::State>(OpCode::kTwoPassLse, x,
+                                                                             n, lanes);
 }
 
 template <class TS>
@@ -213,50 +214,50 @@ std::string CurrentTarget() {
   return hwy::TargetName(targets & -targets);
 }
 
-#define CARRIER_SIMD_INSTANTIATE(TS)                                                          \
-  template Sum<Compute<TS>>::State Reduce<Sum<Compute<TS>>, TS>(const TS*, std::size_t,       \
-                                                                const Schedule&);             \
-  template Compensated<Compute<TS>>::State Reduce<Compensated<Compute<TS>>, TS>(              \
-      const TS*, std::size_t, const Schedule&);                                               \
-  template Max<Compute<TS>>::State Reduce<Max<Compute<TS>>, TS>(const TS*, std::size_t,       \
-                                                                const Schedule&);             \
-  template ArgMax<Compute<TS>>::State Reduce<ArgMax<Compute<TS>>, TS>(const TS*, std::size_t, \
-                                                                      const Schedule&);       \
-  template OnlineSoftmax<Compute<TS>, PortableExp>::State                                     \
-  Reduce<OnlineSoftmax<Compute<TS>, PortableExp>, TS>(const TS*, std::size_t, const Schedule&); \
-  template OnlineSoftmax<Compute<TS>, VectorFastExp>::State                                   \
+#define CARRIER_SIMD_INSTANTIATE(TS)                                                              \
+  template Sum<Compute<TS>>::State Reduce<Sum<Compute<TS>>, TS>(const TS*, std::size_t,           \
+                                                                const Schedule&);                 \
+  template Compensated<Compute<TS>>::State Reduce<Compensated<Compute<TS>>, TS>(                  \
+      const TS*, std::size_t, const Schedule&);                                                   \
+  template Max<Compute<TS>>::State Reduce<Max<Compute<TS>>, TS>(const TS*, std::size_t,           \
+                                                                const Schedule&);                 \
+  template ArgMax<Compute<TS>>::State Reduce<ArgMax<Compute<TS>>, TS>(const TS*, std::size_t,     \
+                                                                      const Schedule&);           \
+  template OnlineSoftmax<Compute<TS>, PortableExp>::State                                         \
+  Reduce<OnlineSoftmax<Compute<TS>, PortableExp>, TS>(const TS*, std::size_t, const Schedule&);   \
+  template OnlineSoftmax<Compute<TS>, VectorFastExp>::State                                       \
   Reduce<OnlineSoftmax<Compute<TS>, VectorFastExp>, TS>(const TS*, std::size_t, const Schedule&); \
-  template Schedule NativeSchedule<OnlineSoftmax<Compute<TS>, VectorFastExp>, TS>();          \
-  template void CheckRealisable<OnlineSoftmax<Compute<TS>, VectorFastExp>, TS>(const Schedule&); \
-  template OnlineSoftmax<Compute<TS>, VectorFastExp>::State TwoPassLseFast<TS>(               \
-      const TS*, std::size_t, unsigned);                                                      \
-  template Welford<Compute<TS>>::State Reduce<Welford<Compute<TS>>, TS>(                      \
-      const TS*, std::size_t, const Schedule&);                                               \
-  template ScaledNorm2<Compute<TS>>::State Reduce<ScaledNorm2<Compute<TS>>, TS>(              \
-      const TS*, std::size_t, const Schedule&);                                               \
-  template Dot<Compute<TS>>::State ReduceDot<TS>(const TS*, const TS*, std::size_t,           \
-                                                 const Schedule&);                            \
-  template Schedule NativeSchedule<Sum<Compute<TS>>, TS>();                                   \
-  template Schedule NativeSchedule<Compensated<Compute<TS>>, TS>();                           \
-  template Schedule NativeSchedule<Max<Compute<TS>>, TS>();                                   \
-  template Schedule NativeSchedule<ArgMax<Compute<TS>>, TS>();                                \
-  template Schedule NativeSchedule<OnlineSoftmax<Compute<TS>, PortableExp>, TS>();            \
-  template Schedule NativeSchedule<Welford<Compute<TS>>, TS>();                               \
-  template Schedule NativeSchedule<ScaledNorm2<Compute<TS>>, TS>();                           \
-  template Schedule NativeSchedule<Dot<Compute<TS>>, TS>();                                   \
-  template void CheckRealisable<Sum<Compute<TS>>, TS>(const Schedule&);                       \
-  template void CheckRealisable<Compensated<Compute<TS>>, TS>(const Schedule&);               \
-  template void CheckRealisable<Max<Compute<TS>>, TS>(const Schedule&);                       \
-  template void CheckRealisable<ArgMax<Compute<TS>>, TS>(const Schedule&);                    \
-  template void CheckRealisable<OnlineSoftmax<Compute<TS>, PortableExp>, TS>(const Schedule&); \
-  template void CheckRealisable<Welford<Compute<TS>>, TS>(const Schedule&);                   \
-  template void CheckRealisable<ScaledNorm2<Compute<TS>>, TS>(const Schedule&);               \
-  template void CheckRealisable<Dot<Compute<TS>>, TS>(const Schedule&);                       \
-  template void SoftmaxOutputs<TS>(const TS*, std::size_t,                                    \
-                                   const OnlineSoftmax<Compute<TS>, PortableExp>::State&,     \
-                                   Compute<TS>*, SoftmaxEmptyRow);                            \
-  template OnlineSoftmax<Compute<TS>, PortableExp>::State TwoPassLse<TS>(const TS*,           \
-                                                                         std::size_t, unsigned); \
+  template Schedule NativeSchedule<OnlineSoftmax<Compute<TS>, VectorFastExp>, TS>();              \
+  template void CheckRealisable<OnlineSoftmax<Compute<TS>, VectorFastExp>, TS>(const Schedule&);  \
+  template OnlineSoftmax<Compute<TS>, VectorFastExp>::State TwoPassLseFast<TS>(                   \
+      const TS*, std::size_t, unsigned);                                                          \
+  template Welford<Compute<TS>>::State Reduce<Welford<Compute<TS>>, TS>(const TS*, std::size_t,   \
+                                                                        const Schedule&);         \
+  template ScaledNorm2<Compute<TS>>::State Reduce<ScaledNorm2<Compute<TS>>, TS>(                  \
+      const TS*, std::size_t, const Schedule&);                                                   \
+  template Dot<Compute<TS>>::State ReduceDot<TS>(const TS*, const TS*, std::size_t,               \
+                                                 const Schedule&);                                \
+  template Schedule NativeSchedule<Sum<Compute<TS>>, TS>();                                       \
+  template Schedule NativeSchedule<Compensated<Compute<TS>>, TS>();                               \
+  template Schedule NativeSchedule<Max<Compute<TS>>, TS>();                                       \
+  template Schedule NativeSchedule<ArgMax<Compute<TS>>, TS>();                                    \
+  template Schedule NativeSchedule<OnlineSoftmax<Compute<TS>, PortableExp>, TS>();                \
+  template Schedule NativeSchedule<Welford<Compute<TS>>, TS>();                                   \
+  template Schedule NativeSchedule<ScaledNorm2<Compute<TS>>, TS>();                               \
+  template Schedule NativeSchedule<Dot<Compute<TS>>, TS>();                                       \
+  template void CheckRealisable<Sum<Compute<TS>>, TS>(const Schedule&);                           \
+  template void CheckRealisable<Compensated<Compute<TS>>, TS>(const Schedule&);                   \
+  template void CheckRealisable<Max<Compute<TS>>, TS>(const Schedule&);                           \
+  template void CheckRealisable<ArgMax<Compute<TS>>, TS>(const Schedule&);                        \
+  template void CheckRealisable<OnlineSoftmax<Compute<TS>, PortableExp>, TS>(const Schedule&);    \
+  template void CheckRealisable<Welford<Compute<TS>>, TS>(const Schedule&);                       \
+  template void CheckRealisable<ScaledNorm2<Compute<TS>>, TS>(const Schedule&);                   \
+  template void CheckRealisable<Dot<Compute<TS>>, TS>(const Schedule&);                           \
+  template void SoftmaxOutputs<TS>(const TS*, std::size_t,                                        \
+                                   const OnlineSoftmax<Compute<TS>, PortableExp>::State&,         \
+                                   Compute<TS>*, SoftmaxEmptyRow);                                \
+  template OnlineSoftmax<Compute<TS>, PortableExp>::State TwoPassLse<TS>(const TS*, std::size_t,  \
+                                                                         unsigned);               \
   template Welford<Compute<TS>>::State TwoPassVariance<TS>(const TS*, std::size_t, unsigned);
 
 CARRIER_SIMD_INSTANTIATE(float)

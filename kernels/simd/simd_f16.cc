@@ -1,6 +1,6 @@
-// kernels/simd/simd_f16.cc: the dispatched kernels for fp16 (promoted exactly to fp32) storage, one Highway translation unit
-// (HWY_EXPORT takes no template in Highway 1.0.3, so each storage type gets its own file, as
-// hwy/contrib/sort does). The kernels themselves live in carriers-inl.h.
+// kernels/simd/simd_f16.cc: the dispatched kernels for fp16 (promoted exactly to fp32) storage, one
+// Highway translation unit (HWY_EXPORT takes no template in Highway 1.0.3, so each storage type
+// gets its own file, as hwy/contrib/sort does). The kernels themselves live in carriers-inl.h.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/simd/simd_f16.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep

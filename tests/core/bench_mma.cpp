@@ -72,19 +72,23 @@ int main(int argc, char** argv) {
     const double v = std::strtod(value.c_str(), &end);
     if (end == value.c_str() || *end != '\0' || !(v > 0) || !std::isfinite(v))
       Usage("flag " + flag + " needs a positive number, got '" + value + "'");
-    if (flag == "--n") n = static_cast<std::size_t>(v);
-    else if (flag == "--repeats") repeats = static_cast<int>(v);
-    else if (flag == "--max-ratio") max_ratio = v;
-    else Usage("unknown flag " + flag);
+    if (flag == "--n")
+      n = static_cast<std::size_t>(v);
+    else if (flag == "--repeats")
+      repeats = static_cast<int>(v);
+    else if (flag == "--max-ratio")
+      max_ratio = v;
+    else
+      Usage("unknown flag " + flag);
   }
   const auto fp16 = Pairs(n, 10), e4m3 = Pairs(n, 3);
   const MergeTree seq = BuildTree(Schedule::Seq(), n);
   std::printf("n = %zu pairs, %d alternating repeats, medians in ns per pair\n", n, repeats);
   std::printf("%-28s %10s %10s %8s\n", "schedule", "fused", "ieee-seq", "ratio");
   bool over = false;
-  for (const char* text : {"mma:volta", "mma:turing", "mma:ampere", "mma:hopper", "mma:blackwell",
-                           "mma:cdna3", "mma:ada-fp8", "mma:hopper-fp8",
-                           "mma:hopper-fp8:promote:128"}) {
+  for (const char* text :
+       {"mma:volta", "mma:turing", "mma:ampere", "mma:hopper", "mma:blackwell", "mma:cdna3",
+        "mma:ada-fp8", "mma:hopper-fp8", "mma:hopper-fp8:promote:128"}) {
     const MergeTree tree = BuildTree(ParseSchedule(text), n);
     const auto& data = tree.fused.input == MmaInput::kFp8E4m3 ? e4m3 : fp16;
     const std::span<const ValuePair<float>> x(data);

@@ -147,9 +147,9 @@ double WorstVsLongDouble(const std::vector<T>& out, const std::vector<float>& q,
       for (std::size_t c = 0; c < d; ++c) o[c] += p * v[j * d + c];
     }
     for (std::size_t c = 0; c < d; ++c)
-      worst = std::max(worst, static_cast<double>(std::fabs(
-                                  static_cast<long double>(static_cast<double>(out[i * d + c])) -
-                                  o[c] / l)));
+      worst = std::max(
+          worst, static_cast<double>(std::fabs(
+                     static_cast<long double>(static_cast<double>(out[i * d + c])) - o[c] / l)));
   }
   return worst;
 }

@@ -2,10 +2,9 @@
 // bit, the empty flag makes Identity two-sided, and on ill-conditioned data it beats the
 // plain sum by orders of magnitude while staying inside its sequential bound 2u + D^2 u^2.
 #include <catch2/catch.hpp>
-
 #include <cmath>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <span>
 #include <vector>
 
@@ -50,7 +49,8 @@ TEST_CASE("kahan: the sequential fold is Kahan's loop bit for bit", "[fast][carr
   Rng rng(seed);
   for (std::size_t n : {1u, 2u, 7u, 100u, 4097u}) {
     std::vector<float> x(n);
-    for (auto& v : x) v = static_cast<float>(rng.Normal() * std::ldexp(1.0, static_cast<int>(rng.Below(20)) - 10));
+    for (auto& v : x)
+      v = static_cast<float>(rng.Normal() * std::ldexp(1.0, static_cast<int>(rng.Below(20)) - 10));
     const float got = Kahan<float>::Finalize(
         Replay<Kahan<float>>(BuildTree("seq", n), std::span<const float>(x)));
     const float want = KahanLoop(x);
@@ -88,13 +88,16 @@ TEST_CASE("kahan: far more accurate than the plain sum, inside 2u + D^2 u^2 sequ
   std::vector<float> x(n);
   for (auto& v : x) v = static_cast<float>(rng.Uniform01());  // positive: sum|x| = |sum x|
   const long double exact = Exact(x);
-  const float k = Kahan<float>::Finalize(Replay<Kahan<float>>(BuildTree("seq", n), std::span<const float>(x)));
-  const float s = Sum<float>::Finalize(Replay<Sum<float>>(BuildTree("seq", n), std::span<const float>(x)));
+  const float k =
+      Kahan<float>::Finalize(Replay<Kahan<float>>(BuildTree("seq", n), std::span<const float>(x)));
+  const float s =
+      Sum<float>::Finalize(Replay<Sum<float>>(BuildTree("seq", n), std::span<const float>(x)));
   const double u = 0x1p-24, d = static_cast<double>(n - 1);
   const double rel_k = static_cast<double>(std::fabs(k - exact) / exact);
   const double rel_s = static_cast<double>(std::fabs(s - exact) / exact);
   const double bound = 2 * u + d * d * u * u;
-  std::printf("kahan fp32 seq n=%zu: rel error %.3g (bound %.3g); plain sum %.3g\n", n, rel_k, bound, rel_s);
+  std::printf("kahan fp32 seq n=%zu: rel error %.3g (bound %.3g); plain sum %.3g\n", n, rel_k,
+              bound, rel_s);
   INFO("seed " << seed << " n " << n << " uniform01 fp32");
   CHECK(rel_k <= bound);
   CHECK(rel_k * 10 < rel_s);

@@ -1,7 +1,6 @@
 // The law checkers themselves: they pass lawful carriers and catch unlawful ones with a
 // printed counterexample (a checker that cannot fail would prove nothing).
 #include <catch2/catch.hpp>
-
 #include <iostream>
 #include <span>
 #include <vector>

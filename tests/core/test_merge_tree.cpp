@@ -2,7 +2,6 @@
 // closed forms of the a-priori bounds, the validator rejects broken trees with a reason, and
 // the exports carry the structure.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <iostream>
 #include <string>
@@ -25,18 +24,29 @@ std::uint64_t CeilLog2(std::uint64_t n) {
 }
 
 std::vector<std::uint64_t> Sizes() {
-  std::vector<std::uint64_t> n = {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 63, 64, 65, 100,
-                                  127, 128, 129, 1000, 1023, 1024, 1025, 4097};
+  std::vector<std::uint64_t> n = {0,  1,  2,  3,   4,   5,   7,   8,    9,    15,   16,   17,  31,
+                                  63, 64, 65, 100, 127, 128, 129, 1000, 1023, 1024, 1025, 4097};
   carrier::test::Rng rng(7);
   for (int i = 0; i < carrier::test::Trials(8); ++i) n.push_back(1 + rng.Below(20000));
   return n;
 }
 
-const std::vector<std::string> kSchedules = {
-    "seq",         "reverse",    "pairwise",          "pairwise:3",  "pairwise:8:lift",
-    "blocked:1",   "blocked:4",  "blocked:64:pairwise", "blocked:7:pairwise:lift",
-    "blocked:64:lift", "strided:1", "strided:4", "strided:16",  "strided:7",
-    "random:0",    "random:12345"};
+const std::vector<std::string> kSchedules = {"seq",
+                                             "reverse",
+                                             "pairwise",
+                                             "pairwise:3",
+                                             "pairwise:8:lift",
+                                             "blocked:1",
+                                             "blocked:4",
+                                             "blocked:64:pairwise",
+                                             "blocked:7:pairwise:lift",
+                                             "blocked:64:lift",
+                                             "strided:1",
+                                             "strided:4",
+                                             "strided:16",
+                                             "strided:7",
+                                             "random:0",
+                                             "random:12345"};
 
 }  // namespace
 
@@ -75,8 +85,9 @@ TEST_CASE("leaf depths match the closed forms of the bounds", "[fast][tree]") {
       INFO("b=" << b);
       const std::uint64_t tiles = (n + b - 1) / b;
       // FABsum: b - 1 inside the first tile, ceil(log2(n/b)) across tiles.
-      CHECK(ComputeStats(BuildTree("blocked:" + std::to_string(b) + ":pairwise", n))
-                .max_leaf_depth == std::min(b, n) - 1 + CeilLog2(tiles));
+      CHECK(
+          ComputeStats(BuildTree("blocked:" + std::to_string(b) + ":pairwise", n)).max_leaf_depth ==
+          std::min(b, n) - 1 + CeilLog2(tiles));
       CHECK(ComputeStats(BuildTree("blocked:" + std::to_string(b), n)).max_leaf_depth ==
             std::min(b, n) - 1 + (tiles - 1));
     }
@@ -240,6 +251,7 @@ TEST_CASE("trees export text and DOT and JSON", "[fast][tree]") {
   std::cout << text;
   CHECK(text.find("max leaf depth  5") != std::string::npos);
   CHECK(text.find("`-- push x[8..9]") != std::string::npos);
-  CHECK(carrier::ToText(BuildTree("pairwise", 1000), 10).find("drawing omitted") != std::string::npos);
+  CHECK(carrier::ToText(BuildTree("pairwise", 1000), 10).find("drawing omitted") !=
+        std::string::npos);
   CHECK(carrier::ToText(BuildTree("seq", 0)).find("Identity") != std::string::npos);
 }

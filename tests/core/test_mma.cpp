@@ -4,9 +4,8 @@
 // counterparts the F = 25 model predicts; random fused steps against an independent
 // big-integer implementation of the same rule (Boost cpp_int: every value an exact integer
 // multiple of 2^-400, cuts by integer division, no floating point); and the special values.
-#include <catch2/catch.hpp>
-
 #include <boost/multiprecision/cpp_int.hpp>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <iostream>
 #include <limits>
@@ -33,7 +32,8 @@ const MmaProfile& Profile(const char* name) {
 }
 
 // One fused step of profile `name` over c and a.b (a.size() <= node terms).
-double Step(const char* name, double c, const std::vector<double>& a, const std::vector<double>& b) {
+double Step(const char* name, double c, const std::vector<double>& a,
+            const std::vector<double>& b) {
   std::vector<P> p;
   for (std::size_t i = 0; i < a.size(); ++i) p.push_back({a[i], b[i]});
   return MmaFusedStep(Profile(name).node, c, p.data(), p.size());
@@ -196,10 +196,14 @@ struct FormatBits {
 
 FormatBits BitsOf(MmaInput f) {
   switch (f) {
-    case MmaInput::kFp16: return {5, 10, 15, true};
-    case MmaInput::kBf16: return {8, 7, 127, true};
-    case MmaInput::kTf32: return {8, 10, 127, true};
-    case MmaInput::kFp8E4m3: return {4, 3, 7, false};
+    case MmaInput::kFp16:
+      return {5, 10, 15, true};
+    case MmaInput::kBf16:
+      return {8, 7, 127, true};
+    case MmaInput::kTf32:
+      return {8, 10, 127, true};
+    case MmaInput::kFp8E4m3:
+      return {4, 3, 7, false};
   }
   return {5, 10, 15, true};
 }
@@ -261,22 +265,29 @@ double OracleStep(const MmaNode& node, double c, const std::vector<P>& p) {
   const BigInt exact = q + kShift >= 0 ? BigInt(sum << (q + kShift)) : BigInt(0);
   REQUIRE(q + kShift >= 0);
   switch (node.output) {
-    case MmaOutput::kFp32Rz: return Round(exact, 23, -126, false, 0x1.fffffep127);
-    case MmaOutput::kE8m13Rz: return Round(exact, 13, -126, false, 0x1.fffffep127);
-    case MmaOutput::kFp16Rne: return Round(exact, 10, -14, true, 65504.0);
-    case MmaOutput::kFp32Rne: return Round(exact, 23, -126, true, 0x1.fffffep127, true);
+    case MmaOutput::kFp32Rz:
+      return Round(exact, 23, -126, false, 0x1.fffffep127);
+    case MmaOutput::kE8m13Rz:
+      return Round(exact, 13, -126, false, 0x1.fffffep127);
+    case MmaOutput::kFp16Rne:
+      return Round(exact, 10, -14, true, 65504.0);
+    case MmaOutput::kFp32Rne:
+      return Round(exact, 23, -126, true, 0x1.fffffep127, true);
   }
   return NAN;
 }
 
 // A random accumulator value of the node's output format, near 2^e.
 double RandomAccumulator(Rng& rng, const MmaNode& node, int e) {
-  const int bits = node.output == MmaOutput::kE8m13Rz ? 14
-                   : node.output == MmaOutput::kFp16Rne ? 11 : 24;
+  const int bits = node.output == MmaOutput::kE8m13Rz   ? 14
+                   : node.output == MmaOutput::kFp16Rne ? 11
+                                                        : 24;
   const double m = static_cast<double>(rng.Below(std::uint64_t{1} << bits) | 1);
   double c = std::ldexp(m, e - bits + 1);
-  if (node.output == MmaOutput::kFp16Rne) c = std::ldexp(std::round(std::ldexp(c, 24)), -24);
-  else c = static_cast<double>(static_cast<float>(c));
+  if (node.output == MmaOutput::kFp16Rne)
+    c = std::ldexp(std::round(std::ldexp(c, 24)), -24);
+  else
+    c = static_cast<double>(static_cast<float>(c));
   if (node.output == MmaOutput::kFp16Rne && std::fabs(c) > 65504) c = 0;
   if (node.output == MmaOutput::kE8m13Rz) c = mma_detail::RoundTowardZero(c, 13);
   return rng.Below(2) ? -c : c;
@@ -295,10 +306,12 @@ TEST_CASE("Fused steps equal an independent big-integer model", "[fast][mma]") {
       // Narrow exponent windows give overlapping terms (carries, cancellation, cuts); wide ones
       // give alignment shifts past F; some windows include subnormals.
       const int width = 1 + static_cast<int>(rng.Below(trial % 3 == 0 ? emax_field : 6));
-      const int lo = static_cast<int>(rng.Below(static_cast<std::uint64_t>(emax_field - width + 1)));
+      const int lo =
+          static_cast<int>(rng.Below(static_cast<std::uint64_t>(emax_field - width + 1)));
       const std::size_t m = 1 + rng.Below(node.terms);
       std::vector<P> p(m);
-      for (P& pr : p) pr = {RandomValue(rng, fb, lo, lo + width - 1), RandomValue(rng, fb, lo, lo + width - 1)};
+      for (P& pr : p)
+        pr = {RandomValue(rng, fb, lo, lo + width - 1), RandomValue(rng, fb, lo, lo + width - 1)};
       double c = 0;
       if (rng.Below(4) != 0) {
         const int ep = 2 * (lo + width / 2 - fb.bias) + static_cast<int>(rng.Below(9)) - 4;
@@ -349,8 +362,7 @@ TEST_CASE("Fused chains equal the big-integer model step by step", "[fast][mma]"
           group.push_back({pf[i].a, pf[i].b});
         want = OracleStep(node, want, group);
       }
-      INFO("profile " << prof.name << " trial " << trial << " n " << n << " exponent field "
-                      << lo);
+      INFO("profile " << prof.name << " trial " << trial << " n " << n << " exponent field " << lo);
       CHECK(got == want);
     }
   }

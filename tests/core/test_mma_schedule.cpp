@@ -3,7 +3,6 @@
 // merged in order); Replay<Dot> equals the fused steps applied by hand, is deterministic, and
 // carriers without a fused step refuse the tree.
 #include <catch2/catch.hpp>
-
 #include <iostream>
 #include <span>
 #include <string>
@@ -49,9 +48,9 @@ std::vector<ValuePair<float>> E4m3Pairs(std::uint64_t n, std::uint64_t seed) {
 }  // namespace
 
 TEST_CASE("mma schedules parse and print round-trip", "[fast][mma]") {
-  for (const char* text : {"mma:volta", "mma:ampere", "mma:hopper", "mma:hopper-fp8",
-                           "mma:hopper-fp8:promote:128", "mma:ada-fp8:promote:64",
-                           "mma:cdna3:promote:8", "mma:blackwell"}) {
+  for (const char* text :
+       {"mma:volta", "mma:ampere", "mma:hopper", "mma:hopper-fp8", "mma:hopper-fp8:promote:128",
+        "mma:ada-fp8:promote:64", "mma:cdna3:promote:8", "mma:blackwell"}) {
     INFO("schedule " << text);
     const Schedule s = ParseSchedule(text);
     CHECK(s.kind == ScheduleKind::kMma);
@@ -114,8 +113,8 @@ TEST_CASE("mma trees: fused chains over every input, promoted chunks merged in o
 TEST_CASE("Replay of mma trees equals the fused steps by hand and is deterministic",
           "[fast][mma]") {
   for (std::uint64_t n : {1, 7, 16, 17, 100, 1000}) {
-    for (const char* text : {"mma:volta", "mma:turing", "mma:ampere", "mma:hopper",
-                             "mma:blackwell", "mma:cdna3", "mma:ampere:promote:32"}) {
+    for (const char* text : {"mma:volta", "mma:turing", "mma:ampere", "mma:hopper", "mma:blackwell",
+                             "mma:cdna3", "mma:ampere:promote:32"}) {
       INFO("schedule " << text << " n " << n << " seed " << n);
       const auto p = Fp16Pairs(n, n);
       const std::span<const ValuePair<float>> ps(p);
@@ -131,7 +130,8 @@ TEST_CASE("Replay of mma trees equals the fused steps by hand and is determinist
         double part = 0;
         const std::uint64_t hi = std::min(n, lo + span);
         for (std::uint64_t j = lo; j < hi; j += node.terms)
-          part = MmaFusedStep(node, part, p.data() + j, std::min<std::uint64_t>(node.terms, hi - j));
+          part =
+              MmaFusedStep(node, part, p.data() + j, std::min<std::uint64_t>(node.terms, hi - j));
         acc = lo == 0 ? static_cast<float>(part) : acc + static_cast<float>(part);
       }
       CHECK(ScalarTraits<float>::BitEqual(got, acc));

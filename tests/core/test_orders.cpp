@@ -1,13 +1,13 @@
 // Orders from outside: canonical:L (WG21 P4016R0) against the paper's golden values and a
 // direct transcription of its definition, tree identity (hashes, the binary form, constructed
 // witnesses), file: trees that round-trip through JSON, and FPRev recovery of planted trees.
-#include <catch2/catch.hpp>
+#include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstring>
-#include <functional>
-#include <unistd.h>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -110,8 +110,8 @@ TEST_CASE("canonical:16 and canonical:128 reproduce P4016R0's golden values", "[
 TEST_CASE("canonical:L replays P4016's definition bit for bit", "[fast][orders]") {
   test::Rng rng(2026);
   const std::vector<std::size_t> lane_counts = {1, 2, 3, 4, 5, 7, 8, 16, 17, 128};
-  std::vector<std::size_t> sizes = {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 33, 100, 127,
-                                    128, 129, 255, 257, 1000};
+  std::vector<std::size_t> sizes = {1,  2,  3,  4,   5,   6,   7,   8,   9,   15,  16,
+                                    17, 31, 33, 100, 127, 128, 129, 255, 257, 1000};
   for (int t = 0; t < test::Trials(6); ++t) sizes.push_back(1 + rng.Below(5000));
   int checked = 0;
   for (bool bisect : {false, true})
@@ -179,9 +179,16 @@ TEST_CASE("tree hashes name trees, not their storage", "[fast][orders]") {
 }
 
 TEST_CASE("different trees come with an input on which their sums differ", "[fast][orders]") {
-  const std::vector<std::string> schedules = {"seq", "reverse", "pairwise", "pairwise:4",
-                                              "blocked:8:pairwise", "strided:4", "canonical:16",
-                                              "canonical:16:bisect", "random:3", "canonical:1"};
+  const std::vector<std::string> schedules = {"seq",
+                                              "reverse",
+                                              "pairwise",
+                                              "pairwise:4",
+                                              "blocked:8:pairwise",
+                                              "strided:4",
+                                              "canonical:16",
+                                              "canonical:16:bisect",
+                                              "random:3",
+                                              "canonical:1"};
   int witnessed = 0, equal = 0;
   for (std::uint64_t n : {5, 6, 12, 100, 1000})
     for (const auto& a : schedules)
@@ -217,10 +224,19 @@ TEST_CASE("different trees come with an input on which their sums differ", "[fas
 }
 
 TEST_CASE("file: trees round-trip through carrier tree's JSON", "[fast][orders]") {
-  const std::vector<std::string> schedules = {
-      "seq", "reverse", "pairwise:3", "blocked:7:pairwise:lift", "strided:16:tile:4:lift",
-      "random:9", "omp:3:pairwise:strided:4", "canonical:16", "canonical:5:bisect",
-      "cuda:32:2:blocked:shfl:pairwise", "numpy", "numpy:64:4:0", "numpy:16:4:100"};
+  const std::vector<std::string> schedules = {"seq",
+                                              "reverse",
+                                              "pairwise:3",
+                                              "blocked:7:pairwise:lift",
+                                              "strided:16:tile:4:lift",
+                                              "random:9",
+                                              "omp:3:pairwise:strided:4",
+                                              "canonical:16",
+                                              "canonical:5:bisect",
+                                              "cuda:32:2:blocked:shfl:pairwise",
+                                              "numpy",
+                                              "numpy:64:4:0",
+                                              "numpy:16:4:100"};
   for (const auto& s : schedules)
     for (std::uint64_t n : {1, 2, 7, 100, 257}) {
       const MergeTree t = BuildTree(s, n);
@@ -284,8 +300,9 @@ TEST_CASE("a file: tree that is not a merge order is refused with one line", "[f
 
 TEST_CASE("FPRev recovers planted trees exactly from masked sums", "[fast][orders]") {
   const std::vector<std::string> planted = {
-      "seq", "reverse", "pairwise", "pairwise:5", "blocked:16:pairwise", "strided:8",
-      "canonical:16", "canonical:7:bisect", "random:11", "random:12345", "omp:3:pairwise"};
+      "seq",           "reverse",      "pairwise",           "pairwise:5", "blocked:16:pairwise",
+      "strided:8",     "canonical:16", "canonical:7:bisect", "random:11",  "random:12345",
+      "omp:3:pairwise"};
   for (const auto& s : planted)
     for (std::uint64_t n : {1, 2, 3, 9, 64, 129, 1000}) {
       const MergeTree truth = BuildTree(s, n);
@@ -352,7 +369,7 @@ TEST_CASE("invariance: fixed split size is invariant, fixed split count is not",
     const double a = row(r->tree_a, r->offset_a), b = row(r->tree_b, r->offset_b);
     INFO(r->context_a << " vs " << r->context_b);
     CHECK(a != b);
-    std::cout << "  invariance witness: " << r->context_a << " -> " << a << ", "
-              << r->context_b << " -> " << b << "\n";
+    std::cout << "  invariance witness: " << r->context_a << " -> " << a << ", " << r->context_b
+              << " -> " << b << "\n";
   }
 }

@@ -2,7 +2,6 @@
 // every merge order the relative error stays inside gamma_{n-1} (the count of
 // multiplications, not the tree depth), measured against a long double product.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -38,14 +37,18 @@ TEST_CASE("prod: the fold is the loop, 1 is a pad, every order within gamma_{n-1
     loop *= v;
     exact *= v;
   }
-  const float seq = Prod<float>::Finalize(Replay<Prod<float>>(BuildTree("seq", n), std::span<const float>(x)));
+  const float seq =
+      Prod<float>::Finalize(Replay<Prod<float>>(BuildTree("seq", n), std::span<const float>(x)));
   CHECK(std::memcmp(&seq, &loop, sizeof seq) == 0);
   const double u = 0x1p-24;
   const double gamma = (n - 1) * u / (1 - (n - 1) * u);
-  for (const std::string sched : {"seq", "reverse", "pairwise", "blocked:16", "strided:8", "random:3"}) {
-    const float p = Prod<float>::Finalize(Replay<Prod<float>>(BuildTree(sched, n), std::span<const float>(x)));
+  for (const std::string sched :
+       {"seq", "reverse", "pairwise", "blocked:16", "strided:8", "random:3"}) {
+    const float p =
+        Prod<float>::Finalize(Replay<Prod<float>>(BuildTree(sched, n), std::span<const float>(x)));
     const double rel = static_cast<double>(std::fabs(p - exact) / exact);
-    std::printf("prod fp32 %-10s n=%zu: rel error %.3g (gamma_{n-1} %.3g)\n", sched.c_str(), n, rel, gamma);
+    std::printf("prod fp32 %-10s n=%zu: rel error %.3g (gamma_{n-1} %.3g)\n", sched.c_str(), n, rel,
+                gamma);
     INFO("seed " << seed << " n " << n << " schedule " << sched << " uniform(0.9, 1.1) fp32");
     CHECK(rel <= gamma);
   }

@@ -2,7 +2,6 @@
 // against loops written independently of the tree code), all trees agree bit for bit where
 // every partial result is exact, tile lifts replay, and impossible replays are refused.
 #include <catch2/catch.hpp>
-
 #include <functional>
 #include <iostream>
 #include <span>
@@ -20,10 +19,21 @@ using carrier::test::Rng;
 
 namespace {
 
-const std::vector<std::string> kSchedules = {
-    "seq",       "reverse",      "pairwise",          "pairwise:5",  "blocked:1",
-    "blocked:7", "blocked:64",   "blocked:16:pairwise", "blocked:3:pairwise", "strided:1",
-    "strided:4", "strided:16",   "strided:5",         "random:1",    "random:99"};
+const std::vector<std::string> kSchedules = {"seq",
+                                             "reverse",
+                                             "pairwise",
+                                             "pairwise:5",
+                                             "blocked:1",
+                                             "blocked:7",
+                                             "blocked:64",
+                                             "blocked:16:pairwise",
+                                             "blocked:3:pairwise",
+                                             "strided:1",
+                                             "strided:4",
+                                             "strided:16",
+                                             "strided:5",
+                                             "random:1",
+                                             "random:99"};
 
 std::vector<std::uint64_t> Sizes() {
   std::vector<std::uint64_t> n = {0, 1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 31, 33, 64, 65, 100, 257};
@@ -85,8 +95,8 @@ float ReferenceSum(const std::string& schedule, const std::vector<float>& x) {
       };
       return rec(0, n);
     }
-    case ScheduleKind::kOmp:   // composed schedules: tests/kernels (omp) and
-    case ScheduleKind::kCuda:  // tests/core/test_cuda_schedule.cpp check their trees
+    case ScheduleKind::kOmp:        // composed schedules: tests/kernels (omp) and
+    case ScheduleKind::kCuda:       // tests/core/test_cuda_schedule.cpp check their trees
     case ScheduleKind::kCanonical:  // tests/core/test_orders.cpp (P4016's own loops)
     case ScheduleKind::kFile:       // tests/core/test_orders.cpp (round trips)
     case ScheduleKind::kNumpy:      // tests/experiments/test_orders_cli.cpp (numpy itself)
@@ -108,7 +118,8 @@ TEST_CASE("replay follows each schedule's documented order", "[fast][replay]") {
     for (std::uint64_t n : Sizes()) {
       std::vector<float> x(n);
       for (auto& v : x) v = static_cast<float>(rng.Normal() * 1e3 + 10);
-      const float got = ReplayResult<Sum<float>>(ParseSchedule(schedule), std::span<const float>(x));
+      const float got =
+          ReplayResult<Sum<float>>(ParseSchedule(schedule), std::span<const float>(x));
       const float want = ReferenceSum(schedule, x);
       Repro r{seed, n, schedule, "Sum<float>", test::Join(x, 16)};
       INFO(r.Text() << "\nreplay " << got << " loop " << want);
@@ -136,7 +147,8 @@ void RequireAllTreesAgree(const std::vector<typename C::Input>& x, const std::st
       continue;
     const auto got = ReplayResult<C>(s, xs);
     Repro r{seed, x.size(), schedule, types, ""};
-    INFO(r.Text() << "\nrelative difference " << static_cast<double>(RelativeDifference<C>(got, want)));
+    INFO(r.Text() << "\nrelative difference "
+                  << static_cast<double>(RelativeDifference<C>(got, want)));
     REQUIRE(ResultsBitEqual<C>(got, want));
   }
 }
@@ -150,7 +162,8 @@ TEST_CASE("all trees agree bit for bit when every partial result is exact", "[fa
     // Small integers: every partial sum, product and max is exact in fp32 and fp64.
     std::vector<float> xf(n);
     std::vector<double> xd(n);
-    for (std::uint64_t i = 0; i < n; ++i) xd[i] = xf[i] = static_cast<float>(static_cast<int>(rng.Below(201)) - 100);
+    for (std::uint64_t i = 0; i < n; ++i)
+      xd[i] = xf[i] = static_cast<float>(static_cast<int>(rng.Below(201)) - 100);
     RequireAllTreesAgree<Sum<float>>(xf, "Sum<float>", seed);
     RequireAllTreesAgree<Sum<double>>(xd, "Sum<double>", seed);
     RequireAllTreesAgree<Compensated<float>>(xf, "Compensated<float>", seed);
@@ -191,14 +204,16 @@ TEST_CASE("tile-lifting trees replay through LiftTile", "[fast][replay]") {
       for (std::uint64_t lo = b; lo < n; lo += b)
         want = C::Combine(want, C::LiftTile(x.data() + lo, std::min(b, n - lo)));
       const auto got = Replay<C>(BuildTree("blocked:" + std::to_string(b) + ":lift", n), xs);
-      const Repro repro{seed, n, "blocked:" + std::to_string(b) + ":lift", "OnlineSoftmax<float>", ""};
+      const Repro repro{seed, n, "blocked:" + std::to_string(b) + ":lift", "OnlineSoftmax<float>",
+                        ""};
       INFO(repro.Text());
       REQUIRE(StatesBitEqual<C>(got, want));
       using W = Welford<float>;
       W::State wwant = W::LiftTile(x.data(), std::min<std::uint64_t>(b, n));
       for (std::uint64_t lo = b; lo < n; lo += b)
         wwant = W::Combine(wwant, W::LiftTile(x.data() + lo, std::min(b, n - lo)));
-      REQUIRE(StatesBitEqual<W>(Replay<W>(BuildTree("blocked:" + std::to_string(b) + ":lift", n), xs), wwant));
+      REQUIRE(StatesBitEqual<W>(
+          Replay<W>(BuildTree("blocked:" + std::to_string(b) + ":lift", n), xs), wwant));
     }
   }
 }
@@ -216,20 +231,27 @@ TEST_CASE("impossible replays are refused with a reason", "[fast][replay]") {
     }
     return "";
   };
-  CHECK(message([&] { Replay<ArgMax<float>>(BuildTree("strided:2", 3), std::span<const IndexedValue<float>>(idx)); })
-            .find("argmax's Combine is not commutative") != std::string::npos);
-  CHECK(message([&] { Replay<Affine<float>>(BuildTree("strided:2", 3), std::span<const ValuePair<float>>(maps)); })
-            .find("not commutative") != std::string::npos);
-  CHECK(message([&] { Replay<Sum<float>>(BuildTree("blocked:2:lift", 3), std::span<const float>(x)); })
-            .find("defines no tile lift") != std::string::npos);
-  CHECK(message([&] { Replay<Sum<float>>(BuildTree("seq", 4), std::span<const float>(x)); })
-            .find("built for n = 4 but got 3") != std::string::npos);
+  CHECK(message([&] {
+          Replay<ArgMax<float>>(BuildTree("strided:2", 3),
+                                std::span<const IndexedValue<float>>(idx));
+        }).find("argmax's Combine is not commutative") != std::string::npos);
+  CHECK(message([&] {
+          Replay<Affine<float>>(BuildTree("strided:2", 3), std::span<const ValuePair<float>>(maps));
+        }).find("not commutative") != std::string::npos);
+  CHECK(message([&] {
+          Replay<Sum<float>>(BuildTree("blocked:2:lift", 3), std::span<const float>(x));
+        }).find("defines no tile lift") != std::string::npos);
+  CHECK(message([&] {
+          Replay<Sum<float>>(BuildTree("seq", 4), std::span<const float>(x));
+        }).find("built for n = 4 but got 3") != std::string::npos);
   MergeTree broken = BuildTree("pairwise", 3);
   std::swap(broken.combines[0].left, broken.combines[0].right);
-  CHECK(message([&] { ReplayChecked<Sum<float>>(broken, std::span<const float>(x)); })
-            .find("swaps its operands") != std::string::npos);
+  CHECK(message([&] {
+          ReplayChecked<Sum<float>>(broken, std::span<const float>(x));
+        }).find("swaps its operands") != std::string::npos);
   // A strided tree over one input, or with one lane, permutes nothing and is fine for ArgMax.
-  CHECK_NOTHROW(Replay<ArgMax<float>>(BuildTree("strided:1", 3), std::span<const IndexedValue<float>>(idx)));
+  CHECK_NOTHROW(
+      Replay<ArgMax<float>>(BuildTree("strided:1", 3), std::span<const IndexedValue<float>>(idx)));
 }
 
 TEST_CASE("merge orders spread the result of a rounded reduction", "[fast][replay][laws]") {

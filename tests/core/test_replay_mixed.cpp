@@ -3,7 +3,6 @@
 // (tile sums in float accumulated in double; tile sums in a test-local fp16 accumulated in
 // float) and for its special-value contract (an fp16 tile that overflows stays +inf).
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstring>
 #include <iostream>
@@ -58,10 +57,18 @@ using carrier::test_mixed::F16;
 
 namespace {
 
-const std::vector<std::string> kMixedSchedules = {
-    "seq",        "reverse",   "pairwise",   "pairwise:5",         "blocked:1",  "blocked:7",
-    "blocked:64", "blocked:16:pairwise",     "blocked:3:pairwise", "strided:4",  "strided:5",
-    "random:3"};
+const std::vector<std::string> kMixedSchedules = {"seq",
+                                                  "reverse",
+                                                  "pairwise",
+                                                  "pairwise:5",
+                                                  "blocked:1",
+                                                  "blocked:7",
+                                                  "blocked:64",
+                                                  "blocked:16:pairwise",
+                                                  "blocked:3:pairwise",
+                                                  "strided:4",
+                                                  "strided:5",
+                                                  "random:3"};
 
 std::vector<std::uint64_t> MixedSizes() {
   std::vector<std::uint64_t> n = {0, 1, 2, 3, 7, 16, 17, 64, 65, 257};
@@ -143,8 +150,7 @@ TEST_CASE("ReplayMixed Sum float to double over blocked:b equals a FABsum loop",
       for (bool pairwise : {false, true}) {
         const std::string schedule = "blocked:" + std::to_string(b) + (pairwise ? ":pairwise" : "");
         const MergeTree tree = BuildTree(ParseSchedule(schedule), n);
-        const double got =
-            ReplayMixed<Sum<float>, Sum<double>>(tree, std::span<const float>(x)).s;
+        const double got = ReplayMixed<Sum<float>, Sum<double>>(tree, std::span<const float>(x)).s;
         const double want = FabsumLoop<float, double>(x, b, pairwise);
         INFO((Repro{seed, n, schedule, "Sum<float> tiles, Sum<double> combines", ""}.Text()));
         INFO("ReplayMixed " << test::Exact(got) << " loop " << test::Exact(want));
@@ -203,7 +209,8 @@ TEST_CASE("ReplayMixed keeps a tile's overflow and converts specials", "[fast][r
   REQUIRE(std::isnan(ReplayMixed<Sum<float>, Sum<double>>(BuildTree(ParseSchedule("blocked:2"), 3),
                                                           std::span<const float>(y))
                          .s));
-  const double empty =
-      ReplayMixed<Sum<float>, Sum<double>>(BuildTree(ParseSchedule("seq"), 0), std::span<const float>()).s;
+  const double empty = ReplayMixed<Sum<float>, Sum<double>>(BuildTree(ParseSchedule("seq"), 0),
+                                                            std::span<const float>())
+                           .s;
   REQUIRE(Same(empty, 0.0));
 }

@@ -1,7 +1,6 @@
 // Schedule text: canonical forms round-trip, accepted variants canonicalise, bad text is a
 // one-line ScheduleError that names the problem, and no text crashes the parser.
 #include <catch2/catch.hpp>
-
 #include <iostream>
 #include <string>
 #include <vector>
@@ -14,13 +13,28 @@ using carrier::Schedule;
 using carrier::ScheduleError;
 
 TEST_CASE("schedule text round-trips in canonical form", "[fast][schedule]") {
-  const std::vector<std::string> canonical = {
-      "seq",        "reverse",          "pairwise",           "pairwise:8",
-      "pairwise:lift", "pairwise:64:lift", "blocked:64",       "blocked:64:pairwise",
-      "blocked:1",  "blocked:64:lift",  "blocked:4096:pairwise:lift", "strided:16",
-      "strided:1",  "random:0",         "random:18446744073709551615",
-      "strided:16:tile:4:lift", "strided:8:lift", "strided:8:tile:2", "omp:4:seq",
-      "omp:2:pairwise:strided:16:tile:16:lift", "omp:3:seq:seq", "omp:1:pairwise:blocked:8"};
+  const std::vector<std::string> canonical = {"seq",
+                                              "reverse",
+                                              "pairwise",
+                                              "pairwise:8",
+                                              "pairwise:lift",
+                                              "pairwise:64:lift",
+                                              "blocked:64",
+                                              "blocked:64:pairwise",
+                                              "blocked:1",
+                                              "blocked:64:lift",
+                                              "blocked:4096:pairwise:lift",
+                                              "strided:16",
+                                              "strided:1",
+                                              "random:0",
+                                              "random:18446744073709551615",
+                                              "strided:16:tile:4:lift",
+                                              "strided:8:lift",
+                                              "strided:8:tile:2",
+                                              "omp:4:seq",
+                                              "omp:2:pairwise:strided:16:tile:16:lift",
+                                              "omp:3:seq:seq",
+                                              "omp:1:pairwise:blocked:8"};
   for (const auto& text : canonical) {
     INFO("text: " << text);
     Schedule s = ParseSchedule(text);
@@ -97,8 +111,8 @@ TEST_CASE("the schedule parser never crashes on random text", "[fast][schedule]"
   const std::uint64_t seed = 20261129;
   carrier::test::Rng rng(seed);
   const std::string alphabet = "seqrvpaiwblockdtrn:0123456789-x ";
-  const std::vector<std::string> stems = {"seq", "reverse", "pairwise:", "blocked:", "strided:",
-                                          "random:"};
+  const std::vector<std::string> stems = {
+      "seq", "reverse", "pairwise:", "blocked:", "strided:", "random:"};
   int parsed = 0, rejected = 0;
   for (int t = 0; t < carrier::test::Trials(20000); ++t) {
     std::string text = rng.Below(2) ? stems[rng.Below(stems.size())] : "";

@@ -68,7 +68,8 @@ CARRIER_HD void FoldAll(const T* x, std::size_t n, double* out) {
   {
     using F = FlashRow<T, kFlashDv, FlashVariant::kFA2>;
     typename F::State s = F::Identity();
-    for (std::size_t i = 0; i + kFlashDv < n; ++i) s = PushOne<F>(s, FlashInput<T>{x[i], x + i + 1});
+    for (std::size_t i = 0; i + kFlashDv < n; ++i)
+      s = PushOne<F>(s, FlashInput<T>{x[i], x + i + 1});
     out[k++] = s.m;
     out[k++] = s.l;
     for (int j = 0; j < kFlashDv; ++j) out[k++] = s.o[j];

@@ -6,7 +6,6 @@
 // Exits 77 (CTest: Skipped) when no GPU is present.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstring>
 #include <iostream>
@@ -29,8 +28,8 @@ TEST_CASE("device folds equal host folds", "[gpu]") {
     std::vector<double> host(carrier::nvcc_test::kFoldOutputs);
     carrier::nvcc_test::FoldAll<float>(x.data(), n, host.data());
     for (std::size_t k = 0; k < host.size(); ++k) {
-      INFO("seed=" << seed << " n=" << n << " output " << k << ": device " << dev[k]
-                   << ", host " << host[k]);
+      INFO("seed=" << seed << " n=" << n << " output " << k << ": device " << dev[k] << ", host "
+                   << host[k]);
       if (uses_exp(k)) {
         CHECK(std::fabs(dev[k] - host[k]) <= 1e-5 * std::fabs(host[k]) + 1e-30);
       } else {

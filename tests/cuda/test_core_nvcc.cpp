@@ -1,7 +1,6 @@
 // Every core header compiled by nvcc: its host code folds every carrier to the same bits as
 // g++ does (same libm, no contraction on either side).
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <iostream>
 #include <vector>

@@ -105,7 +105,8 @@ int main() {
       const std::uint64_t r = Mix(trial * 1000037ULL + 99999 + i);
       const double m = static_cast<double>((r & 0xffffff) | 0x800000);
       const int e = 2 * (lo + width / 2 - 15) + static_cast<int>((r >> 30) % 9) - 4 - 23;
-      c[i] = ((r >> 50) & 3) == 0 ? 0.0f : static_cast<float>(((r >> 52) & 1 ? -1 : 1) * std::ldexp(m, e));
+      c[i] = ((r >> 50) & 3) == 0 ? 0.0f
+                                  : static_cast<float>(((r >> 52) & 1 ? -1 : 1) * std::ldexp(m, e));
     }
     for (int i = 0; i < 256; ++i) ha[i] = __float2half(a[i]);
     for (int i = 0; i < 128; ++i) hb[i] = __float2half(b[i]);

@@ -1,24 +1,22 @@
 // The carrier CLI: --help and --version, every verb's happy path, and bad input answered by
 // exactly one line on stderr and exit code 2 (never a crash, never a silent default).
-#include <catch2/catch.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdint>
 #include <vector>
 
 #include "precision/half.hpp"
-#include "support/test_support.hpp"
-
 #include "support/cli_support.hpp"
+#include "support/test_support.hpp"
 
 namespace {
 
@@ -115,10 +113,10 @@ TEST_CASE("carrier eval measures against the certified reference", "[fast][cli][
   Run r = Carrier("eval --op sum --dtype fp32 --gen uniform01 --n 1000 --seed 3 --format json");
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
-  for (const char* key : {"\"result\":", "\"reference\":", "\"abs_error\":", "\"rel_error\":",
-                          "\"ulp_error\":", "\"bound\":", "\"error_to_bound\":",
-                          "\"schedule\":\"seq\"", "\"tree_max_depth\":999",
-                          "\"reference_tier\":\"exact\"", "\"reference_certified\":true"})
+  for (const char* key :
+       {"\"result\":", "\"reference\":", "\"abs_error\":", "\"rel_error\":", "\"ulp_error\":",
+        "\"bound\":", "\"error_to_bound\":", "\"schedule\":\"seq\"", "\"tree_max_depth\":999",
+        "\"reference_tier\":\"exact\"", "\"reference_certified\":true"})
     CHECK(r.out.find(key) != std::string::npos);
   // Small integers sum exactly in any order: zero error.
   const std::string file = "/tmp/carrier_cli_ints_" + std::to_string(getpid()) + ".txt";
@@ -135,47 +133,55 @@ TEST_CASE("carrier eval measures against the certified reference", "[fast][cli][
   Run lse = Carrier("eval --op lse --dtype fp16 --gen uniform11 --n 500 --format json");
   CHECK(lse.code == 0);
   CHECK(lse.out.find("\"reference_tier\":\"fast\"") != std::string::npos);
-  Run soft = Carrier("eval --op softmax --dtype bf16 --acc fp32 --exp portable --gen normal --n 50");
+  Run soft =
+      Carrier("eval --op softmax --dtype bf16 --acc fp32 --exp portable --gen normal --n 50");
   CHECK(soft.code == 0);
   CHECK(soft.out.find("componentwise_error") != std::string::npos);
   Run mp = Carrier("eval --op welford --dtype fp32 --acc mpfr:200 --gen normal --n 100");
   CHECK(mp.code == 0);
-  Run att = Carrier("eval --op attention --head-dim 64 --dtype bf16 --acc fp32 --schedule "
-                    "blocked:16:lift --gen normal --n 48 --format json");
+  Run att = Carrier(
+      "eval --op attention --head-dim 64 --dtype bf16 --acc fp32 --schedule "
+      "blocked:16:lift --gen normal --n 48 --format json");
   INFO(att.out << att.err);
   CHECK(att.code == 0);
   CHECK(att.out.find("\"componentwise_error\":") != std::string::npos);
   CHECK(att.out.find("\"reference_certified\":true") != std::string::npos);
   for (const char* op : {"var-twopass", "var-textbook"}) {
-    Run var = Carrier(std::string("eval --op ") + op + " --dtype fp32 --gen normal --n 1000 --format json");
+    Run var = Carrier(std::string("eval --op ") + op +
+                      " --dtype fp32 --gen normal --n 1000 --format json");
     INFO(var.out << var.err);
     CHECK(var.code == 0);
     CHECK(var.out.find("\"reference_tier\":\"exact\"") != std::string::npos);
     CHECK(var.out.find("\"cond\":") != std::string::npos);
   }
-  Run sr = Carrier("eval --op sum --dtype bf16 --round sr --sr-seed 9 --gen uniform01 --n 100 --format json");
+  Run sr = Carrier(
+      "eval --op sum --dtype bf16 --round sr --sr-seed 9 --gen uniform01 --n 100 --format json");
   CHECK(sr.code == 0);
   CHECK(sr.out.find("\"sr_seed\":9") != std::string::npos);
 }
 
 #if CARRIER_TEST_HAVE_MPFR
-TEST_CASE("carrier eval computes attention in an emulated bf16 or fp16 format", "[fast][cli][eval]") {
+TEST_CASE("carrier eval computes attention in an emulated bf16 or fp16 format",
+          "[fast][cli][eval]") {
   // acc bf16 / fp16: every operation of the replay rounds into that format (emulated), so the
   // error scales with its unit roundoff, which is the u the bound uses.
   auto field = [](const std::string& json, const std::string& key) {
     const auto at = json.find("\"" + key + "\":");
-    return at == std::string::npos ? std::nan("") : std::strtod(json.c_str() + at + key.size() + 3, nullptr);
+    return at == std::string::npos ? std::nan("")
+                                   : std::strtod(json.c_str() + at + key.size() + 3, nullptr);
   };
-  const std::string common = "eval --op attention --head-dim 64 --dtype bf16 --schedule "
-                             "blocked:16:lift --gen normal --n 64 --seed 3 --format json --acc ";
-  Run f32 = Carrier(common + "fp32"), b16 = Carrier(common + "bf16"), h16 = Carrier(common + "fp16");
-  INFO("reproduce: carrier " << common << "{fp32,bf16,fp16}\n" << f32.out << b16.out << h16.out
-                             << f32.err << b16.err << h16.err);
+  const std::string common =
+      "eval --op attention --head-dim 64 --dtype bf16 --schedule "
+      "blocked:16:lift --gen normal --n 64 --seed 3 --format json --acc ";
+  Run f32 = Carrier(common + "fp32"), b16 = Carrier(common + "bf16"),
+      h16 = Carrier(common + "fp16");
+  INFO("reproduce: carrier " << common << "{fp32,bf16,fp16}\n"
+                             << f32.out << b16.out << h16.out << f32.err << b16.err << h16.err);
   REQUIRE(f32.code == 0);
   REQUIRE(b16.code == 0);
   REQUIRE(h16.code == 0);
-  const double e32 = field(f32.out, "normwise_inf_error"), eb = field(b16.out, "normwise_inf_error"),
-               eh = field(h16.out, "normwise_inf_error");
+  const double e32 = field(f32.out, "normwise_inf_error"),
+               eb = field(b16.out, "normwise_inf_error"), eh = field(h16.out, "normwise_inf_error");
   std::cout << "eval attention n=64 Bc=16 normwise-inf error: fp32 " << e32 << ", fp16 " << eh
             << ", bf16 " << eb << "\n";
   CHECK(field(b16.out, "u") == 0x1p-8);
@@ -306,11 +312,17 @@ TEST_CASE("carrier eval runs FABsum with acc fp16>fp32 like a plain loop", "[fas
     outer = lo == 0 ? tile : outer + tile;
     all16 = lo == 0 ? tile : carrier::Half(all16 + tile).ToFloat();
   }
-  Run r = Carrier("eval --op sum --dtype fp16 --acc 'fp16>fp32' --schedule blocked:32 --format json --input " + file);
-  Run same = Carrier("eval --op sum --dtype fp16 --schedule blocked:32 --format json --input " + file);
+  Run r = Carrier(
+      "eval --op sum --dtype fp16 --acc 'fp16>fp32' --schedule blocked:32 --format json --input " +
+      file);
+  Run same =
+      Carrier("eval --op sum --dtype fp16 --schedule blocked:32 --format json --input " + file);
   std::remove(file.c_str());
-  INFO("reproduce: seed=" << seed << " n=" << n << " schedule=blocked:32 types=fp16 tiles, fp32 "
-       "tile sums; loop " << carrier::test::Exact(outer) << "\n" << r.out << r.err);
+  INFO("reproduce: seed=" << seed << " n=" << n
+                          << " schedule=blocked:32 types=fp16 tiles, fp32 "
+                             "tile sums; loop "
+                          << carrier::test::Exact(outer) << "\n"
+                          << r.out << r.err);
   REQUIRE(r.code == 0);
   auto field = [](const std::string& json, const std::string& key) {
     const auto at = json.find("\"" + key + "\":");
@@ -332,8 +344,7 @@ TEST_CASE("carrier eval runs FABsum with acc fp16>fp32 like a plain loop", "[fas
 
   CheckRejected("eval --op sum --dtype fp32 --acc 'fp32>fp16' --gen normal --n 10", "wider");
   CheckRejected("eval --op sum --dtype fp16 --acc 'bf16>fp16' --gen normal --n 10", "wider");
-  CheckRejected("eval --op max --dtype fp16 --acc 'fp16>fp32' --gen normal --n 10",
-                "not 'max'");
+  CheckRejected("eval --op max --dtype fp16 --acc 'fp16>fp32' --gen normal --n 10", "not 'max'");
   CheckRejected("eval --op sum --dtype fp16 --acc 'fp16>' --gen normal --n 10", "INNER>OUTER");
   CheckRejected("eval --op sum --dtype fp16 --acc 'mpfr:30>fp64' --gen normal --n 10", "inner");
   CheckRejected("eval --op sum --dtype fp16 --acc 'fp16>fp32' --backend simd --gen normal --n 10",

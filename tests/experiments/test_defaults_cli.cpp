@@ -2,7 +2,6 @@
 // or --acc runs what that backend realises and says so; an explicit mismatch is still one line
 // naming what would work; `carrier tree` refuses sizes that cannot fit, with the numbers.
 #include <catch2/catch.hpp>
-
 #include <iostream>
 #include <string>
 
@@ -63,8 +62,8 @@ TEST_CASE("eval on simd and omp runs the backend's native schedule, exp and comp
                 "bf16/fp32");
 #endif
 #if CARRIER_TEST_HAVE_OMP
-  CheckDefaults("--op sum --dtype fp32 --backend omp --gen normal --n 1000", "omp:", "fp32",
-                "libm", "omp's native one");
+  CheckDefaults("--op sum --dtype fp32 --backend omp --gen normal --n 1000", "omp:", "fp32", "libm",
+                "omp's native one");
   CheckDefaults("--op lse --dtype bf16 --backend omp --gen normal --n 1000", "omp:", "fp32",
                 "portable", "acc fp32");
   CheckRejected("eval --op sum --dtype fp32 --backend omp --schedule seq --gen normal --n 100",

@@ -26,8 +26,8 @@ using carrier_test::TempPath;
 }  // namespace
 
 TEST_CASE("laws: every core carrier's declarations match in bf16 and fp32", "[fast][laws]") {
-  for (const char* op :
-       {"sum", "neumaier", "max", "argmax", "lse", "welford", "norm2", "dot", "affine", "attention"}) {
+  for (const char* op : {"sum", "neumaier", "max", "argmax", "lse", "welford", "norm2", "dot",
+                         "affine", "attention"}) {
     for (const char* dtype : {"bf16", "fp32"}) {
       const std::string args = std::string("laws ") + op + " --dtype " + dtype + " --trials 60";
       Run r = Carrier(args);

@@ -2,7 +2,6 @@
 // the modelled bits for inputs whose answer differs between the matrix-unit models and IEEE
 // fp32 (worked out by hand in the comments), and the one-line refusals.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -30,8 +29,8 @@ double Result(const Run& r) {
 
 // eval prints an fp32 result as its shortest decimal: compare it as the float it reads back to.
 float Eval(const std::string& file, const std::string& dtype, const std::string& schedule) {
-  const std::string args = "eval --op dot --dtype " + dtype + " --acc fp32 --schedule " +
-                           schedule + " --input " + file + " --format json";
+  const std::string args = "eval --op dot --dtype " + dtype + " --acc fp32 --schedule " + schedule +
+                           " --input " + file + " --format json";
   const Run r = Carrier(args);
   INFO("carrier " << args << "\nstderr: " << r.err << "\nstdout: " << r.out);
   REQUIRE((r.code == 0 || r.code == 1));  // 1 = reference not certified; never here
@@ -77,8 +76,9 @@ TEST_CASE("carrier eval --op dot --schedule mma:... gives the modelled bits", "[
   CHECK(Eval(fp8, "fp8e4m3", "seq") == 1 + 255 * std::ldexp(1.0f, -18));
 
   // The bound follows the fused node (first order), and the error stays under it.
-  const Run r = Carrier("eval --op dot --dtype fp16 --acc fp32 --schedule mma:volta --gen normal "
-                        "--n 4096 --format json");
+  const Run r = Carrier(
+      "eval --op dot --dtype fp16 --acc fp32 --schedule mma:volta --gen normal "
+      "--n 4096 --format json");
   INFO(r.out << r.err);
   CHECK(r.code == 0);
   CHECK(r.out.find("fused steps, first order") != std::string::npos);
@@ -96,14 +96,16 @@ TEST_CASE("mma schedules refuse what they cannot model, in one line", "[fast][cl
                 "dot only");
   CheckRejected("eval --op dot --dtype fp32 --acc fp32 --schedule mma:volta --gen normal --n 8",
                 "multiplies fp16 values");
-  CheckRejected("eval --op dot --dtype fp16 --acc fp32 --schedule mma:hopper-fp8 --gen normal "
-                "--n 8",
-                "fp8e4m3");
+  CheckRejected(
+      "eval --op dot --dtype fp16 --acc fp32 --schedule mma:hopper-fp8 --gen normal "
+      "--n 8",
+      "fp8e4m3");
   CheckRejected("eval --op dot --dtype fp16 --acc bf16 --schedule mma:volta --gen normal --n 8",
                 "fp32 or fp64");
-  CheckRejected("eval --op dot --dtype fp16 --acc fp32 --schedule mma:volta --backend simd "
-                "--gen normal --n 8",
-                "backend replay only");
+  CheckRejected(
+      "eval --op dot --dtype fp16 --acc fp32 --schedule mma:volta --backend simd "
+      "--gen normal --n 8",
+      "backend replay only");
   CheckRejected("eval --op dot --dtype fp16 --acc fp32 --schedule mma:pascal --gen normal --n 8",
                 "unknown mma profile");
   CheckRejected("tree --schedule mma:hopper-fp8:promote:100 --n 8", "multiple of");

@@ -34,7 +34,8 @@ double Num(const std::string& json, const std::string& key) {
 void CheckBackendsRefuse(const std::string& op) {
   for (const char* b : {"simd", "omp", "cuda"}) {
     Run r = Carrier("eval --op " + op + " --dtype fp32 --gen normal --n 100 --backend " + b);
-    std::cout << "  eval --op " << op << " --backend " << b << " -> exit " << r.code << " " << r.err;
+    std::cout << "  eval --op " << op << " --backend " << b << " -> exit " << r.code << " "
+              << r.err;
     INFO(op << " on " << b << ": " << r.out << r.err);
     CHECK(r.code == 2);
     CHECK(Lines(r.err) == 1);
@@ -115,8 +116,9 @@ TEST_CASE("op kahan: Kahan's original sum through the table", "[fast][ops][kahan
   CHECK(JsonField(k.out, "bound_formula").find("Kahan") != std::string::npos);
   CHECK(Num(k.out, "error_to_bound") <= 1);
   // Two-level accumulation comes with the family.
-  Run mixed = Carrier("eval --op kahan --dtype fp16 --acc 'fp16>fp32' --schedule blocked:32 "
-                      "--gen normal --n 1000 --format json");
+  Run mixed = Carrier(
+      "eval --op kahan --dtype fp16 --acc 'fp16>fp32' --schedule blocked:32 "
+      "--gen normal --n 1000 --format json");
   INFO(mixed.out << mixed.err);
   CHECK(mixed.code == 0);
   CheckLaws("kahan");

@@ -67,8 +67,7 @@ bool PythonHas(const std::string& module) {
 }
 
 // Random values (written as hex floats, exact in dtype) and the library's sum of them.
-std::string WriteValues(const std::string& path, std::uint64_t n, std::uint64_t seed,
-                        bool fp32) {
+std::string WriteValues(const std::string& path, std::uint64_t n, std::uint64_t seed, bool fp32) {
   carrier::test::Rng rng(seed);
   std::ofstream f(path);
   for (std::uint64_t i = 0; i < n; ++i) {
@@ -80,11 +79,11 @@ std::string WriteValues(const std::string& path, std::uint64_t n, std::uint64_t 
 }
 
 double LibrarySum(const std::string& expr, const std::string& path, bool fp32) {
-  const std::string code = std::string("import sys, numpy as np\n") +
-                           "v = [float.fromhex(l) for l in open('" + path + "')]\n" +
-                           "x = np.array(v, dtype=np." + (fp32 ? "float32" : "float64") + ")\n" +
-                           (expr.rfind("torch", 0) == 0 ? "import torch\nx = torch.from_numpy(x)\n" : "") +
-                           "print(float(" + expr + ").hex())\n";
+  const std::string code =
+      std::string("import sys, numpy as np\n") + "v = [float.fromhex(l) for l in open('" + path +
+      "')]\n" + "x = np.array(v, dtype=np." + (fp32 ? "float32" : "float64") + ")\n" +
+      (expr.rfind("torch", 0) == 0 ? "import torch\nx = torch.from_numpy(x)\n" : "") +
+      "print(float(" + expr + ").hex())\n";
   std::ofstream(Dir() + "/lib_sum.py") << code;
   return std::strtod(Shell(kPython + " " + Dir() + "/lib_sum.py").c_str(), nullptr);
 }
@@ -108,8 +107,8 @@ void ProbeReplaysLibrary(const std::string& target, const std::string& expr,
       const auto named_at = p.out.find("named schedule");
       std::cout << "  " << target << " " << dtype << " n=" << n << ": "
                 << p.out.substr(calls_at + 16, p.out.find(" target calls") - calls_at - 16)
-                << " calls; " << p.out.substr(named_at + 16, p.out.find('\n', named_at) - named_at - 16)
-                << "\n";
+                << " calls; "
+                << p.out.substr(named_at + 16, p.out.find('\n', named_at) - named_at - 16) << "\n";
       if (!named.empty())
         CHECK(p.out.substr(named_at, p.out.find('\n', named_at) - named_at).find(named) !=
               std::string::npos);
@@ -196,7 +195,8 @@ TEST_CASE("a tree planted in a shared library is recovered exactly", "[fast][ord
                                                           std::to_string(seed) + "_" +
                                                           std::to_string(n) + ".so";
       std::ofstream(src) << c.str();
-      REQUIRE(std::system(("cc -O2 -ffp-contract=off -shared -fPIC -o " + lib + " " + src).c_str()) == 0);
+      REQUIRE(std::system(
+                  ("cc -O2 -ffp-contract=off -shared -fPIC -o " + lib + " " + src).c_str()) == 0);
       const std::string tree = Dir() + "/planted.json";
       const Run p = Carrier("probe " + lib + ":planted --dtype fp64 --n " + std::to_string(n) +
                             " -o " + tree);
@@ -205,7 +205,9 @@ TEST_CASE("a tree planted in a shared library is recovered exactly", "[fast][ord
       const carrier::MergeTree got = carrier::BuildTree("file:" + tree, n);
       CHECK(carrier::TreeHash(got, carrier::TreeForm::kBinary) ==
             carrier::TreeHash(truth, carrier::TreeForm::kBinary));
-      if (n == 300) std::cout << "  planted " << sched << " n=300: " << p.out.substr(0, p.out.find("\nverified"));
+      if (n == 300)
+        std::cout << "  planted " << sched
+                  << " n=300: " << p.out.substr(0, p.out.find("\nverified"));
     }
   }
   std::cout << "\n";
@@ -214,8 +216,10 @@ TEST_CASE("a tree planted in a shared library is recovered exactly", "[fast][ord
 
 TEST_CASE("exec: and python.sum targets are sequential sums", "[fast][orders][probe]") {
   const std::string script = Dir() + "/seqsum.py";
-  std::ofstream(script) << "import sys\ns = 0.0\nfor l in sys.stdin:\n    s += float.fromhex(l)\nprint(s.hex())\n";
-  const Run e = Carrier("probe 'exec:" + kPython + " " + script + "' --dtype fp64 --n 12 --verify 2");
+  std::ofstream(script)
+      << "import sys\ns = 0.0\nfor l in sys.stdin:\n    s += float.fromhex(l)\nprint(s.hex())\n";
+  const Run e =
+      Carrier("probe 'exec:" + kPython + " " + script + "' --dtype fp64 --n 12 --verify 2");
   INFO(e.out << e.err);
   REQUIRE(e.code == 0);
   CHECK(e.out.find("named schedule  seq") != std::string::npos);
@@ -246,8 +250,10 @@ TEST_CASE("carrier equiv: same trees, and constructed witnesses that separate th
   REQUIRE(diff.code == 1);
   std::cout << diff.out;
   // The witness, replayed by eval under each schedule, gives different sums.
-  const Run a = Carrier("eval --op sum --dtype fp64 --schedule pairwise --input " + w + " --format json");
-  const Run b = Carrier("eval --op sum --dtype fp64 --schedule canonical:1 --input " + w + " --format json");
+  const Run a =
+      Carrier("eval --op sum --dtype fp64 --schedule pairwise --input " + w + " --format json");
+  const Run b =
+      Carrier("eval --op sum --dtype fp64 --schedule canonical:1 --input " + w + " --format json");
   REQUIRE(a.code == 0);
   REQUIRE(b.code == 0);
   CHECK(Field(a.out, "result") != Field(b.out, "result"));
@@ -272,8 +278,10 @@ TEST_CASE("file: trees in eval and tree: validated, one line on bad input", "[fa
   INFO(back.out << back.err);
   REQUIRE(back.code == 0);
   CHECK(back.out.find(Field(tr.out, "tree_hash")) != std::string::npos);  // same hash
-  const Run ev1 = Carrier("eval --op sum --dtype fp32 --gen normal --n 50 --schedule file:" + t + " --format json");
-  const Run ev2 = Carrier("eval --op sum --dtype fp32 --gen normal --n 50 --schedule canonical:16 --format json");
+  const Run ev1 = Carrier("eval --op sum --dtype fp32 --gen normal --n 50 --schedule file:" + t +
+                          " --format json");
+  const Run ev2 = Carrier(
+      "eval --op sum --dtype fp32 --gen normal --n 50 --schedule canonical:16 --format json");
   REQUIRE(ev1.code == 0);
   CHECK(Field(ev1.out, "result") == Field(ev2.out, "result"));
   CHECK(Field(ev1.out, "schedule") == "file:" + t);
@@ -289,8 +297,9 @@ TEST_CASE("file: trees in eval and tree: validated, one line on bad input", "[fa
 TEST_CASE("canonical:16 and :128 give P4016R0's golden values through carrier eval",
           "[fast][orders][canonical]") {
   // The paper's data: --gen p4016 with its seed 0x243F6A8885A308D3, N = 10^6 doubles.
-  for (auto [sched, golden] : {std::pair<const char*, std::uint64_t>{"canonical:16", 0x40618f71f6379380ULL},
-                               {"canonical:128", 0x40618f71f6379397ULL}}) {
+  for (auto [sched, golden] :
+       {std::pair<const char*, std::uint64_t>{"canonical:16", 0x40618f71f6379380ULL},
+        {"canonical:128", 0x40618f71f6379397ULL}}) {
     const Run r = Carrier(std::string("eval --op sum --dtype fp64 --gen p4016 --n 1000000 "
                                       "--seed 2611923443488327891 --format json --schedule ") +
                           sched);
@@ -305,9 +314,12 @@ TEST_CASE("canonical:16 and :128 give P4016R0's golden values through carrier ev
 }
 
 TEST_CASE("exact: inputs give identical bits in every order and backend", "[fast][orders][exact]") {
-  const std::vector<std::string> schedules = {
-      "seq", "reverse", "pairwise", "pairwise:8", "blocked:64", "blocked:16:pairwise",
-      "strided:16", "random:5", "canonical:16", "canonical:128:bisect", "numpy", "omp:4:pairwise"};
+  const std::vector<std::string> schedules = {"seq",          "reverse",
+                                              "pairwise",     "pairwise:8",
+                                              "blocked:64",   "blocked:16:pairwise",
+                                              "strided:16",   "random:5",
+                                              "canonical:16", "canonical:128:bisect",
+                                              "numpy",        "omp:4:pairwise"};
   for (const char* dtype : {"fp32", "fp64", "bf16"})
     for (const char* gen : {"exact:normal", "exact:lognormal", "exact:uniform11"}) {
       const std::string n = std::string(dtype) == "bf16" ? "40" : "5000";
@@ -323,12 +335,15 @@ TEST_CASE("exact: inputs give identical bits in every order and backend", "[fast
       };
       for (const auto& s : schedules) run("--schedule " + s);
       if (std::string(dtype) != "bf16") {
-        for (const char* b : {"--backend simd --schedule strided:16", "--backend simd --schedule strided:64",
-                             "--backend omp --schedule omp:2"}) {
+        for (const char* b :
+             {"--backend simd --schedule strided:16", "--backend simd --schedule strided:64",
+              "--backend omp --schedule omp:2"}) {
           const Run r = Carrier(std::string("eval --op sum --dtype ") + dtype + " --gen " + gen +
                                 " --n " + n + " --seed 9 --format json " + b);
-          if (r.code == 0) results[b] = Field(r.out, "result");
-          else std::cout << "  (" << b << " unavailable: " << r.err << ")";
+          if (r.code == 0)
+            results[b] = Field(r.out, "result");
+          else
+            std::cout << "  (" << b << " unavailable: " << r.err << ")";
         }
       }
       std::string first = results.begin()->second;
@@ -342,8 +357,11 @@ TEST_CASE("exact: inputs give identical bits in every order and backend", "[fast
                 << " orders/backends, one result " << first << "\n";
     }
   // The same data without the grid does depend on the order (the test could fail).
-  const Run a = Carrier("eval --op sum --dtype fp32 --gen normal --n 5000 --seed 9 --format json --schedule seq");
-  const Run b = Carrier("eval --op sum --dtype fp32 --gen normal --n 5000 --seed 9 --format json --schedule pairwise");
+  const Run a = Carrier(
+      "eval --op sum --dtype fp32 --gen normal --n 5000 --seed 9 --format json --schedule seq");
+  const Run b = Carrier(
+      "eval --op sum --dtype fp32 --gen normal --n 5000 --seed 9 --format json --schedule "
+      "pairwise");
   CHECK(Field(a.out, "result") != Field(b.out, "result"));
   CheckRejected("eval --op sum --dtype fp16 --gen exact:normal --n 100000", "too large");
   CheckRejected("eval --op sum --dtype fp32 --gen exact:ill:10 --n 10", "exact:DIST");

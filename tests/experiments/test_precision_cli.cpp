@@ -2,7 +2,6 @@
 // its --dtype/--acc/--round shorthand; policies they cannot honour, and mixing the two forms,
 // are one-line errors (exit 2).
 #include <catch2/catch.hpp>
-
 #include <string>
 
 #include "support/cli_support.hpp"
@@ -24,17 +23,18 @@ std::string Untimed(std::string json) {
 }
 }  // namespace
 
-TEST_CASE("eval --precision equals its --dtype/--acc/--round shorthand bit for bit", "[fast][cli]") {
+TEST_CASE("eval --precision equals its --dtype/--acc/--round shorthand bit for bit",
+          "[fast][cli]") {
   struct Case {
     const char* policy;
     const char* shorthand;
   };
-  for (const Case& c :
-       {Case{"in=bf16,acc=fp32", "--dtype bf16 --acc fp32"},
-        Case{"in=fp16,acc=fp16@rz", "--dtype fp16 --acc fp16 --round rz"},
-        Case{"in=fp16,acc=fp16,combine=fp32", "--dtype fp16 --acc 'fp16>fp32'"},
-        Case{"all-bf16", "--dtype bf16 --acc bf16"}}) {
-    const std::string common = " --op sum --schedule blocked:16 --gen uniform11 --n 2000 --format json";
+  for (const Case& c : {Case{"in=bf16,acc=fp32", "--dtype bf16 --acc fp32"},
+                        Case{"in=fp16,acc=fp16@rz", "--dtype fp16 --acc fp16 --round rz"},
+                        Case{"in=fp16,acc=fp16,combine=fp32", "--dtype fp16 --acc 'fp16>fp32'"},
+                        Case{"all-bf16", "--dtype bf16 --acc bf16"}}) {
+    const std::string common =
+        " --op sum --schedule blocked:16 --gen uniform11 --n 2000 --format json";
     const Run a = Carrier(std::string("eval --precision '") + c.policy + "'" + common);
     const Run b = Carrier(std::string("eval ") + c.shorthand + common);
     INFO("policy " << c.policy << " vs " << c.shorthand << "\n" << a.err << b.err);
@@ -47,6 +47,7 @@ TEST_CASE("eval --precision equals its --dtype/--acc/--round shorthand bit for b
 TEST_CASE("eval --precision refuses what a one-precision op cannot honour", "[fast][cli]") {
   CheckRejected("eval --op sum --precision fa2-ampere-bf16 --gen normal --n 10", "mma");
   CheckRejected("eval --op sum --precision in=bf16,acc=fp32,out=bf16 --gen normal --n 10", "out");
-  CheckRejected("eval --op sum --precision in=bf16 --dtype bf16 --gen normal --n 10", "one or the other");
+  CheckRejected("eval --op sum --precision in=bf16 --dtype bf16 --gen normal --n 10",
+                "one or the other");
   CheckRejected("eval --op sum --precision in=bf17 --gen normal --n 10", "bf17");
 }

@@ -17,9 +17,8 @@
 
 #include "registry/register.hpp"
 #include "registry/registry.hpp"
-#include "user_carriers/range.hpp"
-
 #include "support/cli_support.hpp"
+#include "user_carriers/range.hpp"
 
 namespace {
 
@@ -70,7 +69,8 @@ TEST_CASE("registry: the example carrier range is registered with every part", "
   CHECK(std::find(trial_ops.begin(), trial_ops.end(), "range") != trial_ops.end());
   // The MPFR reference in process: max - min of {3, -1.5, 2} is 4.5, certified at 128 bits.
   const double x[] = {3.0, -1.5, 2.0};
-  const reg::CarrierReference ref = reg::ReferenceOf<carrier::user::Range>(std::span<const double>(x));
+  const reg::CarrierReference ref =
+      reg::ReferenceOf<carrier::user::Range>(std::span<const double>(x));
   CHECK(ref.certified);
   CHECK(ref.precision_bits == 128);
   REQUIRE(ref.as_double.size() == 1);
@@ -102,8 +102,7 @@ TEST_CASE("registry: carrier derive range agrees with the hand-written combine",
 
 TEST_CASE("registry: carrier eval --op range is exact with a certified MPFR reference",
           "[fast][registry]") {
-  const std::string file =
-      "/tmp/carrier_registry_cli_input_" + std::to_string(getpid()) + ".txt";
+  const std::string file = "/tmp/carrier_registry_cli_input_" + std::to_string(getpid()) + ".txt";
   {
     std::ofstream f(file);
     f << "# max 7.25, min -3.5: range 10.75 (exact in fp32)\n1\n-3.5\n7.25\n0.5\n2\n";
@@ -123,8 +122,9 @@ TEST_CASE("registry: carrier eval --op range is exact with a certified MPFR refe
     CHECK(Field(r.out, "reference_bits") == "128");
     CHECK(Field(r.out, "bound") == "unavailable");
   }
-  Run gen = Carrier("eval --op range --dtype bf16 --acc fp32 --gen normal --n 1000 "
-                    "--schedule pairwise --format json");
+  Run gen = Carrier(
+      "eval --op range --dtype bf16 --acc fp32 --gen normal --n 1000 "
+      "--schedule pairwise --format json");
   INFO(gen.out << gen.err);
   CHECK(gen.code == 0);
   CHECK(gen.out.find("\"reference_tier\":\"mpfr-carrier\"") != std::string::npos);

@@ -8,10 +8,9 @@
 // asserted. Rows that overflowed the compute format (a non-finite or saturated result, or a
 // reference beyond its largest finite value) are outside the standard model the proofs assume:
 // they are counted and printed, not asserted (the runner still labels their bound rigorous;
-// see the report of issue 18). On failure the row (every parameter and the seed) is printed: rerun it with
-// carrier eval.
+// see the report of issue 18). On failure the row (every parameter and the seed) is printed: rerun
+// it with carrier eval.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 
 #include "sweep_test_util.hpp"
@@ -76,8 +75,8 @@ input    = ["normal", "ill:1e6"]
     if (rigorous) {
       ++rigorous_rows[f[c_op]];
       if (!(ratio <= 1.0) && ++above <= 5) {
-        INFO("measured error above its rigorous bound (header: " << Slurp(out + "/trials.csv").substr(0, 400)
-                                                                  << "...)\nrow: " << line);
+        INFO("measured error above its rigorous bound (header: "
+             << Slurp(out + "/trials.csv").substr(0, 400) << "...)\nrow: " << line);
         CHECK(ratio <= 1.0);
       }
     }
@@ -87,8 +86,10 @@ input    = ["normal", "ill:1e6"]
     std::cout << "  " << op << ": " << rigorous_rows[op] << " rows with a rigorous bound, largest "
               << "error/bound " << w << "\n";
   for (const auto& [op, w] : worst_first_order)
-    std::cout << "  " << op << ": largest error/first-order bound " << w << " (reported, not asserted)\n";
-  std::cout << "  " << overflow_rows << " rows overflowed the compute format yet carry a 'rigorous' "
+    std::cout << "  " << op << ": largest error/first-order bound " << w
+              << " (reported, not asserted)\n";
+  std::cout << "  " << overflow_rows
+            << " rows overflowed the compute format yet carry a 'rigorous' "
             << "bound (largest ratio " << overflow_worst << "): outside the standard model, not "
             << "asserted\n";
   CHECK(above == 0);

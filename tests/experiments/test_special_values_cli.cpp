@@ -46,8 +46,8 @@ TEST_CASE("eval: the special-values table through every op x backend x precision
       {"subnormal", "4.9e-324\n-1e-310\n2.2e-308\n", "1e-200 1e-200\n-1e-160 1e-160\n1 1\n"},
       {"max", "65504\n65504\n3.4028234663852886e38\n", "65504 65504\n1e300 1e10\n1 1\n"},
   };
-  const std::vector<std::string> ops = {"sum", "kahan", "max", "argmax", "lse", "softmax",
-                                        "welford", "norm2", "dot"};
+  const std::vector<std::string> ops = {"sum",     "kahan",   "max",   "argmax", "lse",
+                                        "softmax", "welford", "norm2", "dot"};
   const std::vector<std::pair<std::string, std::string>> precisions = {
       {"fp64", "fp64"}, {"fp32", "fp32"}, {"bf16", "fp32"}, {"bf16", "bf16"}};
   const std::map<std::string, std::vector<std::string>> backend_schedules = {
@@ -67,7 +67,8 @@ TEST_CASE("eval: the special-values table through every op x backend x precision
           for (const auto& schedule : schedules) {
             const std::string args = "eval --op " + op + " --dtype " + dtype + " --acc " + acc +
                                      " --input " + file + " --allow-nonfinite --format json" +
-                                     " --exp " + exp + " --backend " + backend + " --schedule " + schedule;
+                                     " --exp " + exp + " --backend " + backend + " --schedule " +
+                                     schedule;
             Run r = Carrier(args);
             INFO("carrier " << args << "\nstdout: " << r.out << "\nstderr: " << r.err);
             if (r.code == 2 && backend != "replay") {
@@ -83,16 +84,20 @@ TEST_CASE("eval: the special-values table through every op x backend x precision
             const std::string result = JsonField(r.out, "result");
             if (op != "softmax" && op != "argmax") {
               if (in.name == "nan") CHECK(result == "nan");
-              if (in.name == "+inf" && (op == "sum" || op == "max" || op == "lse")) CHECK(result == "inf");
+              if (in.name == "+inf" && (op == "sum" || op == "max" || op == "lse"))
+                CHECK(result == "inf");
               if (in.name == "all-inf" && op == "lse") CHECK(result == "-inf");
               if (in.name == "all-inf" && op == "max") CHECK(result == "-inf");
             }
             if (backend != "replay" && op != "softmax") {
               // The same tree through replay gives the same text (bits).
               const std::string used = JsonField(r.out, "schedule");
-              Run rep = Carrier("eval --op " + op + " --dtype " + dtype + " --acc " + acc + " --input " +
-                                file + " --allow-nonfinite --format json --exp " + exp + " --backend replay "
-                                "--schedule " + used);
+              Run rep =
+                  Carrier("eval --op " + op + " --dtype " + dtype + " --acc " + acc + " --input " +
+                          file + " --allow-nonfinite --format json --exp " + exp +
+                          " --backend replay "
+                          "--schedule " +
+                          used);
               INFO("replay of " << used << ": " << rep.out << rep.err);
               REQUIRE(rep.code == 0);
               CHECK(JsonField(rep.out, "result") == result);

@@ -2,16 +2,15 @@
 // count of --dry-run, bad configs refused with one line and nothing written, failed trials
 // recorded with their reason, and the equivalences the format promises: --jobs 2 equals
 // --jobs 1, a run cut short (a partial last row) and --resume'd equals an uninterrupted one
-// (a crash at every write: test_sweep_faults.cpp), and three shards merged equal the single run, row for row after sorting
-// by trial_id. Rows are compared without the two timing columns (seconds, reference_seconds),
-// the only ones FORMAT.md lets differ.
-#include <catch2/catch.hpp>
-
+// (a crash at every write: test_sweep_faults.cpp), and three shards merged equal the single run,
+// row for row after sorting by trial_id. Rows are compared without the two timing columns (seconds,
+// reference_seconds), the only ones FORMAT.md lets differ.
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -48,7 +47,8 @@ const std::string& Tmp() {
 Run Carrier(const std::string& args) {
   static int counter = 0;
   const std::string base = Tmp() + "/cmd" + std::to_string(counter++);
-  const std::string cmd = std::string(CARRIER_EXE) + " " + args + " >" + base + ".out 2>" + base + ".err";
+  const std::string cmd =
+      std::string(CARRIER_EXE) + " " + args + " >" + base + ".out 2>" + base + ".err";
   const int status = std::system(cmd.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), Slurp(base + ".out"),
           Slurp(base + ".err")};
@@ -166,14 +166,16 @@ TEST_CASE("sweep: dry-run counts the trials and writes nothing", "[fast][sweep]"
   // blocked:16) x 2 n x 2 inputs x 2 trials, minus neumaier and dot with sr or rz
   // (2 ops x 2 dtypes x 2 roundings x 5 x 2 x 2 x 2).
   const int expected = 7 * 2 * 3 * 5 * 2 * 2 * 2 - 2 * 2 * 2 * 5 * 2 * 2 * 2;
-  CHECK(r.out.find("sweep test-grid: " + std::to_string(expected) + " trials") != std::string::npos);
+  CHECK(r.out.find("sweep test-grid: " + std::to_string(expected) + " trials") !=
+        std::string::npos);
   CHECK(r.out.find("  0 op=sum dtype=bf16 acc=same round=rne exp=libm schedule=seq backend=replay "
                    "n=300 input=normal trial=0") != std::string::npos);
   CHECK(r.out.find("  1 op=sum") != std::string::npos);
   CHECK(!Exists(out));
   Run shard = Carrier("sweep " + cfg + " --dry-run --shard 2/3");
   CHECK(shard.code == 0);
-  CHECK(shard.out.find("shard 2/3 runs " + std::to_string((expected - 2) / 3 + 1)) != std::string::npos);
+  CHECK(shard.out.find("shard 2/3 runs " + std::to_string((expected - 2) / 3 + 1)) !=
+        std::string::npos);
   CHECK(shard.out.find("  1 op=sum") != std::string::npos);
   Cleanup();
 }
@@ -191,9 +193,11 @@ TEST_CASE("sweep: a bad config or command line is one line and exit 2 and writes
       {base + "op = \"sum\"\ndtype = \"fp17\"\nn = 10\ninput = \"normal\"\n", "dtype = 'fp17'"},
       {base + "op = \"sum\"\ndtype = \"fp32\"\nround = \"up\"\nn = 10\ninput = \"normal\"\n",
        "round = 'up': allowed: rne rna rz ru rd ro sr"},
-      {base + "op = \"sum\"\ndtype = \"fp32\"\nschedule = \"blocked:{2..8 by x1}\"\nn = 10\ninput = \"normal\"\n",
+      {base + "op = \"sum\"\ndtype = \"fp32\"\nschedule = \"blocked:{2..8 by x1}\"\nn = 10\ninput "
+              "= \"normal\"\n",
        "geometric step"},
-      {base + "op = \"sum\"\ndtype = \"fp32\"\nschedule = \"blocked:0\"\nn = 10\ninput = \"normal\"\n",
+      {base +
+           "op = \"sum\"\ndtype = \"fp32\"\nschedule = \"blocked:0\"\nn = 10\ninput = \"normal\"\n",
        "schedule = 'blocked:0'"},
       {base + "op = \"sum\"\ndtype = \"fp32\"\nn = 0\ninput = \"normal\"\n", "n = '0'"},
       {base + "op = \"sum\"\ndtype = \"fp32\"\nn = 10\ninput = \"gamma\"\n", "input = 'gamma'"},
@@ -204,13 +208,15 @@ TEST_CASE("sweep: a bad config or command line is one line and exit 2 and writes
       {base + "op = \"sum\"\ndtype = \"fp32\"\nn = 10\n", "[grid] input"},
       {base + "op = []\ndtype = \"fp32\"\nn = 10\ninput = \"normal\"\n", "empty list"},
       {"[swep]\n" + base.substr(8) + "op = \"sum\"\n", "unknown section"},
-      {base + "op = \"sum\"\ndtype = \"fp32\"\nn = 10\ninput = \"normal\"\n[[exclude]]\nop = \"sum\"\n",
+      {base + "op = \"sum\"\ndtype = \"fp32\"\nn = 10\ninput = \"normal\"\n[[exclude]]\nop = "
+              "\"sum\"\n",
        "is empty"},
       {base + "op = \"sum\"\ndtype = \"fp32\n", "not valid TOML"},
       // toml++ 3.3.0 has undefined behaviour on some non-ASCII characters (tests/fuzz).
       {base + "op = \"sum\"\ndtype \xc6\x82= \"fp32\"\nn = 10\ninput = \"normal\"\n",
        ":5: a non-ASCII character outside a comment"},
-      {"# r\xc3\xa9sum\xc3\xa9 in a comment is fine\n" + base + "op = \"sum\"\nn = 10\ninput = \"normal\"\n",
+      {"# r\xc3\xa9sum\xc3\xa9 in a comment is fine\n" + base +
+           "op = \"sum\"\nn = 10\ninput = \"normal\"\n",
        "[grid] dtype"},
       {base + "op = \"attention\"\ndtype = \"fp32\"\nn = 10\ninput = \"normal\"\nhead_dim = 48\n",
        "head_dim = '48': allowed: 64 128"},
@@ -273,10 +279,11 @@ TEST_CASE("sweep: rows and manifest and failed trials with their reason and jobs
   CHECK(csv.find(",exact,") != std::string::npos);
   const std::string m = Slurp(two + "/manifest.json");
   CHECK(m.find("\"carrier_version\": \"unknown\"") == std::string::npos);
-  for (const char* key : {"\"carrier_version\": \"", "\"git_commit\"", "\"compiler\": \"g++ ", "\"cxx_flags\"", "\"cpu_model\"",
-                          "\"simd_target\"", "\"mpfr_version\": \"4.", "\"boost_version\"",
-                          "\"config_hash\"", "\"start_time\": \"20", "\"end_time\": \"20",
-                          "\"shard\": null", "\"jobs\": 2", "\"config\": \"# test grid\\n"}) {
+  for (const char* key :
+       {"\"carrier_version\": \"", "\"git_commit\"", "\"compiler\": \"g++ ", "\"cxx_flags\"",
+        "\"cpu_model\"", "\"simd_target\"", "\"mpfr_version\": \"4.", "\"boost_version\"",
+        "\"config_hash\"", "\"start_time\": \"20", "\"end_time\": \"20", "\"shard\": null",
+        "\"jobs\": 2", "\"config\": \"# test grid\\n"}) {
     INFO(m);
     CHECK(m.find(key) != std::string::npos);
   }
@@ -294,7 +301,9 @@ TEST_CASE("sweep: a run cut short and resumed equals an uninterrupted run", "[fa
   const std::string full = Tmp() + "/full", cut = Tmp() + "/cut";
   REQUIRE(Carrier("sweep " + cfg + " --jobs 2 -o " + full).code == 0);
   // Keep the header, 37 rows and half of the 38th (a row a kill cut in two).
-  std::system(("mkdir -p " + cut + " && cp " + full + "/manifest.json " + full + "/config.toml " + cut).c_str());
+  std::system(
+      ("mkdir -p " + cut + " && cp " + full + "/manifest.json " + full + "/config.toml " + cut)
+          .c_str());
   std::istringstream in(Slurp(full + "/trials.csv"));
   std::string line, kept;
   for (int i = 0; i < 38 && std::getline(in, line); ++i) kept += line + "\n";
@@ -327,10 +336,12 @@ TEST_CASE("sweep: three shards merged equal the single run", "[fast][sweep]") {
   std::string dirs;
   for (int k = 1; k <= 3; ++k) {
     const std::string d = Tmp() + "/shard" + std::to_string(k);
-    Run r = Carrier("sweep " + cfg + " --jobs 1 --quiet --shard " + std::to_string(k) + "/3 -o " + d);
+    Run r =
+        Carrier("sweep " + cfg + " --jobs 1 --quiet --shard " + std::to_string(k) + "/3 -o " + d);
     INFO(r.err);
     REQUIRE(r.code == 0);
-    CHECK(Slurp(d + "/manifest.json").find("\"shard\": \"" + std::to_string(k) + "/3\"") != std::string::npos);
+    CHECK(Slurp(d + "/manifest.json").find("\"shard\": \"" + std::to_string(k) + "/3\"") !=
+          std::string::npos);
     dirs += " " + d;
   }
   // Missing a shard, or one given twice: refused, nothing written.
@@ -367,9 +378,11 @@ TEST_CASE("sweep: three shards merged equal the single run", "[fast][sweep]") {
   Cleanup();
 }
 
-TEST_CASE("sweep: the embedded default study is experiments/configs/default.toml", "[fast][sweep]") {
+TEST_CASE("sweep: the embedded default study is experiments/configs/default.toml",
+          "[fast][sweep]") {
   Run embedded = Carrier("sweep --default --dry-run");
-  Run file = Carrier(std::string("sweep ") + CARRIER_SOURCE_DIR + "/experiments/configs/default.toml --dry-run");
+  Run file = Carrier(std::string("sweep ") + CARRIER_SOURCE_DIR +
+                     "/experiments/configs/default.toml --dry-run");
   INFO(embedded.out << embedded.err << file.err);
   REQUIRE(embedded.code == 0);
   REQUIRE(file.code == 0);
@@ -392,15 +405,17 @@ TEST_CASE("sweep: two-level acc rows run or fail with their reason", "[fast][swe
   REQUIRE(r.code == 0);
   const std::string csv = Slurp(out + "/trials.csv");
   INFO(csv);
-  CHECK(csv.find(",sum,fp16,fp16>fp32,rne,libm,blocked:8,replay,64,uniform01,,0,") != std::string::npos);
+  CHECK(csv.find(",sum,fp16,fp16>fp32,rne,libm,blocked:8,replay,64,uniform01,,0,") !=
+        std::string::npos);
   CHECK(csv.find("absolute first-order") != std::string::npos);
   CHECK(csv.find("not 'max'") != std::string::npos);
   CHECK(csv.find("is wider than outer") != std::string::npos);
   const auto rows = Rows(out + "/trials.csv");
   CHECK(rows.size() == 4);
-  const std::string bad = Write("two_bad.toml",
-                                "[grid]\nop = [\"sum\"]\ndtype = [\"fp16\"]\nacc = [\"fp16>fp99\"]\n"
-                                "n = [8]\ninput = [\"normal\"]\n");
+  const std::string bad =
+      Write("two_bad.toml",
+            "[grid]\nop = [\"sum\"]\ndtype = [\"fp16\"]\nacc = [\"fp16>fp99\"]\n"
+            "n = [8]\ninput = [\"normal\"]\n");
   Run b = Carrier("sweep " + bad + " -o " + Tmp() + "/bad");
   INFO(b.err);
   CHECK(b.code == 2);

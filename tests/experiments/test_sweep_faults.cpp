@@ -45,7 +45,8 @@ TEST_CASE("sweep: a crash after or during any row write resumes to the uninterru
   INFO(r.err);
   REQUIRE(r.code == 0);
   REQUIRE(Rows(full + "/trials.csv").size() == kSmallRows);
-  const std::string header = Slurp(full + "/trials.csv").substr(0, Slurp(full + "/trials.csv").find('\n') + 1);
+  const std::string header =
+      Slurp(full + "/trials.csv").substr(0, Slurp(full + "/trials.csv").find('\n') + 1);
   int cases = 0;
   for (const char* jobs : {"1", "2"}) {
     for (int k = 1; k <= kSmallRows; ++k) {
@@ -71,7 +72,8 @@ TEST_CASE("sweep: a crash after or during any row write resumes to the uninterru
         Run resumed = Carrier("sweep " + cfg + " --jobs " + jobs + " --resume --quiet -o " + dir);
         INFO("resume stderr: " << resumed.err);
         REQUIRE(resumed.code == 0);
-        if (mode == "torn") CHECK(resumed.err.find("dropped a partial last row") != std::string::npos);
+        if (mode == "torn")
+          CHECK(resumed.err.find("dropped a partial last row") != std::string::npos);
         CHECK(SameRows(full + "/trials.csv", dir + "/trials.csv"));
         CHECK(Slurp(dir + "/manifest.json").find("\"end_time\": \"20") != std::string::npos);
         ++cases;
@@ -87,8 +89,10 @@ TEST_CASE("sweep: a crash after or during any row write resumes to the uninterru
   Cleanup();
 }
 
-TEST_CASE("sweep: a crash during or after any other file write leaves it whole or absent and "
-          "resumes", "[fast][sweep][faults]") {
+TEST_CASE(
+    "sweep: a crash during or after any other file write leaves it whole or absent and "
+    "resumes",
+    "[fast][sweep][faults]") {
   const std::string cfg = Write("small.toml", kSmallConfig);
   const std::string full = Tmp() + "/full";
   REQUIRE(Carrier("sweep " + cfg + " --jobs 1 --quiet -o " + full).code == 0);
@@ -109,11 +113,12 @@ TEST_CASE("sweep: a crash during or after any other file write leaves it whole o
       std::size_t tail = 0;
       CheckFolderWhole(dir, kSmallConfig, header, &tail);
       CHECK(tail == 0);
-      std::cout << "  " << fault << ": config.toml " << (Exists(dir + "/config.toml") ? "whole" : "absent")
-                << ", manifest.json " << (Exists(dir + "/manifest.json") ? "whole" : "absent")
-                << ", trials.csv "
-                << (Exists(dir + "/trials.csv") ? std::to_string(WholeRows(dir + "/trials.csv")) + " rows"
-                                                : std::string("absent"))
+      std::cout << "  " << fault << ": config.toml "
+                << (Exists(dir + "/config.toml") ? "whole" : "absent") << ", manifest.json "
+                << (Exists(dir + "/manifest.json") ? "whole" : "absent") << ", trials.csv "
+                << (Exists(dir + "/trials.csv")
+                        ? std::to_string(WholeRows(dir + "/trials.csv")) + " rows"
+                        : std::string("absent"))
                 << "\n";
       Run resumed = Carrier("sweep " + cfg + " --jobs 1 --resume --quiet -o " + dir);
       INFO("resume stderr: " << resumed.err);
@@ -127,10 +132,12 @@ TEST_CASE("sweep: a crash during or after any other file write leaves it whole o
   for (const std::string fault : {"config.toml@1:torn", "manifest.json@1:torn", "row@1:torn",
                                   "row@2:crash", "manifest.json@2:torn"}) {
     const std::string dir = Tmp() + "/resume_" + fault;
-    REQUIRE(Carrier("sweep " + cfg + " --jobs 1 --quiet -o " + dir, "CARRIER_FAULT=row@2:crash").code ==
-            kFaultExit);
+    REQUIRE(
+        Carrier("sweep " + cfg + " --jobs 1 --quiet -o " + dir, "CARRIER_FAULT=row@2:crash").code ==
+        kFaultExit);
     INFO("CARRIER_FAULT=" << fault << " carrier sweep " << cfg << " --resume -o " << dir);
-    Run crashed = Carrier("sweep " + cfg + " --jobs 1 --resume --quiet -o " + dir, "CARRIER_FAULT=" + fault);
+    Run crashed =
+        Carrier("sweep " + cfg + " --jobs 1 --resume --quiet -o " + dir, "CARRIER_FAULT=" + fault);
     INFO("stderr: " << crashed.err);
     CHECK(crashed.code == kFaultExit);
     std::size_t tail = 0;
@@ -151,7 +158,9 @@ TEST_CASE("merge: a crash while writing any output file leaves it whole or absen
   std::string shards;
   for (int k = 1; k <= 2; ++k) {
     const std::string d = Tmp() + "/shard" + std::to_string(k);
-    REQUIRE(Carrier("sweep " + cfg + " --jobs 1 --quiet --shard " + std::to_string(k) + "/2 -o " + d).code == 0);
+    REQUIRE(
+        Carrier("sweep " + cfg + " --jobs 1 --quiet --shard " + std::to_string(k) + "/2 -o " + d)
+            .code == 0);
     shards += " " + d;
   }
   const std::string ref = Tmp() + "/merged";

@@ -6,11 +6,10 @@
 // trials.csv valid up to its last whole row, and --resume completes once the cause is gone;
 // SIGINT/SIGTERM stop the run after the rows in flight, print the --resume command and exit
 // 128 + signal.
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <thread>
 
@@ -66,7 +65,8 @@ struct TmpfsMount {
   bool ok = false;
   explicit TmpfsMount(const std::string& size) : dir(Tmp() + "/mnt") {
     std::system(("mkdir -p " + dir).c_str());
-    ok = std::system(("mount -t tmpfs -o size=" + size + " tmpfs " + dir + " 2>/dev/null").c_str()) == 0;
+    ok = std::system(
+             ("mount -t tmpfs -o size=" + size + " tmpfs " + dir + " 2>/dev/null").c_str()) == 0;
   }
   bool Remount(const std::string& opts) {
     return std::system(("mount -o remount," + opts + " " + dir).c_str()) == 0;
@@ -94,7 +94,8 @@ TEST_CASE("sweep: a second sweep on a folder in use is refused, and the lock die
   const std::string full = Tmp() + "/full", dir = Tmp() + "/busy";
   REQUIRE(Carrier("sweep " + cfg + " --jobs 1 --quiet -o " + full).code == 0);
   // The first sweep pauses after its second row (until a signal), holding the folder's lock.
-  Background first({"sweep", cfg, "--jobs", "1", "--quiet", "-o", dir}, "CARRIER_FAULT", "row@2:pause");
+  Background first({"sweep", cfg, "--jobs", "1", "--quiet", "-o", dir}, "CARRIER_FAULT",
+                   "row@2:pause");
   REQUIRE(WaitForRows(dir + "/trials.csv", 2));
   const std::string before = Slurp(dir + "/trials.csv");
   for (const std::string extra : {"", " --resume"}) {
@@ -114,7 +115,8 @@ TEST_CASE("sweep: a second sweep on a folder in use is refused, and the lock die
   INFO("stderr: " << err);
   CHECK(code == 128 + SIGTERM);
   CHECK(err.find("stopped by SIGTERM") != std::string::npos);
-  CHECK(err.find("continue with: carrier sweep " + cfg + " --resume -o " + dir) != std::string::npos);
+  CHECK(err.find("continue with: carrier sweep " + cfg + " --resume -o " + dir) !=
+        std::string::npos);
   std::size_t tail = 1;
   CHECK(WholeRows(dir + "/trials.csv", &tail) >= 2);
   CHECK(tail == 0);
@@ -126,7 +128,8 @@ TEST_CASE("sweep: a second sweep on a folder in use is refused, and the lock die
   CHECK(SameRows(full + "/trials.csv", dir + "/trials.csv"));
   // And with a crashed holder (no clean-up at all).
   const std::string crashed = Tmp() + "/crashed";
-  REQUIRE(Carrier("sweep " + cfg + " --quiet -o " + crashed, "CARRIER_FAULT=row@1:crash").code == 86);
+  REQUIRE(Carrier("sweep " + cfg + " --quiet -o " + crashed, "CARRIER_FAULT=row@1:crash").code ==
+          86);
   Run after_crash = Carrier("sweep " + cfg + " --resume --quiet -o " + crashed);
   CHECK(after_crash.code == 0);
   CHECK(SameRows(full + "/trials.csv", crashed + "/trials.csv"));
@@ -141,7 +144,8 @@ TEST_CASE("sweep: SIGINT stops after the rows in flight, prints how to resume, e
   for (const char* jobs : {"1", "2"}) {
     const std::string dir = Tmp() + "/int" + jobs;
     // The signal arrives (asynchronously, from the process itself) right after row 3.
-    Run r = Carrier("sweep " + cfg + " --jobs " + jobs + " --quiet -o " + dir, "CARRIER_FAULT=row@3:sigint");
+    Run r = Carrier("sweep " + cfg + " --jobs " + jobs + " --quiet -o " + dir,
+                    "CARRIER_FAULT=row@3:sigint");
     std::size_t tail = 1;
     const int whole = WholeRows(dir + "/trials.csv", &tail);
     std::cout << "  --jobs " << jobs << ", SIGINT after row 3: exit " << r.code << ", " << whole
@@ -150,7 +154,8 @@ TEST_CASE("sweep: SIGINT stops after the rows in flight, prints how to resume, e
     CHECK(r.code == 128 + SIGINT);
     CHECK(Lines(r.err) == 1);
     CHECK(r.err.find("stopped by SIGINT") != std::string::npos);
-    CHECK(r.err.find("continue with: carrier sweep " + cfg + " --resume -o " + dir) != std::string::npos);
+    CHECK(r.err.find("continue with: carrier sweep " + cfg + " --resume -o " + dir) !=
+          std::string::npos);
     CHECK(r.out.find("summary:") == std::string::npos);
     CHECK(tail == 0);
     if (std::string(jobs) == "1") CHECK(whole == 3);  // nothing else was in flight
@@ -175,7 +180,8 @@ TEST_CASE("sweep: --resume with another config is refused naming both hashes",
     const auto p = manifest.find("\"config_hash\": \"");
     return p == std::string::npos ? std::string("?") : manifest.substr(p + 16, 16);
   };
-  const std::string h = hash(Slurp(dir + "/manifest.json")), h_other = hash(Slurp(dir_other + "/manifest.json"));
+  const std::string h = hash(Slurp(dir + "/manifest.json")),
+                    h_other = hash(Slurp(dir_other + "/manifest.json"));
   REQUIRE(h != h_other);
   const std::string before = Slurp(dir + "/trials.csv");
   Run r = Carrier("sweep " + other + " --resume --quiet -o " + dir);
@@ -188,8 +194,10 @@ TEST_CASE("sweep: --resume with another config is refused naming both hashes",
   Cleanup();
 }
 
-TEST_CASE("sweep: an injected full disk or I/O error at any write is one line, exit 2, whole rows, "
-          "and --resume completes", "[fast][sweep][guards]") {
+TEST_CASE(
+    "sweep: an injected full disk or I/O error at any write is one line, exit 2, whole rows, "
+    "and --resume completes",
+    "[fast][sweep][guards]") {
   const std::string cfg = Write("small.toml", kSmallConfig);
   const std::string full = Tmp() + "/full";
   REQUIRE(Carrier("sweep " + cfg + " --jobs 1 --quiet -o " + full).code == 0);
@@ -214,7 +222,8 @@ TEST_CASE("sweep: an injected full disk or I/O error at any write is one line, e
     Run r = Carrier("sweep " + cfg + " --jobs 1 --quiet -o " + dir, "CARRIER_FAULT=" + c.fault);
     CheckIoFailure(r, dir + c.file, c.reason);
     if (c.rows_left >= 0) {
-      CHECK(r.err.find("continue with: carrier sweep " + cfg + " --resume -o " + dir) != std::string::npos);
+      CHECK(r.err.find("continue with: carrier sweep " + cfg + " --resume -o " + dir) !=
+            std::string::npos);
       std::size_t tail = 1;
       CHECK(WholeRows(dir + "/trials.csv", &tail) == c.rows_left);
       CHECK(tail == 0);
@@ -231,7 +240,8 @@ TEST_CASE("sweep: an injected full disk or I/O error at any write is one line, e
   std::string shards;
   for (int k = 1; k <= 2; ++k) {
     const std::string d = Tmp() + "/shard" + std::to_string(k);
-    REQUIRE(Carrier("sweep " + cfg + " --quiet --shard " + std::to_string(k) + "/2 -o " + d).code == 0);
+    REQUIRE(Carrier("sweep " + cfg + " --quiet --shard " + std::to_string(k) + "/2 -o " + d).code ==
+            0);
     shards += " " + d;
   }
   for (const std::string file : {"config.toml", "manifest.json", "trials.csv"}) {
@@ -260,8 +270,9 @@ TEST_CASE("sweep: a real full tmpfs and a read-only folder; --resume completes o
   {
     TmpfsMount mnt("12k");
     if (!mnt.ok) {
-      WARN("skipped: cannot mount a tmpfs here (needs root with CAP_SYS_ADMIN); the injected "
-           "ENOSPC case covers the error path");
+      WARN(
+          "skipped: cannot mount a tmpfs here (needs root with CAP_SYS_ADMIN); the injected "
+          "ENOSPC case covers the error path");
       return;
     }
     const std::string dir = mnt.dir + "/out";
@@ -270,7 +281,8 @@ TEST_CASE("sweep: a real full tmpfs and a read-only folder; --resume completes o
     CheckIoFailure(r, mnt.dir + "/out/", "No space left on device");
     std::size_t tail = 1;
     const int whole = Exists(dir + "/trials.csv") ? WholeRows(dir + "/trials.csv", &tail) : 0;
-    std::cout << "    trials.csv: " << whole << " whole rows, partial tail " << (Exists(dir + "/trials.csv") ? tail : 0) << "\n";
+    std::cout << "    trials.csv: " << whole << " whole rows, partial tail "
+              << (Exists(dir + "/trials.csv") ? tail : 0) << "\n";
     if (Exists(dir + "/trials.csv")) {
       CHECK(tail == 0);
       Rows(dir + "/trials.csv");  // every row parses with the right field count
@@ -285,12 +297,14 @@ TEST_CASE("sweep: a real full tmpfs and a read-only folder; --resume completes o
     TmpfsMount mnt("4m");
     REQUIRE(mnt.ok);
     const std::string dir = mnt.dir + "/out";
-    REQUIRE(Carrier("sweep " + cfg + " --jobs 1 --quiet -o " + dir, "CARRIER_FAULT=row@5:torn").code == 86);
+    REQUIRE(
+        Carrier("sweep " + cfg + " --jobs 1 --quiet -o " + dir, "CARRIER_FAULT=row@5:torn").code ==
+        86);
     const std::string before = Slurp(dir + "/trials.csv");
     REQUIRE(mnt.Remount("ro"));
     std::cout << "  read-only folder, --resume:\n";
-    CheckIoFailure(Carrier("sweep " + cfg + " --jobs 1 --resume --quiet -o " + dir), dir + "/trials.csv",
-                   "Read-only file system");
+    CheckIoFailure(Carrier("sweep " + cfg + " --jobs 1 --resume --quiet -o " + dir),
+                   dir + "/trials.csv", "Read-only file system");
     CHECK(Slurp(dir + "/trials.csv") == before);
     std::cout << "  read-only parent, a new folder:\n";
     CheckIoFailure(Carrier("sweep " + cfg + " --quiet -o " + mnt.dir + "/new"), mnt.dir + "/new",

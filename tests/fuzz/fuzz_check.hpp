@@ -7,11 +7,11 @@
 #include <cstdlib>
 #include <string>
 
-#define FUZZ_CHECK(cond, what)                                                        \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
-      std::fprintf(stderr, "fuzz property failed: %s\n  at %s:%d\n  %s\n", #cond,     \
-                   __FILE__, __LINE__, std::string(what).c_str());                    \
-      std::abort();                                                                   \
-    }                                                                                 \
+#define FUZZ_CHECK(cond, what)                                                              \
+  do {                                                                                      \
+    if (!(cond)) {                                                                          \
+      std::fprintf(stderr, "fuzz property failed: %s\n  at %s:%d\n  %s\n", #cond, __FILE__, \
+                   __LINE__, std::string(what).c_str());                                    \
+      std::abort();                                                                         \
+    }                                                                                       \
   } while (0)

@@ -62,7 +62,8 @@ void CheckFile(const std::string& text) {
   FUZZ_CHECK(f.partial_tail == (f.complete_bytes < text.size()), "partial_tail disagrees");
   for (std::size_t i = 0; i < f.rows.size(); ++i) {
     const auto fields = carrier::sweep::SplitCsvLine(f.rows[i]);
-    FUZZ_CHECK(fields.size() == carrier::sweep::CsvColumns().size(), "row with a wrong field count");
+    FUZZ_CHECK(fields.size() == carrier::sweep::CsvColumns().size(),
+               "row with a wrong field count");
     FUZZ_CHECK(fields[0] == std::to_string(f.ids[i]),
                "trial_id '" + fields[0] + "' read as " + std::to_string(f.ids[i]));
   }

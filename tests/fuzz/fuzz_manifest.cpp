@@ -12,8 +12,9 @@
 
 namespace {
 
-const char* const kKeys[] = {"config_hash", "config", "config_path", "shard", "start_time",
-                             "end_time", "trials_total", "jobs", "wall_seconds"};
+const char* const kKeys[] = {"config_hash",  "config",     "config_path",
+                             "shard",        "start_time", "end_time",
+                             "trials_total", "jobs",       "wall_seconds"};
 
 void CheckRead(const std::string& text) {
   for (const char* key : kKeys) {

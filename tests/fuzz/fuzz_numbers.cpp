@@ -50,7 +50,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (std::size_t i = 0; i < c.a.size(); ++i) {
     FUZZ_CHECK(allow_nonfinite || std::isfinite(c.a[i]), "non-finite " + Hex(c.a[i]) + " accepted");
     if (columns == 2)
-      FUZZ_CHECK(allow_nonfinite || std::isfinite(c.b[i]), "non-finite " + Hex(c.b[i]) + " accepted");
+      FUZZ_CHECK(allow_nonfinite || std::isfinite(c.b[i]),
+                 "non-finite " + Hex(c.b[i]) + " accepted");
     printed += Hex(c.a[i]) + (columns == 2 ? " " + Hex(c.b[i]) : "") + "\n";
   }
   Columns again;
@@ -58,7 +59,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::istringstream in(printed);
     again = carrier::inputs::ReadNumbers(in, "printed", columns, allow_nonfinite);
   } catch (const carrier::inputs::InputError& e) {
-    FUZZ_CHECK(false, std::string("the printed values do not read back: ") + e.what() + "\n" + printed);
+    FUZZ_CHECK(false,
+               std::string("the printed values do not read back: ") + e.what() + "\n" + printed);
   }
   FUZZ_CHECK(again.a.size() == c.a.size() && again.b.size() == c.b.size(), "record count changed");
   for (std::size_t i = 0; i < c.a.size(); ++i) {

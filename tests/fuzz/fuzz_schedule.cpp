@@ -25,10 +25,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     again = carrier::ParseSchedule(canon);
   } catch (const carrier::ScheduleError& e) {
-    FUZZ_CHECK(false, "'" + text + "' printed as '" + canon + "', which does not parse: " + e.what());
+    FUZZ_CHECK(false,
+               "'" + text + "' printed as '" + canon + "', which does not parse: " + e.what());
   }
   FUZZ_CHECK(again == s, "'" + text + "' -> '" + canon + "' parses to another schedule");
-  FUZZ_CHECK(carrier::ToString(again) == canon, "'" + canon + "' prints as '" + carrier::ToString(again) + "'");
+  FUZZ_CHECK(carrier::ToString(again) == canon,
+             "'" + canon + "' prints as '" + carrier::ToString(again) + "'");
   for (std::uint64_t n : {1u, 2u, 3u, 5u, 8u, 17u, 64u, 100u}) {
     carrier::MergeTree t;
     try {
@@ -39,7 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string why = carrier::ValidateTree(t);
     FUZZ_CHECK(why.empty(), "BuildTree('" + canon + "', " + std::to_string(n) + "): " + why);
     FUZZ_CHECK(t.schedule == canon, "tree of '" + canon + "' records '" + t.schedule + "'");
-    FUZZ_CHECK(t.n == n, "BuildTree('" + canon + "', " + std::to_string(n) + ") has n = " + std::to_string(t.n));
+    FUZZ_CHECK(t.n == n, "BuildTree('" + canon + "', " + std::to_string(n) +
+                             ") has n = " + std::to_string(t.n));
   }
   return 0;
 }

@@ -39,14 +39,15 @@ void CheckFormat(const std::string& text) {
     FUZZ_CHECK(false, "'" + text + "' named '" + f.name + "', which does not parse: " + e.what());
   }
   FUZZ_CHECK(again == f, "'" + text + "' -> '" + f.name + "' parses to another format");
-  const double probes[] = {0.0, -0.0, 1.0, -1.5, 3.14159, 1e-300, 4.9e-324, 1e300, -7e5,
-                           f.MaxFinite(), f.MinNormal(), f.MinSubnormal(), INFINITY, -INFINITY};
+  const double probes[] = {0.0,      -0.0,     1.0,  -1.5,          3.14159,       1e-300,
+                           4.9e-324, 1e300,    -7e5, f.MaxFinite(), f.MinNormal(), f.MinSubnormal(),
+                           INFINITY, -INFINITY};
   for (double x : probes) {
     for (carrier::Rounding r : carrier::kDeterministicRoundings) {
       const double y = carrier::RoundToFormat(x, f, r);
       const double z = carrier::RoundToFormat(y, f, r);
-      const std::string where = f.name + " " + std::string(carrier::RoundingName(r)) + " of " +
-                                std::to_string(x);
+      const std::string where =
+          f.name + " " + std::string(carrier::RoundingName(r)) + " of " + std::to_string(x);
       FUZZ_CHECK(std::isnan(y) || y == z, where + ": rounding is not idempotent");
       FUZZ_CHECK(!std::isfinite(y) || std::fabs(y) <= f.MaxFinite(), where + ": above max finite");
       FUZZ_CHECK(std::isnan(y) == std::isnan(x) || !f.has_inf || std::isnan(x),
@@ -62,8 +63,8 @@ void CheckRounding(const std::string& text) {
   } catch (const std::invalid_argument&) {
     return;
   }
-  FUZZ_CHECK(carrier::RoundingName(r) == text, "'" + text + "' prints as " +
-                                                   std::string(carrier::RoundingName(r)));
+  FUZZ_CHECK(carrier::RoundingName(r) == text,
+             "'" + text + "' prints as " + std::string(carrier::RoundingName(r)));
 }
 
 void CheckGenerator(const std::string& text) {
@@ -85,8 +86,8 @@ void CheckGenerator(const std::string& text) {
              "'" + text + "' re-parses to other fields");
   for (std::uint64_t n : {1u, 2u, 7u, 64u}) {
     const auto v = carrier::inputs::Generate(g, n, 12345);
-    FUZZ_CHECK(v.size() == n, "'" + text + "' made " + std::to_string(v.size()) + " values for n = " +
-                                  std::to_string(n));
+    FUZZ_CHECK(v.size() == n, "'" + text + "' made " + std::to_string(v.size()) +
+                                  " values for n = " + std::to_string(n));
     for (double x : v) FUZZ_CHECK(std::isfinite(x), "'" + text + "' made a non-finite value");
   }
 }
@@ -97,9 +98,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
   switch (data[0] % 3) {
-    case 0: CheckFormat(text); break;
-    case 1: CheckRounding(text); break;
-    default: CheckGenerator(text); break;
+    case 0:
+      CheckFormat(text);
+      break;
+    case 1:
+      CheckRounding(text);
+      break;
+    default:
+      CheckGenerator(text);
+      break;
   }
   return 0;
 }

@@ -45,7 +45,8 @@ void CheckConfig(const std::string& text) {
   const auto trials2 = Enumerate(again);
   FUZZ_CHECK(trials2.size() == trials.size(), "the trial count changed between two parses");
   for (std::size_t i = 0; i < trials.size(); ++i)
-    FUZZ_CHECK(Same(trials[i], trials2[i]), "trial " + std::to_string(i) + " changed between parses");
+    FUZZ_CHECK(Same(trials[i], trials2[i]),
+               "trial " + std::to_string(i) + " changed between parses");
   for (const auto& s : cfg.grid.at("schedule")) {
     try {
       (void)carrier::ParseSchedule(s);
@@ -72,7 +73,8 @@ void CheckRange(const std::string& text) {
   FUZZ_CHECK(!v.empty(), "'" + text + "' expands to nothing");
   if (text.find('{') == std::string::npos)
     FUZZ_CHECK(v.size() == 1 && v[0] == text, "'" + text + "' has no range but expands");
-  for (const auto& s : v) FUZZ_CHECK(s.find('{') == std::string::npos, "'" + s + "' still has a range");
+  for (const auto& s : v)
+    FUZZ_CHECK(s.find('{') == std::string::npos, "'" + s + "' still has a range");
 }
 
 }  // namespace

@@ -19,10 +19,14 @@ namespace carrier::test {
 
 template <class TS>
 const char* StorageName() {
-  if constexpr (std::is_same_v<TS, float>) return "fp32";
-  else if constexpr (std::is_same_v<TS, double>) return "fp64";
-  else if constexpr (std::is_same_v<TS, Half>) return "fp16";
-  else return "bf16";
+  if constexpr (std::is_same_v<TS, float>)
+    return "fp32";
+  else if constexpr (std::is_same_v<TS, double>)
+    return "fp64";
+  else if constexpr (std::is_same_v<TS, Half>)
+    return "fp16";
+  else
+    return "bf16";
 }
 
 template <class TS>
@@ -69,17 +73,32 @@ inline std::vector<double> MakeInput(int kind, std::size_t n, Rng& rng) {
   std::vector<double> x(n);
   for (std::size_t i = 0; i < n; ++i) {
     switch (kind) {
-      case 0: x[i] = rng.Normal() * 3.0; break;
+      case 0:
+        x[i] = rng.Normal() * 3.0;
+        break;
       case 1: {
         const std::uint64_t r = rng.Below(40);
-        x[i] = r == 0 ? std::nan("") : r == 1 ? inf : r == 2 ? -inf : r == 3 ? -0.0 : r == 4 ? 0.0
-                                                                      : rng.Normal() * 10.0;
+        x[i] = r == 0   ? std::nan("")
+               : r == 1 ? inf
+               : r == 2 ? -inf
+               : r == 3 ? -0.0
+               : r == 4 ? 0.0
+                        : rng.Normal() * 10.0;
         break;
       }
-      case 2: x[i] = rng.Below(50) == 0 ? (rng.Below(2) ? 0.0 : -0.0) : -inf; break;
-      case 3: x[i] = rng.Uniform(-130.0, 20.0) * (rng.Below(8) == 0 ? 1e-3 : 1.0); break;
-      case 4: x[i] = static_cast<double>(static_cast<int>(rng.Below(5)) - 2) * (rng.Below(2) ? 1.0 : -1.0) * (rng.Below(3) == 0 ? 0.0 : 1.0); break;
-      default: x[i] = rng.Uniform(-5.0, 5.0); break;
+      case 2:
+        x[i] = rng.Below(50) == 0 ? (rng.Below(2) ? 0.0 : -0.0) : -inf;
+        break;
+      case 3:
+        x[i] = rng.Uniform(-130.0, 20.0) * (rng.Below(8) == 0 ? 1e-3 : 1.0);
+        break;
+      case 4:
+        x[i] = static_cast<double>(static_cast<int>(rng.Below(5)) - 2) *
+               (rng.Below(2) ? 1.0 : -1.0) * (rng.Below(3) == 0 ? 0.0 : 1.0);
+        break;
+      default:
+        x[i] = rng.Uniform(-5.0, 5.0);
+        break;
     }
   }
   if (kind == 5 && n > 0) x[rng.Below(n)] = inf;
@@ -93,7 +112,8 @@ std::string StateText(const typename C::State& s) {
   bool first = true;
   std::apply(
       [&](const auto&... f) {
-        ((os << (first ? "" : ", ") << [&] {
+        ((os << (first ? "" : ", ") <<
+          [&] {
             std::ostringstream o;
             if constexpr (std::is_integral_v<std::decay_t<decltype(f)>>) {
               o << f;

@@ -1,10 +1,9 @@
 // tests/kernels/test_omp.cpp: omp:P[:seq|pairwise]:INNER gives the same bits with 1 and 2
 // threads (and with whatever OMP_NUM_THREADS the process started with), and those bits are
 // Replay of the schedule's tree. Failures print schedule, n, kind, seed and the states.
-#include <catch2/catch.hpp>
-
 #include <omp.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <span>
 #include <string>
@@ -48,11 +47,12 @@ void CheckOmp(const std::vector<double>& values, const Schedule& s, int kind, st
     const auto got = omp::Reduce<C, TS>(x.data(), n, s);
     ++tally.cases;
     if (!StatesBitEqual<C>(got, want) && ++tally.failures <= 8)
-      std::printf("MISMATCH threads=%d storage=%s carrier=%s schedule=%s (ran %s) n=%zu kind=%d "
-                  "seed=%llu\n  omp    %s\n  replay %s\n",
-                  threads, StorageName<TS>(), C::kName, ToString(s).c_str(),
-                  ToString(run).c_str(), n, kind, static_cast<unsigned long long>(seed),
-                  StateText<C>(got).c_str(), StateText<C>(want).c_str());
+      std::printf(
+          "MISMATCH threads=%d storage=%s carrier=%s schedule=%s (ran %s) n=%zu kind=%d "
+          "seed=%llu\n  omp    %s\n  replay %s\n",
+          threads, StorageName<TS>(), C::kName, ToString(s).c_str(), ToString(run).c_str(), n, kind,
+          static_cast<unsigned long long>(seed), StateText<C>(got).c_str(),
+          StateText<C>(want).c_str());
   }
   omp_set_num_threads(initial);
 }

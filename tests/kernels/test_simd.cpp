@@ -8,7 +8,6 @@
 // StatesBitEqual. Failures print target, storage, carrier, schedule, n, kind, seed and both
 // states.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdio>
 #include <span>
@@ -65,11 +64,12 @@ void CheckReduce(const char* target, const std::vector<double>& values, std::siz
   ++tally.cases;
   if (!StatesBitEqual<C>(got, want)) {
     if (++tally.failures <= 8)
-      std::printf("MISMATCH target=%s storage=%s carrier=%s schedule=%s n=%zu kind=%d seed=%llu "
-                  "offset=%zu\n  simd   %s\n  replay %s\n  inputs %s\n",
-                  target, StorageName<TS>(), C::kName, ToString(s).c_str(), n, kind,
-                  static_cast<unsigned long long>(seed), offset, StateText<C>(got).c_str(),
-                  StateText<C>(want).c_str(), Join(values, 24).c_str());
+      std::printf(
+          "MISMATCH target=%s storage=%s carrier=%s schedule=%s n=%zu kind=%d seed=%llu "
+          "offset=%zu\n  simd   %s\n  replay %s\n  inputs %s\n",
+          target, StorageName<TS>(), C::kName, ToString(s).c_str(), n, kind,
+          static_cast<unsigned long long>(seed), offset, StateText<C>(got).c_str(),
+          StateText<C>(want).c_str(), Join(values, 24).c_str());
   }
 }
 
@@ -88,11 +88,12 @@ void CheckDot(const char* target, const std::vector<double>& a, const std::vecto
   const auto want = Replay<C>(BuildTree(s, n), std::span<const typename C::Input>(in.data(), n));
   ++tally.cases;
   if (!StatesBitEqual<C>(got, want) && ++tally.failures <= 8)
-    std::printf("MISMATCH target=%s storage=%s carrier=dot schedule=%s n=%zu kind=%d seed=%llu\n"
-                "  simd %s replay %s\n",
-                target, StorageName<TS>(), ToString(s).c_str(), n, kind,
-                static_cast<unsigned long long>(seed), StateText<C>(got).c_str(),
-                StateText<C>(want).c_str());
+    std::printf(
+        "MISMATCH target=%s storage=%s carrier=dot schedule=%s n=%zu kind=%d seed=%llu\n"
+        "  simd %s replay %s\n",
+        target, StorageName<TS>(), ToString(s).c_str(), n, kind,
+        static_cast<unsigned long long>(seed), StateText<C>(got).c_str(),
+        StateText<C>(want).c_str());
 }
 
 template <class C, class TS>
@@ -217,10 +218,11 @@ long SoftmaxMismatches(const char* target, std::uint64_t seed) {
         for (std::size_t i = 0; i < n; ++i) {
           const T want = C::SoftmaxOutput(xc[i], s, policy);
           if (!FieldBitEqual(out[i], want) && ++bad <= 4)
-            std::printf("SOFTMAX MISMATCH target=%s storage=%s kind=%d n=%zu i=%zu x=%a simd=%a "
-                        "scalar=%a\n",
-                        target, StorageName<TS>(), kind, n, i, static_cast<double>(xc[i]),
-                        static_cast<double>(out[i]), static_cast<double>(want));
+            std::printf(
+                "SOFTMAX MISMATCH target=%s storage=%s kind=%d n=%zu i=%zu x=%a simd=%a "
+                "scalar=%a\n",
+                target, StorageName<TS>(), kind, n, i, static_cast<double>(xc[i]),
+                static_cast<double>(out[i]), static_cast<double>(want));
         }
       }
     }

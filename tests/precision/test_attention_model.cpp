@@ -3,7 +3,6 @@
 // path agrees bit for bit with native fp32; rounding roles change the result the way the
 // contract says; bad shapes and a missing matrix unit are one-line errors.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <random>
 #include <vector>
@@ -71,7 +70,8 @@ TEST_CASE("attention model: in fp64 all three algorithms are the exact attention
   const std::size_t n = 100, d = 16;
   const Qkv x = RandomQkv(n, d, 7, Fp64());
   const auto naive = Naive(x, n, d);
-  for (auto a : {AttentionAlgorithm::kFa2, AttentionAlgorithm::kFa1, AttentionAlgorithm::kBaseline}) {
+  for (auto a :
+       {AttentionAlgorithm::kFa2, AttentionAlgorithm::kFa1, AttentionAlgorithm::kBaseline}) {
     for (std::size_t bc : {1, 7, 32, 100, 256}) {
       const auto o = AttentionModel(x.q, x.k, x.v, Spec(n, d, 16, bc, a, "in=fp64"));
       const Deviation dev = MeasureDeviation(o, naive);
@@ -100,10 +100,10 @@ TEST_CASE("attention model: round-to-odd arithmetic equals native fp32 bit for b
   const std::size_t n = 48, d = 16;
   const Qkv x = RandomQkv(n, d, 3, BF16());
   const std::string f32 = "custom:p=24,emin=-126,emax=127";
-  for (auto a : {AttentionAlgorithm::kFa2, AttentionAlgorithm::kFa1, AttentionAlgorithm::kBaseline}) {
+  for (auto a :
+       {AttentionAlgorithm::kFa2, AttentionAlgorithm::kFa1, AttentionAlgorithm::kBaseline}) {
     const auto native = AttentionModel(x.q, x.k, x.v, Spec(n, d, 16, 16, a, "in=bf16,acc=fp32"));
-    const auto generic =
-        AttentionModel(x.q, x.k, x.v, Spec(n, d, 16, 16, a, "in=bf16,acc=" + f32));
+    const auto generic = AttentionModel(x.q, x.k, x.v, Spec(n, d, 16, 16, a, "in=bf16,acc=" + f32));
     INFO("algorithm " << AttentionAlgorithmName(a) << " n " << n << " d " << d << " seed 3");
     CHECK(native == generic);
   }
@@ -112,8 +112,8 @@ TEST_CASE("attention model: round-to-odd arithmetic equals native fp32 bit for b
 TEST_CASE("attention model: roles round where the contract says", "[fast]") {
   const std::size_t n = 256, d = 32;
   const Qkv x = RandomQkv(n, d, 5, BF16());
-  const auto golden = AttentionModel(
-      x.q, x.k, x.v, Spec(n, d, 64, 64, AttentionAlgorithm::kBaseline, "in=fp64"));
+  const auto golden =
+      AttentionModel(x.q, x.k, x.v, Spec(n, d, 64, 64, AttentionAlgorithm::kBaseline, "in=fp64"));
   auto dev = [&](AttentionAlgorithm a, const std::string& pol) {
     return MeasureDeviation(AttentionModel(x.q, x.k, x.v, Spec(n, d, 64, 64, a, pol)), golden);
   };
@@ -161,14 +161,14 @@ TEST_CASE("attention model: bad shapes and inputs a matrix unit cannot take are 
 TEST_CASE("attention model: kernel presets run their products through the matrix unit", "[fast]") {
   const std::size_t n = 128, d = 64;
   const Qkv x = RandomQkv(n, d, 9, BF16());
-  const auto golden = AttentionModel(
-      x.q, x.k, x.v, Spec(n, d, 64, 64, AttentionAlgorithm::kBaseline, "in=fp64"));
+  const auto golden =
+      AttentionModel(x.q, x.k, x.v, Spec(n, d, 64, 64, AttentionAlgorithm::kBaseline, "in=fp64"));
   // The same policy with IEEE fp32 products and with Ampere's fused k8 steps (F = 24, RZ):
   // different bits, the same accuracy class (both dominated by P and O in bf16).
   const std::string ieee = "in=bf16,acc=fp32,p=bf16,out=bf16";
   const auto a = AttentionModel(x.q, x.k, x.v, Spec(n, d, 64, 64, AttentionAlgorithm::kFa2, ieee));
-  const auto m =
-      AttentionModel(x.q, x.k, x.v, Spec(n, d, 64, 64, AttentionAlgorithm::kFa2, "fa2-ampere-bf16"));
+  const auto m = AttentionModel(x.q, x.k, x.v,
+                                Spec(n, d, 64, 64, AttentionAlgorithm::kFa2, "fa2-ampere-bf16"));
   const Deviation da = MeasureDeviation(a, golden), dm = MeasureDeviation(m, golden);
   INFO("IEEE fp32 products: max " << da.max << "; mma ampere-bf16: max " << dm.max
                                   << " (n 128 d 64 Bc 64 seed 9)");

@@ -33,8 +33,8 @@ using Dyn = Emulated<DynamicFormatTag, kDynamicRounding>;
 
 namespace {
 
-const std::vector<std::string> kSchedules = {"seq",       "reverse",    "pairwise", "blocked:16",
-                                             "blocked:8:pairwise", "strided:8", "random:5"};
+const std::vector<std::string> kSchedules = {
+    "seq", "reverse", "pairwise", "blocked:16", "blocked:8:pairwise", "strided:8", "random:5"};
 
 struct Outcome {
   long double computed;
@@ -73,10 +73,12 @@ Outcome RunOp(const std::string& op, const Format& f, Rounding r, const Schedule
     o.computed = static_cast<long double>(Sum<Dyn>::Finalize(Replay<Sum<Dyn>>(tree, xs)));
     o.exact = reference::ReferenceSum(a).as_long_double[0];
   } else if (op == "neumaier") {
-    o.computed = static_cast<long double>(Compensated<Dyn>::Finalize(Replay<Compensated<Dyn>>(tree, xs)));
+    o.computed =
+        static_cast<long double>(Compensated<Dyn>::Finalize(Replay<Compensated<Dyn>>(tree, xs)));
     o.exact = reference::ReferenceSum(a).as_long_double[0];
   } else if (op == "norm2") {
-    o.computed = static_cast<long double>(ScaledNorm2<Dyn>::Finalize(Replay<ScaledNorm2<Dyn>>(tree, xs)));
+    o.computed =
+        static_cast<long double>(ScaledNorm2<Dyn>::Finalize(Replay<ScaledNorm2<Dyn>>(tree, xs)));
     o.exact = reference::ReferenceNorm2(a).as_long_double[0];
   } else if (op == "dot") {
     o.computed = static_cast<long double>(
@@ -96,7 +98,8 @@ Outcome RunOp(const std::string& op, const Format& f, Rounding r, const Schedule
     o.exact = reference::ReferenceLse(a).as_long_double[0];
   } else if (op == "welford") {
     const auto ref = reference::ReferenceWelford(a);
-    o.computed = static_cast<long double>(Welford<Dyn>::Finalize(Replay<Welford<Dyn>>(tree, xs)).var_population);
+    o.computed = static_cast<long double>(
+        Welford<Dyn>::Finalize(Replay<Welford<Dyn>>(tree, xs)).var_population);
     o.exact = ref.as_long_double[1];
     const std::vector<long double> exact = {ref.as_long_double[0], o.exact};
     o.bound = WelfordOpBound(ctx, Inputs(a, pd, exact, 1));
@@ -104,8 +107,8 @@ Outcome RunOp(const std::string& op, const Format& f, Rounding r, const Schedule
   }
   // The typed bound of each op (precision/op_bounds.hpp), as the op table names them.
   const std::map<std::string, OpBoundFn> bounds = {
-      {"sum", &SumOpBound},   {"neumaier", &NeumaierOpBound}, {"norm2", &Norm2OpBound},
-      {"dot", &DotOpBound},   {"affine", &AffineOpBound},     {"max", &ExactOpBound},
+      {"sum", &SumOpBound}, {"neumaier", &NeumaierOpBound}, {"norm2", &Norm2OpBound},
+      {"dot", &DotOpBound}, {"affine", &AffineOpBound},     {"max", &ExactOpBound},
       {"lse", &LseOpBound}};
   const std::vector<long double> exact = {op == "affine" ? 0.0L : o.exact, o.exact};
   o.bound = bounds.at(op)(ctx, Inputs(a, pd, exact, op == "affine" ? 1 : 0));
@@ -150,7 +153,8 @@ TEST_CASE("no measured error exceeds its rigorous a-priori bound", "[fast][bound
             const std::size_t n = 1 + rng.Below(f.precision <= 8 ? 60 : 600);
             const int kind = static_cast<int>(rng.Below(3));
             auto a = Draw(rng, n, kind, f, op == "affine");
-            auto b = (op == "dot" || op == "affine") ? Draw(rng, n, kind, f, false) : std::vector<double>{};
+            auto b = (op == "dot" || op == "affine") ? Draw(rng, n, kind, f, false)
+                                                     : std::vector<double>{};
             const Schedule s = ParseSchedule(sched);
             if (op == "affine" && s.kind == ScheduleKind::kStrided) continue;
             const Outcome o = RunOp(op, f, r, s, a, b);
@@ -159,10 +163,12 @@ TEST_CASE("no measured error exceeds its rigorous a-priori bound", "[fast][bound
             const std::string key = op + " " + f.name;
             if (std::isfinite(o.bound.bound.value)) {
               ++finite_bounds[key];
-              const double ratio = o.bound.bound.value > 0 ? err / o.bound.bound.value : (err == 0 ? 0 : INFINITY);
+              const double ratio =
+                  o.bound.bound.value > 0 ? err / o.bound.bound.value : (err == 0 ? 0 : INFINITY);
               worst[key] = std::max(worst[key], ratio);
             }
-            Repro repro{seed, n, sched, key + " " + std::string(RoundingName(r)), test::Join(a, 12)};
+            Repro repro{seed, n, sched, key + " " + std::string(RoundingName(r)),
+                        test::Join(a, 12)};
             INFO(repro.Text() << "\ncomputed " << static_cast<double>(o.computed) << " exact "
                               << static_cast<double>(o.exact) << " error " << err << " bound "
                               << o.bound.bound.value << " (" << o.bound.bound.formula << ")");
@@ -190,7 +196,8 @@ TEST_CASE("first-order estimates hold within a factor 2 on random data", "[fast]
             for (auto& v : a) v = RoundToFormat(v + 4.0, f, Rounding::kNearestEven);
           const Outcome o = RunOp(op, f, Rounding::kNearestEven, ParseSchedule(sched), a, {});
           const double err = static_cast<double>(std::fabs(o.computed - o.exact));
-          const double scaled = o.bound.relative ? err / static_cast<double>(std::fabs(o.exact)) : err;
+          const double scaled =
+              o.bound.relative ? err / static_cast<double>(std::fabs(o.exact)) : err;
           const double ratio = scaled / o.bound.bound.value;
           worst[op + " " + f.name] = std::max(worst[op + " " + f.name], ratio);
           Repro repro{seed, n, sched, op + " " + f.name, test::Join(a, 12)};
@@ -199,7 +206,8 @@ TEST_CASE("first-order estimates hold within a factor 2 on random data", "[fast]
           CHECK(ratio <= 2.0);
         }
   std::cout << "worst error / first-order estimate:\n";
-  for (const auto& [k, v] : worst) std::cout << "  " << std::left << std::setw(18) << k << v << "\n";
+  for (const auto& [k, v] : worst)
+    std::cout << "  " << std::left << std::setw(18) << k << v << "\n";
 }
 
 #endif  // CARRIER_HAVE_MPFR

@@ -2,7 +2,6 @@
 // range against double-precision libm (whose own error, below 2^-52 relative, is negligible at
 // fp32's 2^-24): the worst error in ulps is printed and asserted against the documented bound.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstring>
 #include <iostream>
@@ -74,14 +73,15 @@ TEST_CASE("portable exp is within its documented ulp bound on every fp32 input",
     e = UlpErrorF32(PortableExp::Exp(x), std::exp(static_cast<double>(x)));
     return true;
   });
-  std::cout << "portable exp(fp32): " << w.checked << " inputs in [-104, 89], max error "
-            << w.ulps << " ulp at x = " << std::hexfloat << w.at << std::defaultfloat
-            << " (documented bound " << carrier::kPortableExpMaxUlpF32 << ")\n";
+  std::cout << "portable exp(fp32): " << w.checked << " inputs in [-104, 89], max error " << w.ulps
+            << " ulp at x = " << std::hexfloat << w.at << std::defaultfloat << " (documented bound "
+            << carrier::kPortableExpMaxUlpF32 << ")\n";
   CHECK(w.checked > 2000000000u);
   CHECK(w.ulps <= carrier::kPortableExpMaxUlpF32);
 }
 
-TEST_CASE("portable log is within its documented ulp bound on every positive fp32", "[slow][math]") {
+TEST_CASE("portable log is within its documented ulp bound on every positive fp32",
+          "[slow][math]") {
   const Worst w = Exhaustive([](float x, double& e) {
     if (!(x > 0.0f) || std::isinf(x)) return false;
     e = UlpErrorF32(PortableExp::Log(x), std::log(static_cast<double>(x)));

@@ -3,7 +3,6 @@
 // element (loads + stores); the online recurrence as printed costs 2 exps per element in its
 // first pass, the branching form 1.
 #include <catch2/catch.hpp>
-
 #include <iostream>
 
 #include "studies/softmax_passes.hpp"

@@ -4,7 +4,6 @@
 // bf16; a sum of ones stops at 2048 (fp16) and 256 (bf16), i.e. term 2049 / 257 is the first
 // one absorbed. Under stochastic rounding the sum keeps moving.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <iostream>
 
@@ -45,8 +44,8 @@ TEST_CASE("stagnation points of the harmonic series and of ones match the publis
                         {Series::kOnes, "bf16", 257, 256}};
   for (const Case& c : cases) {
     const auto r = RunStagnation(Spec(c.series, c.format, Rounding::kNearestEven, 1 << 22));
-    std::cout << "  " << (c.series == Series::kHarmonic ? "harmonic" : "ones") << " "
-              << c.format << " rne: term " << r.term << " value " << r.value << " exact "
+    std::cout << "  " << (c.series == Series::kHarmonic ? "harmonic" : "ones") << " " << c.format
+              << " rne: term " << r.term << " value " << r.value << " exact "
               << static_cast<double>(r.exact_partial_sum) << "\n";
     INFO("series " << (c.series == Series::kHarmonic ? "harmonic" : "ones") << ", format "
                    << c.format << ", rne, max_terms 2^22");
@@ -78,8 +77,10 @@ TEST_CASE("fp32 harmonic stagnation and the max-terms cut-off", "[fast][study]")
 TEST_CASE("stochastic rounding does not stagnate and reproduces from its seed", "[fast][study]") {
   for (const char* format : {"fp16", "bf16"}) {
     for (std::uint64_t seed : {1u, 2u}) {
-      const auto a = RunStagnation(Spec(Series::kHarmonic, format, Rounding::kStochastic, 20000, seed));
-      const auto b = RunStagnation(Spec(Series::kHarmonic, format, Rounding::kStochastic, 20000, seed));
+      const auto a =
+          RunStagnation(Spec(Series::kHarmonic, format, Rounding::kStochastic, 20000, seed));
+      const auto b =
+          RunStagnation(Spec(Series::kHarmonic, format, Rounding::kStochastic, 20000, seed));
       std::cout << "  harmonic " << format << " sr seed " << seed << ": after " << a.term
                 << " terms " << a.value << " (exact " << static_cast<double>(a.exact_partial_sum)
                 << ")\n";

@@ -2,8 +2,10 @@
 // run leaves an existing file alone), and bad input answered by one line on stderr, exit 2.
 // lse-mnist runs on the committed BHH2021 logits and checks the paper's qualitative findings
 // against the measured errors.
-#include <catch2/catch.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -12,8 +14,6 @@
 #include <map>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <vector>
 
 #include "support/cli_support.hpp"
@@ -61,7 +61,8 @@ TEST_CASE("carrier study stagnation writes the published points as CSV", "[fast]
   CHECK(r.out ==
         "series,dtype,round,seed,stagnation_term,stagnation_value,"
         "exact_partial_sum_at_stagnation\nharmonic,fp16,rne,0,513,7.0859375,6.818465852288514\n");
-  Run sr = Carrier("study stagnation --series harmonic --dtype bf16 --round sr --seed 5 --max-terms 3000");
+  Run sr = Carrier(
+      "study stagnation --series harmonic --dtype bf16 --round sr --seed 5 --max-terms 3000");
   REQUIRE(sr.code == 0);
   const auto rows = ParseCsv(sr.out);
   REQUIRE(rows.size() == 1);
@@ -84,7 +85,8 @@ TEST_CASE("carrier study -o writes the file whole and keeps it on failure", "[fa
   std::remove(path.c_str());
 }
 
-TEST_CASE("carrier study rejects bad command lines with one line and exit 2", "[fast][study][cli]") {
+TEST_CASE("carrier study rejects bad command lines with one line and exit 2",
+          "[fast][study][cli]") {
   CheckRejected("study", "missing study NAME");
   CheckRejected("study nosuch", "unknown study 'nosuch'");
   CheckRejected("study stagnation --dtype fp16", "--series");
@@ -120,8 +122,8 @@ TEST_CASE("carrier study rejects bad command lines with one line and exit 2", "[
 // the shifted ones never; wherever nothing overflows, every error against the
 // certified reference stays below the leading term of its bound.
 TEST_CASE("carrier study lse-mnist: overflow and errors against the bounds", "[fast][study][cli]") {
-  const std::string data =
-      std::string(CARRIER_TEST_SOURCE_DIR) + "/papers/bhh2021-lse-softmax/data/bhh2021_mnist_presoftmax.csv";
+  const std::string data = std::string(CARRIER_TEST_SOURCE_DIR) +
+                           "/papers/bhh2021-lse-softmax/data/bhh2021_mnist_presoftmax.csv";
   Run r = Carrier("study lse-mnist --input " + data);
   INFO(r.err);
   REQUIRE(r.code == 0);
@@ -158,8 +160,10 @@ TEST_CASE("carrier study lse-mnist: overflow and errors against the bounds", "[f
 TEST_CASE("carrier study attention-deviation writes one row per cell with the golden deviations",
           "[fast][study][cli]") {
   const std::string out = TempPath("attention_deviation.csv");
-  Run r = Carrier("study attention-deviation --precision 'all-bf16;in=fp32' --algorithm fa2,fa1 "
-                  "--n 16,40 --block-r 8 --block-c 4,16 --head-dim 8 --trials 2 -o " + out);
+  Run r = Carrier(
+      "study attention-deviation --precision 'all-bf16;in=fp32' --algorithm fa2,fa1 "
+      "--n 16,40 --block-r 8 --block-c 4,16 --head-dim 8 --trials 2 -o " +
+      out);
   INFO(r.err);
   REQUIRE(r.code == 0);
   const auto rows = ParseCsv(Slurp(out));
@@ -181,7 +185,8 @@ TEST_CASE("carrier study attention-deviation writes one row per cell with the go
   std::remove(out.c_str());
 }
 
-TEST_CASE("carrier study attention-deviation rejects bad input with one line", "[fast][study][cli]") {
+TEST_CASE("carrier study attention-deviation rejects bad input with one line",
+          "[fast][study][cli]") {
   CheckRejected("study attention-deviation", "--precision");
   CheckRejected("study attention-deviation --precision fa9", "fa9");
   CheckRejected("study attention-deviation --precision 'in=bf16;;in=fp16'", "empty item");
