@@ -190,13 +190,13 @@ ResolvedTrial ResolveTrial(const TrialSpec& spec) {
     const std::string what =
         "schedule '" + spec.schedule + "' (" + std::string(p.instruction) + ")";
     if (!t.op->fused_schedules)
-      throw SpecError(what + " applies to ops " + registry::Join([] {
+      throw SpecError(what + " applies to " + registry::Join([] {
                         std::vector<std::string> v;
                         for (const auto* e : registry::All())
                           if (e->fused_schedules) v.push_back(e->name);
                         return v;
                       }()) +
-                      ", not '" + spec.op + "'");
+                      " only, not '" + spec.op + "'");
     if (spec.backend != "replay") throw SpecError(what + " runs on backend replay only");
     if (t.mixed ||
         (t.compute.kind != ComputeKind::kFloat && t.compute.kind != ComputeKind::kDouble))

@@ -192,7 +192,10 @@ void MeasureBound(const ResolvedTrial& t, const BoundInputs& bi, const MergeTree
   }
   if (t.schedule.kind ==
       ScheduleKind::kMma)  // an mma: tree (core/mma.hpp): the fused steps' own bound
+  {
     ob = MmaDotOpBound(tree, stats.longest_chain, stats.max_leaf_depth, o.u, bi);
+    formula = std::string(ob.bound.formula) + ob.detail;
+  }
   o.has_bound = true;
   o.bound = ob.bound.value;
   o.bound_relative = ob.relative;

@@ -30,11 +30,11 @@ void CheckDefaults(const std::string& args, const std::string& schedule_prefix,
                    const std::string& defaults_mention) {
   const auto r = Carrier("eval " + args);
   std::cout << "  carrier eval " << args << "  -> exit " << r.code << ", schedule "
-            << Field(r.out, "schedule") << ", acc " << Field(r.out, "acc") << ", exp "
+            << Field(r.out, "schedule_used") << ", acc " << Field(r.out, "acc") << ", exp "
             << Field(r.out, "exp") << "\n    defaults: " << Field(r.out, "defaults") << "\n";
   INFO("carrier eval " << args << "\nstdout:\n" << r.out << "stderr: " << r.err);
   REQUIRE(r.code == 0);
-  CHECK(Field(r.out, "schedule").rfind(schedule_prefix, 0) == 0);
+  CHECK(Field(r.out, "schedule_used").rfind(schedule_prefix, 0) == 0);
   CHECK(Field(r.out, "acc") == acc);
   CHECK(Field(r.out, "exp") == exp);
   CHECK(Field(r.out, "defaults").find(defaults_mention) != std::string::npos);
