@@ -190,9 +190,8 @@ void MeasureBound(const ResolvedTrial& t, const BoundInputs& bi, const MergeTree
     ob = e.mixed_bound(bi, tree, o.u, UnitRoundoffOf(t.compute, t.rounding));
     formula = std::string(ob.bound.formula) + ob.detail;
   }
-  if (t.schedule.kind ==
-      ScheduleKind::kMma)  // an mma: tree (core/mma.hpp): the fused steps' own bound
-  {
+  // An mma: tree (core/mma.hpp) is not an IEEE chain: the fused steps' own bound.
+  if (t.schedule.kind == ScheduleKind::kMma) {
     ob = MmaDotOpBound(tree, stats.longest_chain, stats.max_leaf_depth, o.u, bi);
     formula = std::string(ob.bound.formula) + ob.detail;
   }

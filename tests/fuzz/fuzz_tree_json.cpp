@@ -27,8 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     again = carrier::TreeFromJson(json, "fuzz (printed)");
   } catch (const carrier::ScheduleError& e) {
-    FUZZ_CHECK(false, "accepted tree printed as JSON that does not parse: " + std::string(e.what()) +
-                          "\n  " + json);
+    FUZZ_CHECK(false, "accepted tree printed as JSON that does not parse: " +
+                          std::string(e.what()) + "\n  " + json);
   }
   FUZZ_CHECK(again.n == t.n, "n changed through ToJson");
   FUZZ_CHECK(carrier::TreeHash(again) == carrier::TreeHash(t), "tree hash changed: " + json);
