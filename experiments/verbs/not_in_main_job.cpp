@@ -24,6 +24,15 @@ namespace {
 const char kStudyHelp[] =
     "usage: carrier study NAME ...\n"
     "  not in this build: configure with -DCARRIER_MAIN_JOB_ONLY=OFF (README command (b)).\n";
+const char kProbeHelp[] =
+    "usage: carrier probe TARGET ...\n"
+    "  not in this build: configure with -DCARRIER_MAIN_JOB_ONLY=OFF (README command (b)).\n";
+const char kEquivHelp[] =
+    "usage: carrier equiv ...\n"
+    "  not in this build: configure with -DCARRIER_MAIN_JOB_ONLY=OFF (README command (b)).\n";
+const char kInvarianceHelp[] =
+    "usage: carrier invariance ...\n"
+    "  not in this build: configure with -DCARRIER_MAIN_JOB_ONLY=OFF (README command (b)).\n";
 
 int RunLaws(const std::vector<std::string>&) { NotBuilt("laws"); }
 int RunDerive(const std::vector<std::string>&) { NotBuilt("derive"); }
@@ -31,5 +40,9 @@ int RunStudy(const std::vector<std::string>&) { NotBuilt("study"); }
 int RunBench(const std::vector<std::string>&) { NotBuilt("bench"); }
 int RunDemo(const std::vector<std::string>&) { NotBuilt("demo"); }
 int RunReferenceBench(const std::vector<std::string>&) { NotBuilt("reference-bench"); }
+int RunReplayBench(const std::vector<std::string>&) { NotBuilt("replay-bench"); }
+int RunProbe(const std::vector<std::string>&) { NotBuilt("probe"); }
+int RunEquiv(const std::vector<std::string>&) { NotBuilt("equiv"); }
+int RunInvariance(const std::vector<std::string>&) { NotBuilt("invariance"); }
 
 }  // namespace carrier::cli
