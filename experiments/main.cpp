@@ -107,6 +107,8 @@ const Verb kVerbs[] = {
      "                 affine take two columns (a b); '#' lines are comments\n"
      "  --gen DIST     uniform01 uniform11 normal lognormal (each with :asc or :desc), or\n"
      "                 ill:COND (a sum with condition number about COND)\n"
+     "                 and blockscaled:B[:DIST] (DIST scaled per block of B to the dtype's\n"
+     "                 max, then rounded: FP8 tile quantisation; B = 0: one block)\n"
      "  --n N --seed S generator size and seed (default seed 1)\n"
      "  --backend B    replay (default: core's Replay of the tree), simd, omp, cuda (the\n"
      "                 fast kernels; exit 2 with the reason when not built or no device)\n"

@@ -57,6 +57,28 @@ GeneratorSpec ParseGenerator(const std::string& text) {
     ParseGenerator(spec.base);  // validates it
     return spec;
   }
+  if (spec.dist == "blockscaled") {
+    const std::string rest = colon == std::string::npos ? "" : text.substr(colon + 1);
+    const auto colon2 = rest.find(':');
+    const std::string arg = rest.substr(0, colon2);
+    spec.base = colon2 == std::string::npos ? "normal" : rest.substr(colon2 + 1);
+    char* end = nullptr;
+    const double b = std::strtod(arg.c_str(), &end);
+    if (arg.empty() || *end != '\0' || !(b >= 0) || b > 0x1p52 || b != std::floor(b))
+      throw std::invalid_argument(
+          "blockscaled:B[:DIST] needs a block length B (an integer >= 1, or 0 for one block), "
+          "got '" +
+          arg + "'");
+    spec.block = static_cast<std::uint64_t>(b);
+    const GeneratorSpec base = ParseGenerator(spec.base);  // validates it
+    if (base.dist == "exact" || base.dist == "ill" || base.dist == "p4016" ||
+        base.dist == "blockscaled")
+      throw std::invalid_argument(
+          "blockscaled:B:DIST takes uniform01, uniform11, normal, lognormal (with :asc or "
+          ":desc) or offset:MU, got '" +
+          spec.base + "'");
+    return spec;
+  }
   if (spec.dist == "p4016") {
     if (colon != std::string::npos)
       throw std::invalid_argument("p4016 takes no argument (its seed is --seed)");
@@ -67,8 +89,8 @@ GeneratorSpec ParseGenerator(const std::string& text) {
       spec.dist != "lognormal")
     throw std::invalid_argument("unknown generator '" + spec.dist +
                                 "'; expected uniform01, uniform11, normal, lognormal (each "
-                                "with optional :asc or :desc), ill:COND, offset:MU, exact[:DIST] "
-                                "or p4016");
+                                "with optional :asc or :desc), ill:COND, offset:MU, exact[:DIST], "
+                                "blockscaled:B[:DIST] or p4016");
   if (colon != std::string::npos && spec.order != "asc" && spec.order != "desc")
     throw std::invalid_argument("generator order must be asc or desc, got '" + spec.order + "'");
   return spec;
@@ -143,6 +165,40 @@ std::vector<double> ExactGrid(const GeneratorSpec& spec, std::uint64_t n, std::u
   return x;
 }
 
+// The largest finite value of the storage rounding: the top binade 2^e is the largest power
+// of two the rounding keeps, and its largest value 2^e (2 - 2^-j) the last one kept as j grows
+// (IEEE formats keep j = 1..p-1; OCP E4M3 loses j = p-1 to its NaN encoding: 448).
+double StorageMaxFinite(RoundFn round, const void* context) {
+  if (!round) return 1.0;
+  int e = 1023;
+  while (e > -1074 && round(std::ldexp(1.0, e), context) != std::ldexp(1.0, e)) --e;
+  double m = std::ldexp(1.0, e);
+  for (int j = 1; j <= 52; ++j) {
+    const double v = std::ldexp(2.0 - std::ldexp(1.0, -j), e);
+    if (round(v, context) != v) break;
+    m = v;
+  }
+  return m;
+}
+
+std::vector<double> BlockScaled(const GeneratorSpec& spec, std::uint64_t n, std::uint64_t seed,
+                                RoundFn round, const void* context) {
+  std::vector<double> x = Generate(ParseGenerator(spec.base), n, seed);  // unrounded
+  const double target = StorageMaxFinite(round, context);
+  const std::uint64_t b = spec.block == 0 ? std::max<std::uint64_t>(n, 1) : spec.block;
+  for (std::uint64_t lo = 0; lo < n; lo += b) {
+    const std::uint64_t hi = std::min(n, lo + b);
+    double amax = 0;
+    for (std::uint64_t i = lo; i < hi; ++i) amax = std::max(amax, std::fabs(x[i]));
+    const double s = amax > 0 ? amax / target : 1.0;
+    for (std::uint64_t i = lo; i < hi; ++i) {
+      x[i] /= s;
+      if (round) x[i] = round(x[i], context);
+    }
+  }
+  return x;
+}
+
 std::vector<double> P4016Data(std::uint64_t n, std::uint64_t seed) {
   std::vector<double> x(n);
   std::uint64_t state = seed;
@@ -160,6 +216,7 @@ std::vector<double> Generate(const GeneratorSpec& spec, std::uint64_t n, std::ui
                              RoundFn round, const void* context) {
   if (spec.dist == "ill") return IllConditioned(spec.cond, n, seed, round, context);
   if (spec.dist == "exact") return ExactGrid(spec, n, seed, round, context);
+  if (spec.dist == "blockscaled") return BlockScaled(spec, n, seed, round, context);
   if (spec.dist == "p4016") {
     std::vector<double> x = P4016Data(n, seed);
     if (round)

@@ -24,6 +24,19 @@
 // (sum, kahan, dot's products are not on the grid). With b < 1 (n too large for the format)
 // the generator refuses.
 //
+// blockscaled:B[:DIST] (DIST as above, default normal; B >= 1, or 0 for one block): per-block
+// scaled quantisation, the FP8 recipe of DeepSeek-V3 (arXiv 2412.19437, section 3.3: 1x128
+// activation tiles, scale = max|x| / 448 per tile). The DIST values are cut into consecutive
+// blocks of B (B = 0: the whole vector, per-tensor scaling; the last block may be shorter);
+// each block is divided by s = max|x_block| / M, M the storage format's largest finite value
+// (probed through the storage rounding, as `exact:` probes its precision; 1 without one), so
+// the block's largest value lands on M, and rounded to the storage format. The returned values
+// are the quantised q (what a matrix unit multiplies); the scales are not returned: a scale
+// multiplies a whole block's partial sum, so a relative accumulation error does not depend on
+// it when it is a power of two (and only at the compute format's level otherwise). An all-zero
+// block stays zero. The division runs in double (DeepSeek's kernel divides in fp32; the two
+// differ only where x / s in fp32 lands on a rounding tie of the storage format).
+//
 // p4016 (P4016R0 Appendix K's demonstrators): a 64-bit LCG, state = state *
 // 6364136223846793005 + 1442695040888963407, value (top 53 bits - 2^52) / 2^52 in [-1, 1),
 // from state = --seed; the paper's seed is 0x243F6A8885A308D3 = 2611923443488327891.
@@ -40,8 +53,10 @@ struct GeneratorSpec {
   std::string order;  // "" | asc | desc
   double cond = 0;    // ill: target condition number (>= 1)
   double offset = 0;  // offset: the mean MU
-  std::string base;   // exact: the generator whose values are put on the grid
+  std::string base;   // exact, blockscaled: the generator whose values are transformed
   std::string text;   // as given
+
+  std::uint64_t block = 0;  // blockscaled: the block length B (0: one block)
   const std::string& Text() const { return text; }
 };
 
