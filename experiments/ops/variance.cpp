@@ -1,8 +1,11 @@
-// Ops `var-twopass` and `var-textbook`: the two classical variance formulas, each sum through
-// the schedule's tree in the compute type, measured against Welford's certified population
-// variance (they share welford's reference). var-twopass: the mean by Sum, then the Sum of
-// (x - mean)^2, divided by n. var-textbook: the one-pass (sum x^2 - (sum x)^2 / n) / n. No
-// a-priori bound; no fast kernel.
+// Ops `var-twopass`, `var-corrected` and `var-textbook`: the classical variance formulas, each
+// sum through the schedule's tree in the compute type, measured against Welford's certified
+// population variance (they share welford's reference). var-twopass: the mean by Sum, then the
+// Sum of (x - mean)^2, divided by n. var-corrected: Chan, Golub & LeVeque's corrected two-pass
+// algorithm (Amer. Statist. 37(3), 1983), which subtracts (sum (x - mean))^2 / n from the
+// two-pass sum of squares: in exact arithmetic the correction is 0, in floating point it
+// cancels the n delta^2 that an error delta in the computed mean adds. var-textbook: the
+// one-pass (sum x^2 - (sum x)^2 / n) / n. No a-priori bound; no fast kernel.
 #include "core/carriers/sum.hpp"
 #include "ops/builtin.hpp"
 
@@ -44,6 +47,26 @@ registry::Replayed TwoPass(registry::ScalarKind k, registry::ExpKind, const Merg
       d2.push_back(d * d);
     }
     return Moments(mean, SumOver(tree, d2), x.size());
+  });
+}
+
+registry::Replayed Corrected(registry::ScalarKind k, registry::ExpKind, const MergeTree& tree,
+                             const registry::ReplayInput& in) {
+  return registry::WithScalar(k, [&]<class T>() {
+    // Pass 1: the mean; pass 2: the centred values and their squares, both sums through the
+    // same tree; then M2 = sum d^2 - (sum d)^2 / n.
+    const std::vector<T> x = Column<T>(in);
+    const T count = T(static_cast<double>(x.size()));
+    const T mean = SumOver(tree, x) / count;
+    std::vector<T> d, d2;
+    d.reserve(x.size());
+    d2.reserve(x.size());
+    for (const T& v : x) {
+      d.push_back(v - mean);
+      d2.push_back(d.back() * d.back());
+    }
+    const T s1 = SumOver(tree, d);
+    return Moments(mean, SumOver(tree, d2) - s1 * s1 / count, x.size());
   });
 }
 
@@ -94,6 +117,21 @@ Entry VarTwopassOp() {
 }  // namespace
 
 CARRIER_REGISTER_OP(VarTwopassOp())
+
+namespace {
+Entry VarCorrectedOp() {
+  Entry e = VarianceOp("var-corrected",
+                       "corrected two-pass variance (Chan-Golub-LeVeque): two-pass minus "
+                       "(sum of centred values)^2/n",
+                       125);
+#if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+  e.replay = &Corrected;
+#endif
+  return e;
+}
+}  // namespace
+
+CARRIER_REGISTER_OP(VarCorrectedOp())
 
 namespace {
 Entry VarTextbookOp() {

@@ -180,10 +180,26 @@ ResolvedTrial ResolveTrial(const TrialSpec& spec) {
   // kernel picks it and RunTrial reports it as schedule_used.
   if (spec.schedule.empty() && spec.backend == "replay")
     throw SpecError("backend replay needs a schedule (seq, pairwise, blocked:T, ...)");
-  try {
-    if (!spec.schedule.empty()) t.schedule = ParseSchedule(spec.schedule);
-  } catch (const ScheduleError& e) {
-    throw SpecError(e.what());
+  if (ParseAdaptiveOrder(spec.schedule, t.adaptive_order)) {
+    // Higham 1993's data-dependent orders: decided in the compute arithmetic, so that
+    // arithmetic must be one the decision can run (run/trial.cpp Execute).
+    const std::string what = "schedule '" + spec.schedule + "' (an order decided by the data)";
+    if (spec.backend != "replay") throw SpecError(what + " runs on backend replay only");
+    if (t.op->input != registry::InputKind::kColumn || !t.op->commutative)
+      throw SpecError(what + " reorders one column of inputs; op '" + spec.op +
+                      "' is not a commutative one-column op");
+    if (t.mixed || t.compute.kind == ComputeKind::kMpfr)
+      throw SpecError(what + " computes in one format (fp64, fp32 or an emulated one), not '" +
+                      t.compute.text + "'");
+    if (t.rounding == Rounding::kStochastic)
+      throw SpecError(what + " needs a deterministic rounding, not sr");
+    t.adaptive = true;
+  } else {
+    try {
+      if (!spec.schedule.empty()) t.schedule = ParseSchedule(spec.schedule);
+    } catch (const ScheduleError& e) {
+      throw SpecError(e.what());
+    }
   }
   if (t.schedule.kind == ScheduleKind::kMma) {  // a matrix unit's accumulation (core/mma.hpp)
     const MmaProfile& p = *FindMmaProfile(t.schedule.mma);

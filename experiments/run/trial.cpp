@@ -72,6 +72,29 @@ registry::ScalarKind ScalarKindOf(ComputeKind k) {
   return registry::ScalarKind::kMpfr;
 }
 
+// A Higham 1993 ordering's tree (core/adaptive_tree.hpp) decided in the trial's compute arithmetic
+// (ResolveTrial admits fp64, fp32 and emulated formats with a deterministic rounding), so the
+// replay in that arithmetic follows the additions the decisions saw.
+MergeTree BuildDataTree(const ResolvedTrial& t, const TrialInput& in) {
+  switch (t.compute.kind) {
+    case ComputeKind::kDouble:
+      return BuildAdaptiveTree(t.adaptive_order, in.a, [](double a, double b) { return a + b; });
+    case ComputeKind::kFloat:
+      return BuildAdaptiveTree(t.adaptive_order, in.a, [](double a, double b) {
+        return static_cast<double>(static_cast<float>(a) + static_cast<float>(b));
+      });
+    case ComputeKind::kEmulated: {
+      EmulationScope scope(t.compute.format, t.rounding, t.spec.sr_seed);
+      return BuildAdaptiveTree(t.adaptive_order, in.a, [](double a, double b) {
+        return static_cast<double>(EmulatedDynamic(a) + EmulatedDynamic(b));
+      });
+    }
+    case ComputeKind::kMpfr:
+      break;
+  }
+  throw SpecError("schedule " + t.spec.schedule + " cannot be decided in " + t.compute.text);
+}
+
 // The reduction itself: the entry's replay over the schedule's tree, or its backend's kernel
 // (which reports the schedule it ran; its tree is built for the measurement).
 registry::Replayed Execute(const ResolvedTrial& t, const TrialInput& in, MergeTree& tree,
@@ -80,10 +103,14 @@ registry::Replayed Execute(const ResolvedTrial& t, const TrialInput& in, MergeTr
   registry::Replayed got;
   if (t.spec.backend == "replay") {
     const auto t0 = Clock::now();
-    try {  // file:PATH trees are read here: a bad file or n is bad input
-      tree = BuildTree(t.schedule, in.n);
-    } catch (const ScheduleError& err) {
-      throw SpecError(err.what());
+    if (t.adaptive) {
+      tree = BuildDataTree(t, in);
+    } else {
+      try {  // file:PATH trees are read here: a bad file or n is bad input
+        tree = BuildTree(t.schedule, in.n);
+      } catch (const ScheduleError& err) {
+        throw SpecError(err.what());
+      }
     }
     if (tree.permutes && !e.commutative)
       throw SpecError("schedule '" + tree.schedule + "' reorders inputs, but " + e.name +

@@ -47,6 +47,7 @@
 #include <string>
 #include <vector>
 
+#include "core/adaptive_tree.hpp"
 #include "core/schedule.hpp"
 #include "inputs/generators.hpp"
 #include "precision/format.hpp"
@@ -110,6 +111,12 @@ struct ResolvedTrial {
   ComputeSpec inner;
   Rounding rounding = Rounding::kNearestEven;
   Schedule schedule;
+  // Schedule increasing, decreasing, insertion or psum (core/adaptive_tree.hpp, Higham 1993's
+  // orderings): the tree is built from each
+  // input in the compute arithmetic (one column, backend replay, a commutative combine, a
+  // deterministic rounding, not mixed, not mpfr); `schedule` is then unused.
+  bool adaptive = false;
+  AdaptiveOrder adaptive_order = AdaptiveOrder::kInsertion;
   const registry::Entry* user = nullptr;  // a registered user carrier, else null
   const registry::Entry* op = nullptr;    // the op's table entry (never null once resolved)
 };

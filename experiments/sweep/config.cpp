@@ -212,8 +212,9 @@ void CheckValue(const Checker& c, const std::string& key, const std::string& v) 
     if (std::find(exps.begin(), exps.end(), v) == exps.end())
       c.Fail(k, v, "allowed: " + Join(exps));
   } else if (key == "schedule") {
+    AdaptiveOrder order;  // increasing | decreasing | insertion | psum: per input
     try {
-      ParseSchedule(v);
+      if (!ParseAdaptiveOrder(v, order)) ParseSchedule(v);
     } catch (const std::exception& e) {
       c.Fail(k, v, std::string(e.what()) + "; allowed: " + kScheduleGrammar);
     }

@@ -8,6 +8,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../../scripts/paper-common.sh" "$@"
 
 "$CARRIER_BIN" sweep "$HERE/sr-vs-rn.toml" -o "$OUT/sr-vs-rn" --jobs "$JOBS"
+"$CARRIER_BIN" sweep "$HERE/matvec.toml" -o "$OUT/matvec" --jobs "$JOBS"
 MAX_TERMS=1048576
 # The harmonic series with RN and 5 SR seeds: fp16 (the paper's format) and bf16 (the SR survey's).
 for dtype in fp16 bf16; do

@@ -8,6 +8,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../../scripts/paper-common.sh" "$@"
 
 "$CARRIER_BIN" sweep "$HERE/error-vs-n.toml" -o "$OUT/error-vs-n" --jobs "$JOBS"
+"$CARRIER_BIN" sweep "$HERE/orderings.toml" -o "$OUT/orderings" --jobs "$JOBS"
 for series in harmonic ones; do
   for dtype in fp16 bf16; do
     "$CARRIER_BIN" study stagnation --series "$series" --dtype "$dtype" --round rne \

@@ -146,13 +146,31 @@ TEST_CASE("carrier eval measures against the certified reference", "[fast][cli][
   CHECK(att.code == 0);
   CHECK(att.out.find("\"componentwise_error\":") != std::string::npos);
   CHECK(att.out.find("\"reference_certified\":true") != std::string::npos);
-  for (const char* op : {"var-twopass", "var-textbook"}) {
+  for (const char* op : {"var-twopass", "var-corrected", "var-textbook"}) {
     Run var = Carrier(std::string("eval --op ") + op +
                       " --dtype fp32 --gen normal --n 1000 --format json");
     INFO(var.out << var.err);
     CHECK(var.code == 0);
     CHECK(var.out.find("\"reference_tier\":\"exact\"") != std::string::npos);
     CHECK(var.out.find("\"cond\":") != std::string::npos);
+  }
+  {
+    // Chan-Golub-LeVeque's correction: on data with mean 1e6 (kappa ~ 1e6) in fp32 the computed
+    // mean is off by delta, which adds n delta^2 to the two-pass sum of squares; the corrected
+    // algorithm subtracts (sum (x - mean))^2 / n and must be far more accurate there.
+    auto rel = [](const std::string& json) {
+      const auto at = json.find("\"rel_error\":");
+      return at == std::string::npos ? std::nan("") : std::strtod(json.c_str() + at + 12, nullptr);
+    };
+    const std::string args = " --dtype fp32 --gen offset:1e6 --n 4096 --seed 1 --format json";
+    Run two = Carrier("eval --op var-twopass" + args),
+        cor = Carrier("eval --op var-corrected" + args);
+    INFO("carrier eval --op var-twopass|var-corrected" << args << "\n" << two.out << cor.out);
+    REQUIRE(two.code == 0);
+    REQUIRE(cor.code == 0);
+    std::cout << "offset:1e6 n=4096 fp32: two-pass rel error " << rel(two.out) << ", corrected "
+              << rel(cor.out) << "\n";
+    CHECK(rel(cor.out) * 10 < rel(two.out));
   }
   Run sr = Carrier(
       "eval --op sum --dtype bf16 --round sr --sr-seed 9 --gen uniform01 --n 100 --format json");

@@ -367,3 +367,34 @@ TEST_CASE("exact: inputs give identical bits in every order and backend", "[fast
   CheckRejected("eval --op sum --dtype fp16 --gen exact:normal --n 100000", "too large");
   CheckRejected("eval --op sum --dtype fp32 --gen exact:ill:10 --n 10", "exact:DIST");
 }
+
+// Higham 1993's orderings through the CLI (core/adaptive_tree.hpp): on {2048, 1, 1} in fp16
+// (p = 11: 2048 + 1 is a tie and rounds to even, 2048) the exact sum 2050 is found by the
+// increasing, insertion and psum orders (1 + 1 first) and missed by decreasing order (2048);
+// bad combinations are one-line errors.
+TEST_CASE("eval --schedule increasing|decreasing|insertion|psum decides the order per input",
+          "[fast]") {
+  const std::string x = Dir() + "/higham_orders.txt";
+  {
+    std::ofstream f(x);
+    f << "2048\n1\n1\n";
+  }
+  const std::map<std::string, std::string> want = {
+      {"increasing", "2050"}, {"decreasing", "2048"}, {"insertion", "2050"}, {"psum", "2050"}};
+  for (const auto& [schedule, result] : want) {
+    const Run e = Carrier("eval --op sum --dtype fp16 --schedule " + schedule + " --input " + x +
+                          " --format json");
+    INFO("eval --schedule " << schedule << ": " << e.out << e.err);
+    REQUIRE(e.code == 0);
+    std::cout << "  " << schedule << ": result " << Field(e.out, "result") << ", schedule_used "
+              << Field(e.out, "schedule_used") << "\n";
+    CHECK(Field(e.out, "result") == result);
+    CHECK(Field(e.out, "schedule_used") == schedule);
+  }
+  CheckRejected("eval --op sum --dtype fp16 --schedule psum --round sr --input " + x,
+                "deterministic rounding");
+  CheckRejected("eval --op sum --dtype fp32 --schedule insertion --backend simd --input " + x,
+                "backend replay only");
+  CheckRejected("eval --op sum --dtype fp16 --acc mpfr:100 --schedule psum --input " + x,
+                "computes in one format");
+}
