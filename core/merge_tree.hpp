@@ -1,5 +1,5 @@
 // core/merge_tree.hpp: a merge order made explicit, so any kernel's order can be replayed.
-//
+// Over 600 lines by choice: one MergeTree contract, its builder, validator, stats and exports.
 // A MergeTree over n inputs is
 //   chains    node ids 0 .. C-1. Chain k starts from Identity and takes the inputs
 //             first, first + stride, ... (count of them, increasing), either pushing them one
