@@ -60,7 +60,7 @@ class CudaTreeBuilder {
   std::uint64_t Pairwise(const std::vector<std::uint64_t>& w, std::size_t lo,
                          std::size_t hi) {  // NOLINT(misc-no-recursion)
     if (hi - lo == 1) return w[lo];
-    const std::size_t mid = lo + (hi - lo + 1) / 2;
+    const std::size_t mid = PairwiseMid(lo, hi);
     const std::uint64_t left = Pairwise(w, lo, mid);
     const std::uint64_t right = Pairwise(w, mid, hi);
     return Combine(left, right);

@@ -136,7 +136,7 @@ StateOf<C> PairwiseFixed(const InputOf<C>* x) {
   if constexpr (M == 1) {
     return PushOne<C>(C::Identity(), x[0]);
   } else {
-    constexpr std::size_t kMid = (M + 1) / 2;
+    constexpr std::size_t kMid = PairwiseMid<std::size_t>(0, M);
     const StateOf<C> a = PairwiseFixed<C, kMid>(x);
     const StateOf<C> b = PairwiseFixed<C, M - kMid>(x + kMid);
     return C::Combine(a, b);
@@ -162,7 +162,7 @@ StateOf<C> Pairwise(const InputOf<C>* x, std::uint64_t lo, std::uint64_t hi, std
     static constexpr auto kTable = PairwiseTable<C>(std::make_index_sequence<kPairwiseUnrolled>{});
     return kTable[m - 1](x + lo);
   }
-  const std::uint64_t mid = lo + (m + 1) / 2;
+  const std::uint64_t mid = PairwiseMid(lo, hi);
   if (!lift && mid - lo <= leaf && hi - mid <= leaf && mid - lo == hi - mid) {
     // Two sibling leaf chains of the same length: one loop, two lanes.
     StateOf<C> two[2];
@@ -180,7 +180,7 @@ template <Carrier C>
 StateOf<C> PairwiseOverStates(const StateOf<C>* s, std::size_t lo,
                               std::size_t hi) {  // NOLINT(misc-no-recursion)
   if (hi - lo == 1) return s[lo];
-  const std::size_t mid = lo + (hi - lo + 1) / 2;
+  const std::size_t mid = PairwiseMid(lo, hi);
   const StateOf<C> a = PairwiseOverStates<C>(s, lo, mid);
   const StateOf<C> b = PairwiseOverStates<C>(s, mid, hi);
   return C::Combine(a, b);
@@ -214,7 +214,7 @@ StateOf<C> BlockedPairwise(const InputOf<C>* x, std::uint64_t n, std::uint64_t t
     BlockedTiles<C>(x, n, tile, lift, a, b, s);
     return PairwiseOverStates<C>(s, 0, b - a);
   }
-  const std::uint64_t mid = a + (b - a + 1) / 2;
+  const std::uint64_t mid = PairwiseMid(a, b);
   const StateOf<C> l = BlockedPairwise<C>(x, n, tile, lift, a, mid);
   const StateOf<C> r = BlockedPairwise<C>(x, n, tile, lift, mid, b);
   return C::Combine(l, r);

@@ -1,5 +1,5 @@
 // core/merge_tree.hpp: a merge order made explicit, so any kernel's order can be replayed.
-//
+// Over 600 lines by choice: one MergeTree contract, its builder, validator, stats and exports.
 // A MergeTree over n inputs is
 //   chains    node ids 0 .. C-1. Chain k starts from Identity and takes the inputs
 //             first, first + stride, ... (count of them, increasing), either pushing them one
@@ -34,6 +34,8 @@
 #include <string>
 #include <vector>
 
+#include "core/hash.hpp"
+#include "core/pairwise.hpp"
 #include "core/schedule.hpp"
 
 namespace carrier {
@@ -109,11 +111,12 @@ class Builder {
   MergeTree tree_;
 };
 
-// Recursive halving over node ids [lo, hi): the left half takes the extra node.
+// Recursive halving over node ids [lo, hi) at core/pairwise.hpp's split: the left half takes
+// the extra node.
 inline std::uint64_t PairwiseOver(Builder& b, const std::vector<std::uint64_t>& nodes,
                                   std::size_t lo, std::size_t hi) {
   if (hi - lo == 1) return nodes[lo];
-  std::size_t mid = lo + (hi - lo + 1) / 2;
+  std::size_t mid = PairwiseMid(lo, hi);
   std::uint64_t left = PairwiseOver(b, nodes, lo, mid);
   std::uint64_t right = PairwiseOver(b, nodes, mid, hi);
   return b.AddCombine(left, right);
@@ -132,7 +135,7 @@ inline void PairwiseLeaves(std::uint64_t lo, std::uint64_t hi, std::uint64_t lea
     out.push_back({lo, hi});
     return;
   }
-  std::uint64_t mid = lo + (hi - lo + 1) / 2;
+  std::uint64_t mid = PairwiseMid(lo, hi);
   PairwiseLeaves(lo, mid, leaf, out);
   PairwiseLeaves(mid, hi, leaf, out);
 }
@@ -140,20 +143,15 @@ inline void PairwiseLeaves(std::uint64_t lo, std::uint64_t hi, std::uint64_t lea
 inline std::uint64_t PairwiseFromLeaves(Builder& b, std::uint64_t lo, std::uint64_t hi,
                                         std::uint64_t leaf, std::uint64_t& next_chain) {
   if (hi - lo <= leaf) return next_chain++;
-  std::uint64_t mid = lo + (hi - lo + 1) / 2;
+  std::uint64_t mid = PairwiseMid(lo, hi);
   std::uint64_t left = PairwiseFromLeaves(b, lo, mid, leaf, next_chain);
   std::uint64_t right = PairwiseFromLeaves(b, mid, hi, leaf, next_chain);
   return b.AddCombine(left, right);
 }
 
-// Counter-based mixing (SplitMix64 finaliser): the split of [lo, hi) depends only on
-// (seed, lo, hi), never on traversal order.
-inline std::uint64_t Mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+// Counter-based mixing (core/hash.hpp's SplitMix64): the split of [lo, hi) depends only on
+// (seed, lo, hi), never on traversal order. Kept as a name for existing callers (verbs/probe).
+inline std::uint64_t Mix(std::uint64_t x) { return SplitMix64(x); }
 
 inline std::uint64_t RandomSplit(std::uint64_t seed, std::uint64_t lo, std::uint64_t hi) {
   std::uint64_t h = Mix(Mix(Mix(seed) ^ lo) ^ hi);

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/hash.hpp"
+
 namespace carrier {
 namespace {
 
@@ -16,12 +18,6 @@ constexpr std::uint64_t kQuietBit = std::uint64_t{1} << 51;
 constexpr std::uint64_t kHalf64 = std::uint64_t{1} << 63;  // 1/2 in 0.64 fixed point
 
 constexpr std::string_view kRoundingNames[] = {"rne", "rna", "rz", "ru", "rd", "ro", "sr"};
-
-constexpr std::uint64_t Mix64(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 // Bits of 2^e as a double, -1074 <= e <= 1023.
 constexpr std::uint64_t Pow2Bits(int e) {
@@ -169,7 +165,8 @@ Rounding ParseRounding(std::string_view text) {
 std::uint64_t StochasticRandomBits(std::uint64_t seed, std::uint64_t index) {
   // Hashing the seed first keeps nearby seeds (0, 1, 2, ...) from giving shifted copies of
   // one SplitMix64 stream.
-  return Mix64(Mix64(seed ^ 0x6a09e667f3bcc909ULL) + (index + 1) * 0x9e3779b97f4a7c15ULL);
+  return SplitMix64Mix(SplitMix64Mix(seed ^ 0x6a09e667f3bcc909ULL) +
+                       (index + 1) * kSplitMix64Gamma);
 }
 
 double RoundToFormat(double x, const Format& f, Rounding r, StochasticBits* sr) {

@@ -1,11 +1,11 @@
 #include "studies/softmax_passes.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 
 #include "inputs/generators.hpp"
+#include "util/stats.hpp"
 
 #if defined(CARRIER_HAVE_SIMD_KERNELS) && CARRIER_HAVE_SIMD_KERNELS
 #include "kernels/simd/simd.hpp"
@@ -161,12 +161,6 @@ std::vector<float> Inputs(std::uint64_t n, std::uint64_t seed, double scale) {
   return x;
 }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t k = v.size() / 2;
-  return v.size() % 2 ? v[k] : (v[k - 1] + v[k]) / 2;
-}
-
 }  // namespace
 
 const std::vector<std::string>& SoftmaxVariants() {
@@ -209,11 +203,8 @@ std::vector<SoftmaxTiming> TimeSoftmax(std::uint64_t n, std::uint64_t repeats, s
   for (std::uint64_t r = 0; r < repeats; ++r) {
     for (std::size_t j = 0; j < count; ++j) {
       const std::size_t variant = (j + r) % count;
-      const auto t0 = std::chrono::steady_clock::now();
-      RunTimed(variant, x.data(), y.data(), n);
-      const auto t1 = std::chrono::steady_clock::now();
+      times[variant].push_back(util::Seconds([&] { RunTimed(variant, x.data(), y.data(), n); }));
       sink = sink + y[n / 2];
-      times[variant].push_back(std::chrono::duration<double>(t1 - t0).count());
     }
   }
   std::vector<SoftmaxTiming> out;
@@ -224,7 +215,7 @@ std::vector<SoftmaxTiming> TimeSoftmax(std::uint64_t n, std::uint64_t repeats, s
     t.n = n;
     t.repeats = repeats;
     t.min_seconds = *std::min_element(times[variant].begin(), times[variant].end());
-    t.median_seconds = Median(times[variant]);
+    t.median_seconds = util::Median(times[variant]);
     out.push_back(t);
   }
   return out;

@@ -12,6 +12,7 @@
 #define CARRIER_SWEEP_CONFIG 1
 #include <toml++/toml.h>
 
+#include "core/hash.hpp"
 #include "core/schedule.hpp"
 #include "inputs/generators.hpp"
 #include "precision/format.hpp"
@@ -30,13 +31,6 @@ std::uint64_t Fnv1a(const std::string& s, std::uint64_t h = 1469598103934665603U
     h *= 1099511628211ULL;
   }
   return h;
-}
-
-std::uint64_t Mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
 }
 
 std::uint64_t ParseRangeNumber(const std::string& t, const std::string& whole) {
@@ -63,10 +57,10 @@ std::string ConfigHash(const std::string& text) {
 
 std::uint64_t InputSeed(std::uint64_t base, const std::string& input, std::uint64_t n,
                         std::uint64_t head_dim, std::uint64_t trial) {
-  std::uint64_t h = Fnv1a(input, Mix(base));
-  h = Mix(h ^ Mix(n));
-  h = Mix(h ^ Mix(head_dim + 0x100));
-  return Mix(h ^ Mix(trial + 0x10000)) >> 1;  // below 2^63: prints the same as signed
+  std::uint64_t h = Fnv1a(input, SplitMix64(base));
+  h = SplitMix64(h ^ SplitMix64(n));
+  h = SplitMix64(h ^ SplitMix64(head_dim + 0x100));
+  return SplitMix64(h ^ SplitMix64(trial + 0x10000)) >> 1;  // below 2^63: prints the same as signed
 }
 
 std::vector<std::string> ExpandRange(const std::string& text) {
@@ -470,10 +464,10 @@ std::vector<TrialParams> Enumerate(const Config& c) {
                         p.trial = t;
                         p.input_seed = InputSeed(c.seed, input, p.n, p.head_dim, t);
                         // Stochastic rounding: one stream per trial, from its input and cell.
-                        p.sr_seed =
-                            Mix(p.input_seed ^ Fnv1a(op + "|" + dtype + "|" + acc + "|" + round +
+                        p.sr_seed = SplitMix64(p.input_seed ^
+                                               Fnv1a(op + "|" + dtype + "|" + acc + "|" + round +
                                                      "|" + exp + "|" + schedule + "|" + backend)) >>
-                            1;
+                                    1;
                         out.push_back(std::move(p));
                       }
                     }

@@ -28,6 +28,7 @@
 #include "io/atomic_file.hpp"
 #include "sweep/csv.hpp"
 #include "sweep/manifest.hpp"
+#include "util/stats.hpp"
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
 #include "backends/backends.hpp"
@@ -93,12 +94,7 @@ class Progress {
   std::uint64_t last_decile_ = 0;
 };
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
+using util::Median;
 
 double ParseDouble(const std::string& s) {
   if (s.empty()) return NAN;

@@ -21,11 +21,10 @@
 
 #include "cli/args.hpp"
 #include "io/atomic_file.hpp"
+#include "util/stats.hpp"
 #include "verbs/verbs.hpp"
 
 #if defined(CARRIER_HAVE_SIMD_KERNELS) && CARRIER_HAVE_SIMD_KERNELS
-
-#include <chrono>
 
 #include "core/carrier.hpp"
 #include "core/hash.hpp"
@@ -78,12 +77,9 @@ Row Time(const std::string& op, const std::string& dtype, const std::string& imp
          std::size_t bytes, int repeats, F&& f) {
   std::vector<double> t;
   for (int r = 0; r < repeats; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    g_sink = g_sink + static_cast<double>(f());
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    t.push_back(util::Seconds([&] { g_sink = g_sink + static_cast<double>(f()); }));
   }
-  std::sort(t.begin(), t.end());
-  Row row{op, dtype, impl, n, t.front(), t[t.size() / 2], bytes, ""};
+  Row row{op, dtype, impl, n, *std::min_element(t.begin(), t.end()), util::Median(t), bytes, ""};
   return row;
 }
 

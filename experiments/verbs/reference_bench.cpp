@@ -8,7 +8,6 @@
 // machine noise hits all three alike; the table gives median times, the ratio to the fast tier,
 // the precision each used, and each value's relative difference from the mpfr tier's value.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
@@ -23,6 +22,7 @@
 #include "inputs/generators.hpp"
 #include "precision/format.hpp"
 #include "precision/rounding.hpp"
+#include "util/stats.hpp"
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
 #include "precision/reference/reference.hpp"
@@ -34,18 +34,8 @@ namespace carrier::cli {
 
 namespace {
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t k = v.size() / 2;
-  return v.size() % 2 ? v[k] : (v[k - 1] + v[k]) / 2;
-}
-
-template <class F>
-double Seconds(F&& f) {
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using util::Median;
+using util::Seconds;
 
 // |a - b| / |b| of two MPFR values (0 when equal).
 double RelDiff(mpfr_srcptr a, mpfr_srcptr b) {

@@ -20,7 +20,6 @@
 // --repeats runs (the slow oracle rows: --oracle-repeats), one thread, interleaved per row.
 // The closing lines print each target's ratio and whether it is met.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
@@ -38,6 +37,7 @@
 #include "precision/emulated.hpp"
 #include "precision/fast_emulated.hpp"
 #include "precision/format.hpp"
+#include "util/stats.hpp"
 
 #if defined(CARRIER_HAVE_SIMD_KERNELS) && CARRIER_HAVE_SIMD_KERNELS
 #include "kernels/simd/simd.hpp"
@@ -56,20 +56,8 @@ namespace carrier::cli {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-template <class F>
-double Seconds(F&& f) {
-  const auto t0 = Clock::now();
-  f();
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t k = v.size() / 2;
-  return v.size() % 2 ? v[k] : (v[k - 1] + v[k]) / 2;
-}
+using util::Median;
+using util::Seconds;
 
 std::string Fixed(double x, int digits) {
   std::ostringstream os;

@@ -40,6 +40,7 @@
 #include "core/carrier.hpp"
 #include "core/carriers/pairs.hpp"
 #include "core/cuda_schedule.hpp"
+#include "core/pairwise.hpp"
 
 namespace carrier::cuda {
 
@@ -136,7 +137,7 @@ class BlockCarrierReduce {
     if constexpr (Hi - Lo == 1) {
       return w[Lo];
     } else {
-      constexpr int kMid = Lo + (Hi - Lo + 1) / 2;
+      constexpr int kMid = PairwiseMid(Lo, Hi);
       const State left = Pairwise<Lo, kMid>(w);
       const State right = Pairwise<kMid, Hi>(w);
       return C::Combine(left, right);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/merge_tree.hpp"
+#include "core/pairwise.hpp"
 
 namespace carrier::omp {
 namespace {
@@ -20,14 +21,6 @@ std::size_t ChunkStart(std::size_t n, std::size_t parts, std::size_t c) {
 // its K lanes (strided), whose Identity states take part in the combines.
 bool InnerEmpty(const Schedule& inner, std::size_t len) {
   return len == 0 && inner.kind != ScheduleKind::kStrided;
-}
-
-template <class C>
-typename C::State MergePairwise(const std::vector<typename C::State>& s, std::size_t lo,
-                                std::size_t hi) {
-  if (hi - lo == 1) return s[lo];
-  const std::size_t mid = lo + (hi - lo + 1) / 2;
-  return C::Combine(MergePairwise<C>(s, lo, mid), MergePairwise<C>(s, mid, hi));
 }
 
 // Runs chunk(c, lo, len) for every chunk in parallel, then merges the non-empty ones.
@@ -48,7 +41,7 @@ typename C::State Run(std::size_t n, const Schedule& s, const Schedule& inner, C
     if (!InnerEmpty(inner, len)) roots.push_back(states[c]);
   }
   if (roots.empty()) return C::Identity();
-  if (s.outer == OuterOrder::kPairwise) return MergePairwise<C>(roots, 0, roots.size());
+  if (s.outer == OuterOrder::kPairwise) return CombinePairwise<C>(roots.data(), 0, roots.size());
   typename C::State acc = roots[0];
   for (std::size_t i = 1; i < roots.size(); ++i) acc = C::Combine(acc, roots[i]);
   return acc;

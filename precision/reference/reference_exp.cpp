@@ -1,6 +1,7 @@
 // precision/reference/reference_exp.cpp: the exp-based ops: lse and softmax (fast tier, mpfr
 // tier as fallback), attention (mpfr tier), and the benchmark's plain-MPFR baseline.
 // Contracts in reference.hpp; the fast tier's kernel and bound in fixed_exp.hpp.
+// Over 600 lines by choice: lse, softmax, attention share file-local helpers (scan, fall-back).
 #include "precision/reference/reference_internal.hpp"
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR

@@ -19,19 +19,13 @@
 #include <vector>
 
 #include "core/carriers/dot.hpp"
+#include "core/hash.hpp"
 #include "core/merge_tree.hpp"
 #include "core/replay.hpp"
 
 using namespace carrier;
 
 namespace {
-
-std::uint64_t SplitMix(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 // Values 2^e (1 + m 2^-bits), e in [-4, 3], of a format with `bits` fraction bits.
 std::vector<ValuePair<float>> Pairs(std::size_t n, int bits) {
@@ -41,7 +35,7 @@ std::vector<ValuePair<float>> Pairs(std::size_t n, int bits) {
     const int e = static_cast<int>((r >> 20) % 8) - 4;
     return static_cast<float>(((r >> 40) & 1 ? -1 : 1) * std::ldexp(m, e - bits));
   };
-  for (std::size_t i = 0; i < n; ++i) p[i] = {one(SplitMix(2 * i)), one(SplitMix(2 * i + 1))};
+  for (std::size_t i = 0; i < n; ++i) p[i] = {one(SplitMix64(2 * i)), one(SplitMix64(2 * i + 1))};
   return p;
 }
 

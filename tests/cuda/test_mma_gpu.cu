@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/carriers/pairs.hpp"
+#include "core/hash.hpp"
 #include "core/mma.hpp"
 
 namespace {
@@ -47,13 +48,6 @@ __global__ void MmaSync16816(const __half* a, const __half* b, const float* c, f
   d[g * 8 + 2 * t + 1] = d1;
   d[(g + 8) * 8 + 2 * t] = d2;
   d[(g + 8) * 8 + 2 * t + 1] = d3;
-}
-
-std::uint64_t Mix(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
 }
 
 // A finite fp16 value: sign, exponent field in [lo, lo + width), 10 random fraction bits.
@@ -99,10 +93,12 @@ int main() {
   const int trials = 2000;
   for (int trial = 0; trial < trials && mismatches < 10; ++trial) {
     const int width = 1 + trial % 30, lo = (trial * 7) % (31 - width);
-    for (int i = 0; i < 256; ++i) a[i] = RandomHalf(Mix(trial * 1000003ULL + i), lo, width);
-    for (int i = 0; i < 128; ++i) b[i] = RandomHalf(Mix(trial * 1000033ULL + 7777 + i), lo, width);
+    for (int i = 0; i < 256; ++i)
+      a[i] = RandomHalf(carrier::SplitMix64(trial * 1000003ULL + i), lo, width);
+    for (int i = 0; i < 128; ++i)
+      b[i] = RandomHalf(carrier::SplitMix64(trial * 1000033ULL + 7777 + i), lo, width);
     for (int i = 0; i < 128; ++i) {  // an fp32 accumulator near the products' scale
-      const std::uint64_t r = Mix(trial * 1000037ULL + 99999 + i);
+      const std::uint64_t r = carrier::SplitMix64(trial * 1000037ULL + 99999 + i);
       const double m = static_cast<double>((r & 0xffffff) | 0x800000);
       const int e = 2 * (lo + width / 2 - 15) + static_cast<int>((r >> 30) % 9) - 4 - 23;
       c[i] = ((r >> 50) & 3) == 0 ? 0.0f

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "core/hash.hpp"
+
 namespace carrier::test {
 
 inline double Multiplier() {
@@ -34,10 +36,9 @@ class Rng {
  public:
   explicit Rng(std::uint64_t seed) : state_(seed) {}
   std::uint64_t Next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    const std::uint64_t z = SplitMix64(state_);  // core/hash.hpp: the project's one SplitMix64
+    state_ += kSplitMix64Gamma;
+    return z;
   }
   // Uniform in [0, 1) with 53 random bits.
   double Uniform01() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
