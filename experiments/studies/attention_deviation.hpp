@@ -10,10 +10,18 @@
 // (fa algorithm, Br, Bc) the flash algorithm (FA). Each row reports |FA - golden|,
 // |BA - golden| and |FA - BA| as max / mean / population standard deviation over all n x d
 // outputs. Nothing is rounded here: the arithmetic is the model's.
+// Policies are read with ParseAttentionArithmetic (a precision policy, optionally `ew=FORMAT`,
+// or `torch-FORMAT`). `baseline` (when not empty) is the arithmetic of BA for every policy
+// (a real kernel's FA against the framework's eager attention); empty: BA runs under the
+// policy itself (without its elementwise format, which the baseline does not use).
+// Tiles: `tiles` (Br, Bc) pairs when not empty, else every Br x Bc (Br == Bc only when
+// square_only). Br changes no bit of the model (attention_model.hpp; tested), so FA is
+// computed once per (algorithm, Bc) and reported under each Br asked for.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "precision/attention_model.hpp"
@@ -25,7 +33,9 @@ struct AttentionDeviationSpec {
   std::vector<AttentionAlgorithm> algorithms;  // fa2 and / or fa1
   std::vector<std::uint64_t> seq_lens;
   std::vector<std::uint64_t> block_r, block_c;
-  bool square_only = false;  // only Br == Bc pairs
+  bool square_only = false;                                    // only Br == Bc pairs
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> tiles;  // (Br, Bc); overrides the above
+  std::string baseline;  // BA's arithmetic; empty: each policy's own
   std::uint64_t head_dim = 64;
   std::uint64_t trials = 10;
   std::uint64_t seed = 1;
@@ -33,7 +43,8 @@ struct AttentionDeviationSpec {
 };
 
 struct AttentionDeviationRow {
-  std::string policy;  // as given
+  std::string policy;    // as given
+  std::string baseline;  // BA's arithmetic as given ("" when the policy's own)
   std::string algorithm;
   std::uint64_t n = 0, d = 0, br = 0, bc = 0, trial = 0, seed = 0;
   Deviation fa, ba, fa_ba;
