@@ -17,8 +17,19 @@ std::vector<AttentionDeviationRow> RunAttentionDeviation(const AttentionDeviatio
   for (const auto& text : spec.policies) {
     policies.push_back(ParseAttentionArithmetic(text));
   }
-  std::optional<AttentionArithmetic> baseline;
-  if (!spec.baseline.empty()) baseline = ParseAttentionArithmetic(spec.baseline);
+  if (spec.baselines.size() > 1 && spec.baselines.size() != spec.policies.size()) {
+    throw std::invalid_argument("attention deviation: " + std::to_string(spec.baselines.size()) +
+                                " baselines for " + std::to_string(spec.policies.size()) +
+                                " policies (give one, or one per policy)");
+  }
+  std::vector<AttentionArithmetic> baselines;
+  for (const auto& text : spec.baselines) baselines.push_back(ParseAttentionArithmetic(text));
+  // The baseline of policy i and its text ("" when the policy's own).
+  auto baseline_of = [&](std::size_t i) -> std::pair<const AttentionArithmetic*, std::string> {
+    if (baselines.empty()) return {nullptr, ""};
+    const std::size_t j = baselines.size() == 1 ? 0 : i;
+    return {&baselines[j], spec.baselines[j]};
+  };
   std::vector<std::pair<std::uint64_t, std::uint64_t>> tiles = spec.tiles;
   if (tiles.empty()) {
     for (std::uint64_t br : spec.block_r) {
@@ -51,6 +62,7 @@ std::vector<AttentionDeviationRow> RunAttentionDeviation(const AttentionDeviatio
         ms.algorithm = AttentionAlgorithm::kBaseline;
         ms.policy = Fp64Policy();
         const auto golden = AttentionModel(q, k, v, ms);
+        const auto [baseline, baseline_text] = baseline_of(pi);
         if (baseline && baseline->policy.in.format != pol.in.format) {
           throw std::invalid_argument("attention deviation: the baseline stores its inputs in " +
                                       baseline->policy.in.format.name + ", policy '" +
@@ -76,7 +88,7 @@ std::vector<AttentionDeviationRow> RunAttentionDeviation(const AttentionDeviatio
             const std::vector<double>& fa = it->second;
             AttentionDeviationRow r;
             r.policy = spec.policies[pi];
-            r.baseline = spec.baseline;
+            r.baseline = baseline_text;
             r.algorithm = AttentionAlgorithmName(a);
             r.n = n;
             r.d = d;

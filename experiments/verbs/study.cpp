@@ -63,14 +63,15 @@ const char kStudyHelp[] =
     "      simd-safe) and the largest relative error; with the SIMD kernels built also\n"
     "      simd-safe and simd-online (kernels/simd, PortableExp).\n"
     "\n"
-    "  attention-deviation --precision LIST [--baseline-precision P] [--algorithm fa2,fa1]\n"
+    "  attention-deviation --precision LIST [--baseline-precision LIST] [--algorithm fa2,fa1]\n"
     "                      [--n LIST] [--block-r LIST] [--block-c LIST] [--square]\n"
     "                      [--tiles BRxBC;...] [--head-dim D] [--trials T] [--seed S] [--gen G]\n"
     "      Golden et al. 2024: per policy of LIST (';'-separated precision policies or presets,\n"
     "      each optionally with ew=FORMAT, or torch-FORMAT: precision/attention_model.hpp), n,\n"
     "      trial and tile, |FA - golden|, |BA - golden| and |FA - BA| (max, mean, std over the\n"
-    "      n x d outputs); golden = the baseline in fp64 on the same stored inputs; BA under P\n"
-    "      when given (e.g. eager-bf16), else under each policy. --tiles lists (Br, Bc) pairs\n"
+    "      n x d outputs); golden = the baseline in fp64 on the same stored inputs; BA under\n"
+    "      the baseline LIST when given (one for all, or one per policy; e.g. eager-bf16), else\n"
+    "      under each policy. --tiles lists (Br, Bc) pairs\n"
     "      instead of the Br x Bc grid. Defaults: fa2, n 256,1024, Br = Bc = 64, D 64, T 10,\n"
     "      S 1, G normal.\n";
 
@@ -269,7 +270,9 @@ int StudyAttentionDeviation(const std::vector<std::string>& argv) {
   spec.block_r = CountList(args, "block-r", args.Get("block-r").value_or("64"));
   spec.block_c = CountList(args, "block-c", args.Get("block-c").value_or("64"));
   spec.square_only = args.Has("square");
-  spec.baseline = args.Get("baseline-precision").value_or("");
+  if (args.Has("baseline-precision")) {
+    spec.baselines = SemicolonList(args, "baseline-precision", *args.Get("baseline-precision"));
+  }
   if (args.Has("tiles")) {
     if (args.Has("block-r") || args.Has("block-c") || args.Has("square")) {
       args.Fail("--tiles lists (Br, Bc) pairs; give it without --block-r, --block-c, --square");

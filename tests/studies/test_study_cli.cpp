@@ -201,6 +201,10 @@ TEST_CASE("carrier study attention-deviation rejects bad input with one line",
   CheckRejected("study attention-deviation --precision torch-bf17", "bf17");
   CheckRejected("study attention-deviation --precision in=fp16 --baseline-precision eager-bf16",
                 "same inputs");
+  CheckRejected(
+      "study attention-deviation --precision 'in=bf16;in=fp16;in=fp32' --baseline-precision "
+      "'in=bf16;in=fp16'",
+      "one per policy");
 }
 
 TEST_CASE("carrier study attention-deviation: tile pairs, one baseline policy, Br reuses FA",
@@ -230,5 +234,16 @@ TEST_CASE("carrier study attention-deviation: tile pairs, one baseline policy, B
       if (!first) CHECK(jt->second == row.at("fa_max") + row.at("fa_mean"));
     }
   }
+  // One baseline per policy, in order.
+  Run per = Carrier(
+      "study attention-deviation --precision 'all-bf16;in=fp16' --baseline-precision "
+      "'torch-bf16;torch-fp16' --algorithm fa1 --n 32 --tiles 8x8 --head-dim 8 --trials 1 -o " +
+      out);
+  INFO(per.err);
+  REQUIRE(per.code == 0);
+  const auto prow = ParseCsv(Slurp(out));
+  REQUIRE(prow.size() == 2);
+  CHECK(prow[0].at("baseline") == "\"torch-bf16\"");
+  CHECK(prow[1].at("baseline") == "\"torch-fp16\"");
   std::remove(out.c_str());
 }
