@@ -7,7 +7,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=../../scripts/paper-common.sh
 source "$HERE/../../scripts/paper-common.sh" "$@"
 
-# Five `carrier study attention-deviation` runs (README.md, "How we test it"), 10 trials per
+# Seven `carrier study attention-deviation` runs (README.md, "How we test it"), 10 trials per
 # cell, head dim 64, q k v ~ N(0, 1), seed 2024. Sizes are cut to fit a few minutes on 2 cores:
 # n <= 1024 (the emulated bf16/fp16 models cost about n^2 d rounded operations per algorithm).
 study() {  # NAME ARGS...: one study, its CSV in OUT/NAME.csv
@@ -23,6 +23,9 @@ lane1() {
     --algorithm fa1 --n 1024 --tiles 64x64
   # Fig. 5: the same cells at shorter sequences (n = 1024 is the precision run's).
   study seq --precision "torch-bf16;all-bf16" --algorithm fa1 --n 128,256,512 --tiles 64x64
+  # Fig. 6 under the mixed model (below).
+  study mixed-tiles --precision "all-bf16;in=fp16" --baseline-precision "torch-bf16;torch-fp16" \
+    --algorithm fa1 --n 512 --tiles "$TILES"
 }
 lane2() {
   # The real kernels against PyTorch's eager attention on the same tensor cores.
@@ -37,8 +40,6 @@ lane2() {
   # attention in X (Figs. 3-6 at bf16 and fp16; fp32 and fp64 are the torch-X runs').
   study mixed --precision "all-bf16;in=fp16" --baseline-precision "torch-bf16;torch-fp16" \
     --algorithm fa1 --n 128,256,512,1024 --tiles 64x64
-  study mixed-tiles --precision "all-bf16;in=fp16" --baseline-precision "torch-bf16;torch-fp16" \
-    --algorithm fa1 --n 512 --tiles "$TILES"
 }
 if [ "$JOBS" -ge 2 ]; then
   lane1 & pid1=$!
