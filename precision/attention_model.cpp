@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 #include "core/carriers/pairs.hpp"
@@ -126,6 +127,7 @@ class RoleOps {
 
 struct Ops {
   RoleOps prod, acc, state, s, p, out;
+  std::optional<RoleOps> ew;  // the tensor-op (elementwise) format, when modelled
 };
 
 // dot(c, a, b) of the contract: a chain in acc of products rounded to prod onto c, or the
@@ -160,6 +162,9 @@ void RowFa(const Ops& o, const AttentionModelSpec& spec, const double* qi, const
            const double* v, double scale, double* out_row, bool fa1) {
   const std::size_t n = spec.seq_len, d = spec.head_dim, bc = spec.block_c;
   const double pscale = spec.policy.pscale;
+  // T(x): a tensor op's output written in the elementwise format (identity when unset).
+  const bool tensor_ops = o.ew.has_value();
+  const auto T = [&o](double x) { return o.ew ? o.ew->Round(x) : x; };
   double m = -kInf, l = 0;
   std::vector<double> acc_o(d, 0.0), sc(bc), pr(bc), pq(bc);
   for (std::size_t j0 = 0; j0 < n; j0 += bc) {
@@ -171,35 +176,42 @@ void RowFa(const Ops& o, const AttentionModelSpec& spec, const double* qi, const
     }
     const double m_new = o.state.Round(std::max(m, tile_max));
     // exp(-inf - finite) = 0: the first tile's rescale factor.
-    const double alpha = m == -kInf ? 0.0 : o.acc.Exp(o.acc.Sub(m, m_new));
+    const double alpha = m == -kInf ? 0.0 : T(o.acc.Exp(T(o.acc.Sub(m, m_new))));
     const double shift = fa1 ? tile_max : m_new;
     double row_sum = 0;
     for (std::size_t t = 0; t < len; ++t) {
-      pr[t] = sc[t] == -kInf ? 0.0 : o.acc.Exp(o.acc.Sub(sc[t], shift));
+      pr[t] = sc[t] == -kInf ? 0.0 : T(o.acc.Exp(T(o.acc.Sub(sc[t], shift))));
       row_sum = o.acc.Add(row_sum, pr[t]);
       pq[t] = o.p.Round(pr[t] * pscale);  // pscale is a power of two: exact
     }
+    row_sum = T(row_sum);
     if (!fa1) {
-      l = o.state.Round(o.acc.Add(o.acc.Mul(alpha, l), row_sum));
+      l = o.state.Round(T(o.acc.Add(T(o.acc.Mul(alpha, l)), row_sum)));
       for (std::size_t c = 0; c < d; ++c) {  // acc_o carries pscale O
-        const double rescaled = o.acc.Mul(alpha, acc_o[c]);
-        acc_o[c] = o.state.Round(Dot(o, spec, rescaled, pq.data(), v + j0 * d + c, len, d));
+        const double rescaled = T(o.acc.Mul(alpha, acc_o[c]));
+        if (tensor_ops) {  // O = a O + P V as two tensor ops
+          const double pv = T(Dot(o, spec, 0.0, pq.data(), v + j0 * d + c, len, d));
+          acc_o[c] = o.state.Round(T(o.acc.Add(rescaled, pv)));
+        } else {
+          acc_o[c] = o.state.Round(Dot(o, spec, rescaled, pq.data(), v + j0 * d + c, len, d));
+        }
       }
     } else {
-      const double beta = o.acc.Exp(o.acc.Sub(tile_max, m_new));
-      const double l_new = o.state.Round(o.acc.Add(o.acc.Mul(alpha, l), o.acc.Mul(beta, row_sum)));
-      const double la = o.acc.Mul(l, alpha);
+      const double beta = T(o.acc.Exp(T(o.acc.Sub(tile_max, m_new))));
+      const double l_new =
+          o.state.Round(T(o.acc.Add(T(o.acc.Mul(alpha, l)), T(o.acc.Mul(beta, row_sum)))));
+      const double la = T(o.acc.Mul(l, alpha));
       for (std::size_t c = 0; c < d; ++c) {
-        const double pv = Dot(o, spec, 0.0, pq.data(), v + j0 * d + c, len, d) / pscale;
-        const double num = o.acc.Add(o.acc.Mul(la, acc_o[c]), o.acc.Mul(beta, pv));
-        acc_o[c] = o.state.Round(o.acc.Div(num, l_new));
+        const double pv = T(Dot(o, spec, 0.0, pq.data(), v + j0 * d + c, len, d) / pscale);
+        const double num = T(o.acc.Add(T(o.acc.Mul(la, acc_o[c])), T(o.acc.Mul(beta, pv))));
+        acc_o[c] = o.state.Round(T(o.acc.Div(num, l_new)));
       }
       l = l_new;
     }
     m = m_new;
   }
   for (std::size_t c = 0; c < d; ++c) {
-    out_row[c] = fa1 ? o.out.Round(acc_o[c]) : o.out.Round(o.acc.Div(acc_o[c] / pscale, l));
+    out_row[c] = fa1 ? o.out.Round(acc_o[c]) : o.out.Round(T(o.acc.Div(acc_o[c] / pscale, l)));
   }
 }
 
@@ -267,8 +279,14 @@ std::vector<double> AttentionModel(std::span<const double> q, std::span<const do
   CheckSpec(spec, q.size(), k.size(), v.size());
   StochasticBits sr{spec.sr_seed, 0};
   const PrecisionPolicy& pol = spec.policy;
-  const Ops o{RoleOps(pol.prod, &sr), RoleOps(pol.acc, &sr), RoleOps(pol.state, &sr),
-              RoleOps(pol.s, &sr),    RoleOps(pol.p, &sr),   RoleOps(pol.out, &sr)};
+  Ops o{RoleOps(pol.prod, &sr),
+        RoleOps(pol.acc, &sr),
+        RoleOps(pol.state, &sr),
+        RoleOps(pol.s, &sr),
+        RoleOps(pol.p, &sr),
+        RoleOps(pol.out, &sr),
+        std::nullopt};
+  if (spec.elementwise) o.ew.emplace(*spec.elementwise, &sr);
   const std::size_t n = spec.seq_len, d = spec.head_dim;
   const double scale = o.acc.Div(1.0, o.acc.Round(std::sqrt(static_cast<double>(d))));
   std::vector<double> out(n * d);
@@ -303,6 +321,65 @@ std::vector<double> StoreAttentionInputs(std::span<const double> x, const Format
 }
 
 PrecisionPolicy Fp64Policy() { return ParsePrecisionPolicy("in=fp64"); }
+
+AttentionArithmetic ParseAttentionArithmetic(std::string_view text) {
+  const std::string_view torch = "torch-";
+  if (text.substr(0, torch.size()) == torch) {
+    const std::string fmt(text.substr(torch.size()));
+    const Format f = [&] {
+      try {
+        return ParseFormat(fmt);
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument("attention arithmetic '" + std::string(text) +
+                                    "': " + e.what());
+      }
+    }();
+    // The accumulate type: fp32, or the format itself where it is wider.
+    const std::string acc = f.precision > Fp32().precision ? fmt : "fp32";
+    AttentionArithmetic a;
+    a.policy = ParsePrecisionPolicy("in=" + fmt + ",acc=" + acc + ",state=" + fmt + ",s=" + fmt +
+                                    ",p=" + fmt + ",out=" + fmt);
+    a.elementwise = RoleArithmetic{f, Rounding::kNearestEven};
+    return a;
+  }
+  // Split off one `ew=` item; the rest is the policy's own text.
+  std::string rest;
+  std::optional<std::string> ew;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = text.find(',', start);
+    const std::string_view item = text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    if (item.substr(0, 3) == "ew=") {
+      if (ew)
+        throw std::invalid_argument("attention arithmetic: ew= given twice in '" +
+                                    std::string(text) + "'");
+      if (start == 0) {
+        throw std::invalid_argument("attention arithmetic: ew= cannot be the first item of '" +
+                                    std::string(text) + "' (give the policy first)");
+      }
+      ew = std::string(item.substr(3));
+    } else {
+      rest += (rest.empty() ? "" : ",") + std::string(item);
+    }
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  AttentionArithmetic a;
+  a.policy = ParsePrecisionPolicy(rest);
+  if (ew) {
+    const std::size_t at = ew->find('@');
+    RoleArithmetic r;
+    try {
+      r.format = ParseFormat(ew->substr(0, at));
+      if (at != std::string::npos) r.rounding = ParseRounding(ew->substr(at + 1));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("attention arithmetic: ew=" + *ew + ": " + e.what());
+    }
+    a.elementwise = r;
+  }
+  return a;
+}
 
 Deviation MeasureDeviation(std::span<const double> o, std::span<const double> golden) {
   Deviation dev;

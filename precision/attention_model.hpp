@@ -31,6 +31,16 @@
 //              n keys. The
 //              softmax computes in acc, its accumulate type (PyTorch's softmax upcasts bf16 to
 //              fp32), and keeps no state between steps, so `state` plays no part here.
+// Tensor-op granularity (spec.elementwise set, format E): the model of a re-implementation
+// written with framework tensor ops on E tensors (Golden et al.'s microbenchmark re-implements
+// FlashAttention "at different numerical precisions"; a PyTorch op on E tensors computes in
+// its accumulate type and writes an E tensor). In kFa1 and kFa2 every elementwise operation
+// outside a dot or row sum (the score shift, each exp, each product, sum and division of the
+// rescaling and of the l and O updates) is computed in acc and then rounded to E, and each
+// tile's row sum and P V product is rounded to E when it is written (a matmul's or a sum's
+// output tensor); kFa2 then forms O = R_E(R_E(a O) + R_E(dot(0, P, V))) as two tensor ops
+// instead of accumulating onto a O. The baseline is one framework softmax plus two matmuls,
+// so E changes nothing there. Unset (the default) the algorithms are exactly as above.
 // exp is libm's fp64 exp of the (rounded) argument, then rounded to the role (so its own error,
 // under 1 ulp of fp64, is far below every role's; every algorithm uses the same one).
 // Tiles: Bc (block_c) keys per tile; the last tile may be shorter. Br (block_r) query rows per
@@ -49,8 +59,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "precision/precision_policy.hpp"
@@ -79,7 +91,20 @@ struct AttentionModelSpec {
   PrecisionPolicy policy;
   MatrixDot matrix_dot;  // when policy.mma is set: empty = MatrixDotFor(policy.mma)
   std::uint64_t sr_seed = 1;
+  std::optional<RoleArithmetic> elementwise;  // tensor-op granularity (see the contract)
 };
+
+// A policy plus the tensor-op granularity, from text: a precision policy text
+// (ParsePrecisionPolicy) that may carry one more item `ew=FORMAT[@ROUNDING]` (the elementwise
+// format; not at the front, where a preset name may stand), or `torch-FORMAT`, the model of a
+// PyTorch re-implementation on FORMAT tensors: in, state, s, p, out and ew all FORMAT, acc
+// (the accumulate type of matmuls, sums and elementwise kernels) fp32, or FORMAT where that
+// is wider. Bad text throws std::invalid_argument (one line).
+struct AttentionArithmetic {
+  PrecisionPolicy policy;
+  std::optional<RoleArithmetic> elementwise;
+};
+AttentionArithmetic ParseAttentionArithmetic(std::string_view text);
 
 std::vector<double> AttentionModel(std::span<const double> q, std::span<const double> k,
                                    std::span<const double> v, const AttentionModelSpec& spec);

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "inputs/generators.hpp"
@@ -11,9 +13,30 @@ namespace carrier::studies {
 
 std::vector<AttentionDeviationRow> RunAttentionDeviation(const AttentionDeviationSpec& spec,
                                                          bool progress) {
-  std::vector<PrecisionPolicy> policies;
+  std::vector<AttentionArithmetic> policies;
   for (const auto& text : spec.policies) {
-    policies.push_back(ParsePrecisionPolicy(text));
+    policies.push_back(ParseAttentionArithmetic(text));
+  }
+  if (spec.baselines.size() > 1 && spec.baselines.size() != spec.policies.size()) {
+    throw std::invalid_argument("attention deviation: " + std::to_string(spec.baselines.size()) +
+                                " baselines for " + std::to_string(spec.policies.size()) +
+                                " policies (give one, or one per policy)");
+  }
+  std::vector<AttentionArithmetic> baselines;
+  for (const auto& text : spec.baselines) baselines.push_back(ParseAttentionArithmetic(text));
+  // The baseline of policy i and its text ("" when the policy's own).
+  auto baseline_of = [&](std::size_t i) -> std::pair<const AttentionArithmetic*, std::string> {
+    if (baselines.empty()) return {nullptr, ""};
+    const std::size_t j = baselines.size() == 1 ? 0 : i;
+    return {&baselines[j], spec.baselines[j]};
+  };
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> tiles = spec.tiles;
+  if (tiles.empty()) {
+    for (std::uint64_t br : spec.block_r) {
+      for (std::uint64_t bc : spec.block_c) {
+        if (!spec.square_only || br == bc) tiles.emplace_back(br, bc);
+      }
+    }
   }
   const inputs::GeneratorSpec gen = inputs::ParseGenerator(spec.dist);
   const std::size_t d = spec.head_dim;
@@ -28,7 +51,7 @@ std::vector<AttentionDeviationRow> RunAttentionDeviation(const AttentionDeviatio
       const auto raw_k = inputs::Generate(gen, n * d, seed + 1);
       const auto raw_v = inputs::Generate(gen, n * d, seed + 2);
       for (std::size_t pi = 0; pi < policies.size(); ++pi) {
-        const PrecisionPolicy& pol = policies[pi];
+        const PrecisionPolicy& pol = policies[pi].policy;
         const auto q = StoreAttentionInputs(raw_q, pol.in.format);
         const auto k = StoreAttentionInputs(raw_k, pol.in.format);
         const auto v = StoreAttentionInputs(raw_v, pol.in.format);
@@ -39,31 +62,44 @@ std::vector<AttentionDeviationRow> RunAttentionDeviation(const AttentionDeviatio
         ms.algorithm = AttentionAlgorithm::kBaseline;
         ms.policy = Fp64Policy();
         const auto golden = AttentionModel(q, k, v, ms);
-        ms.policy = pol;
+        const auto [baseline, baseline_text] = baseline_of(pi);
+        if (baseline && baseline->policy.in.format != pol.in.format) {
+          throw std::invalid_argument("attention deviation: the baseline stores its inputs in " +
+                                      baseline->policy.in.format.name + ", policy '" +
+                                      spec.policies[pi] + "' in " + pol.in.format.name +
+                                      " (FA and BA must see the same inputs)");
+        }
+        ms.policy = baseline ? baseline->policy : pol;
         const auto ba = AttentionModel(q, k, v, ms);
         const Deviation ba_dev = MeasureDeviation(ba, golden);
+        ms.policy = pol;
+        ms.elementwise = policies[pi].elementwise;
         for (AttentionAlgorithm a : spec.algorithms) {
-          for (std::uint64_t br : spec.block_r) {
-            for (std::uint64_t bc : spec.block_c) {
-              if (spec.square_only && br != bc) continue;
+          // Br changes no bit: one FA per Bc, reported under every Br that asks for it.
+          std::map<std::uint64_t, std::vector<double>> by_bc;
+          for (const auto& [br, bc] : tiles) {
+            auto it = by_bc.find(bc);
+            if (it == by_bc.end()) {
               ms.algorithm = a;
               ms.block_r = br;
               ms.block_c = bc;
-              const auto fa = AttentionModel(q, k, v, ms);
-              AttentionDeviationRow r;
-              r.policy = spec.policies[pi];
-              r.algorithm = AttentionAlgorithmName(a);
-              r.n = n;
-              r.d = d;
-              r.br = br;
-              r.bc = bc;
-              r.trial = t;
-              r.seed = seed;
-              r.fa = MeasureDeviation(fa, golden);
-              r.ba = ba_dev;
-              r.fa_ba = MeasureDeviation(fa, ba);
-              rows.push_back(r);
+              it = by_bc.emplace(bc, AttentionModel(q, k, v, ms)).first;
             }
+            const std::vector<double>& fa = it->second;
+            AttentionDeviationRow r;
+            r.policy = spec.policies[pi];
+            r.baseline = baseline_text;
+            r.algorithm = AttentionAlgorithmName(a);
+            r.n = n;
+            r.d = d;
+            r.br = br;
+            r.bc = bc;
+            r.trial = t;
+            r.seed = seed;
+            r.fa = MeasureDeviation(fa, golden);
+            r.ba = ba_dev;
+            r.fa_ba = MeasureDeviation(fa, ba);
+            rows.push_back(r);
           }
         }
       }

@@ -10,10 +10,19 @@
 // (fa algorithm, Br, Bc) the flash algorithm (FA). Each row reports |FA - golden|,
 // |BA - golden| and |FA - BA| as max / mean / population standard deviation over all n x d
 // outputs. Nothing is rounded here: the arithmetic is the model's.
+// Policies are read with ParseAttentionArithmetic (a precision policy, optionally `ew=FORMAT`,
+// or `torch-FORMAT`). `baselines` name the arithmetic of BA: one text for every policy, or one
+// per policy in order (a real kernel's FA against the framework's eager attention, or a
+// re-implemented FA against the framework's own attention); empty: BA runs under the policy
+// itself (without its elementwise format, which the baseline does not use).
+// Tiles: `tiles` (Br, Bc) pairs when not empty, else every Br x Bc (Br == Bc only when
+// square_only). Br changes no bit of the model (attention_model.hpp; tested), so FA is
+// computed once per (algorithm, Bc) and reported under each Br asked for.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "precision/attention_model.hpp"
@@ -25,7 +34,9 @@ struct AttentionDeviationSpec {
   std::vector<AttentionAlgorithm> algorithms;  // fa2 and / or fa1
   std::vector<std::uint64_t> seq_lens;
   std::vector<std::uint64_t> block_r, block_c;
-  bool square_only = false;  // only Br == Bc pairs
+  bool square_only = false;                                    // only Br == Bc pairs
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> tiles;  // (Br, Bc); overrides the above
+  std::vector<std::string> baselines;  // BA's arithmetic: none, one, or one per policy
   std::uint64_t head_dim = 64;
   std::uint64_t trials = 10;
   std::uint64_t seed = 1;
@@ -33,13 +44,16 @@ struct AttentionDeviationSpec {
 };
 
 struct AttentionDeviationRow {
-  std::string policy;  // as given
+  std::string policy;    // as given
+  std::string baseline;  // BA's arithmetic as given ("" when the policy's own)
   std::string algorithm;
   std::uint64_t n = 0, d = 0, br = 0, bc = 0, trial = 0, seed = 0;
   Deviation fa, ba, fa_ba;
 };
 
-// Throws std::invalid_argument (one line) for a bad policy or shape, or inputs a policy's
+// Throws std::invalid_argument (one line) for a bad policy or shape, a baseline count other
+// than 0, 1 or the number of policies, a baseline storing its inputs in another format than
+// its policy, or inputs a policy's
 // matrix unit does not take. Policies with mma= run their products through core/mma.hpp.
 std::vector<AttentionDeviationRow> RunAttentionDeviation(const AttentionDeviationSpec& spec,
                                                          bool progress);

@@ -61,7 +61,19 @@ const char kStudyHelp[] =
     "      at each n of LIST (default 1e3,1e4,1e5,1e6,1e7), R repeats (default 7) interleaved,\n"
     "      one thread: min and median seconds, the speed-up over safe (SIMD variants over\n"
     "      simd-safe) and the largest relative error; with the SIMD kernels built also\n"
-    "      simd-safe and simd-online (kernels/simd, PortableExp).\n";
+    "      simd-safe and simd-online (kernels/simd, PortableExp).\n"
+    "\n"
+    "  attention-deviation --precision LIST [--baseline-precision LIST] [--algorithm fa2,fa1]\n"
+    "                      [--n LIST] [--block-r LIST] [--block-c LIST] [--square]\n"
+    "                      [--tiles BRxBC;...] [--head-dim D] [--trials T] [--seed S] [--gen G]\n"
+    "      Golden et al. 2024: per policy of LIST (';'-separated precision policies or presets,\n"
+    "      each optionally with ew=FORMAT, or torch-FORMAT: precision/attention_model.hpp), n,\n"
+    "      trial and tile, |FA - golden|, |BA - golden| and |FA - BA| (max, mean, std over the\n"
+    "      n x d outputs); golden = the baseline in fp64 on the same stored inputs; BA under\n"
+    "      the baseline LIST when given (one for all, or one per policy; e.g. eager-bf16), else\n"
+    "      under each policy. --tiles lists (Br, Bc) pairs\n"
+    "      instead of the Br x Bc grid. Defaults: fa2, n 256,1024, Br = Bc = 64, D 64, T 10,\n"
+    "      S 1, G normal.\n";
 
 namespace {
 
@@ -237,8 +249,8 @@ std::vector<std::string> SemicolonList(const Args& args, const std::string& flag
 
 int StudyAttentionDeviation(const std::vector<std::string>& argv) {
   Args args("study attention-deviation", argv,
-            {"precision", "algorithm", "n", "block-r", "block-c", "head-dim", "trials", "seed",
-             "gen", "o"},
+            {"precision", "baseline-precision", "algorithm", "n", "block-r", "block-c", "tiles",
+             "head-dim", "trials", "seed", "gen", "o"},
             {"square"});
   studies::AttentionDeviationSpec spec;
   spec.policies = SemicolonList(args, "precision", args.Require("precision"));
@@ -258,6 +270,21 @@ int StudyAttentionDeviation(const std::vector<std::string>& argv) {
   spec.block_r = CountList(args, "block-r", args.Get("block-r").value_or("64"));
   spec.block_c = CountList(args, "block-c", args.Get("block-c").value_or("64"));
   spec.square_only = args.Has("square");
+  if (args.Has("baseline-precision")) {
+    spec.baselines = SemicolonList(args, "baseline-precision", *args.Get("baseline-precision"));
+  }
+  if (args.Has("tiles")) {
+    if (args.Has("block-r") || args.Has("block-c") || args.Has("square")) {
+      args.Fail("--tiles lists (Br, Bc) pairs; give it without --block-r, --block-c, --square");
+    }
+    for (const auto& item : SemicolonList(args, "tiles", *args.Get("tiles"))) {
+      const std::size_t x = item.find('x');
+      const auto br = x == std::string::npos ? std::nullopt : ParseCountText(item.substr(0, x));
+      const auto bc = x == std::string::npos ? std::nullopt : ParseCountText(item.substr(x + 1));
+      if (!br || !bc) args.Fail("--tiles: '" + item + "' is not BRxBC (e.g. 64x128)");
+      spec.tiles.emplace_back(*br, *bc);
+    }
+  }
   spec.head_dim = args.Count("head-dim", 64);
   spec.trials = args.Count("trials", 10);
   spec.seed = args.Count("seed", 1);
@@ -267,6 +294,9 @@ int StudyAttentionDeviation(const std::vector<std::string>& argv) {
   for (const auto* list : {&spec.block_r, &spec.block_c})
     for (std::uint64_t b : *list)
       if (b < 1 || b > 16384) args.Fail("--block-r / --block-c values must be between 1 and 16384");
+  for (const auto& [br, bc] : spec.tiles)
+    if (br < 1 || br > 16384 || bc < 1 || bc > 16384)
+      args.Fail("--tiles: Br and Bc must be between 1 and 16384");
   if (spec.head_dim < 1 || spec.head_dim > 1024) args.Fail("--head-dim must be between 1 and 1024");
   if (spec.trials < 1 || spec.trials > 10000) args.Fail("--trials must be between 1 and 10000");
   std::vector<studies::AttentionDeviationRow> rows;
@@ -276,11 +306,11 @@ int StudyAttentionDeviation(const std::vector<std::string>& argv) {
     args.Fail(e.what());
   }
   std::ostringstream csv;
-  csv << "policy,algorithm,n,head_dim,block_r,block_c,trial,seed,fa_max,fa_mean,fa_std,ba_max,"
-         "ba_mean,ba_std,fa_ba_max,fa_ba_mean,fa_ba_std\n";
+  csv << "policy,baseline,algorithm,n,head_dim,block_r,block_c,trial,seed,fa_max,fa_mean,fa_std,"
+         "ba_max,ba_mean,ba_std,fa_ba_max,fa_ba_mean,fa_ba_std\n";
   for (const auto& r : rows) {
-    csv << '"' << r.policy << '"' << "," << r.algorithm << "," << r.n << "," << r.d << "," << r.br
-        << "," << r.bc << "," << r.trial << "," << r.seed;
+    csv << '"' << r.policy << '"' << ",\"" << r.baseline << "\"," << r.algorithm << "," << r.n
+        << "," << r.d << "," << r.br << "," << r.bc << "," << r.trial << "," << r.seed;
     for (const Deviation* d : {&r.fa, &r.ba, &r.fa_ba})
       csv << "," << studies::Field(d->max) << "," << studies::Field(d->mean) << ","
           << studies::Field(d->stddev);

@@ -180,3 +180,82 @@ TEST_CASE("attention model: kernel presets run their products through the matrix
   zero.matrix_dot = [](double c, const double*, const double*, std::size_t) { return c; };
   for (double o : AttentionModel(x.q, x.k, x.v, zero)) CHECK(o == 0.0);
 }
+
+namespace {
+
+AttentionModelSpec ArithSpec(std::size_t n, std::size_t d, std::size_t bc, AttentionAlgorithm a,
+                             const std::string& text) {
+  const AttentionArithmetic ar = ParseAttentionArithmetic(text);
+  AttentionModelSpec s = Spec(n, d, 16, bc, a, "in=fp64");
+  s.policy = ar.policy;
+  s.elementwise = ar.elementwise;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("attention arithmetic: torch-FORMAT and ew= parse to the roles the contract names",
+          "[fast]") {
+  const AttentionArithmetic t = ParseAttentionArithmetic("torch-bf16");
+  INFO("torch-bf16 -> " << ToString(t.policy));
+  CHECK(t.policy == ParsePrecisionPolicy("in=bf16,acc=fp32,state=bf16,s=bf16,p=bf16,out=bf16"));
+  REQUIRE(t.elementwise.has_value());
+  CHECK(t.elementwise->format == BF16());
+  // Wider than fp32: the format is its own accumulate type.
+  const AttentionArithmetic t64 = ParseAttentionArithmetic("torch-fp64");
+  CHECK(t64.policy == ParsePrecisionPolicy("in=fp64"));
+  // ew= is split off anywhere but the front; the rest is the policy (presets included).
+  const AttentionArithmetic e = ParseAttentionArithmetic("fa2-ampere-bf16,ew=fp16@rz");
+  CHECK(e.policy == ParsePrecisionPolicy("fa2-ampere-bf16"));
+  REQUIRE(e.elementwise.has_value());
+  CHECK(e.elementwise->format == Fp16());
+  CHECK(e.elementwise->rounding == Rounding::kTowardZero);
+  CHECK_FALSE(ParseAttentionArithmetic("all-bf16").elementwise.has_value());
+  auto msg = [](const std::string& text) {
+    try {
+      ParseAttentionArithmetic(text);
+    } catch (const std::invalid_argument& ex) {
+      return std::string(ex.what());
+    }
+    return std::string("(accepted)");
+  };
+  CHECK(msg("torch-bf17").find("bf17") != std::string::npos);
+  CHECK(msg("ew=bf16,in=fp16").find("first item") != std::string::npos);
+  CHECK(msg("in=bf16,ew=bf16,ew=fp16").find("twice") != std::string::npos);
+  CHECK(msg("in=bf16,ew=bf17").find("ew=bf17") != std::string::npos);
+  CHECK(msg("in=bf16,ew=bf16@zz").find("ew=bf16@zz") != std::string::npos);
+}
+
+TEST_CASE("attention model: tensor-op granularity rounds each tensor op and nothing else",
+          "[fast]") {
+  const std::size_t n = 96, d = 16;
+  const Qkv x = RandomQkv(n, d, 21, BF16());
+  const auto golden =
+      AttentionModel(x.q, x.k, x.v, Spec(n, d, 16, 16, AttentionAlgorithm::kBaseline, "in=fp64"));
+  for (auto a : {AttentionAlgorithm::kFa1, AttentionAlgorithm::kFa2}) {
+    const std::string alg = AttentionAlgorithmName(a);
+    // In fp64 the tensor-op form is still the exact attention to rounding level.
+    const Deviation d64 = MeasureDeviation(
+        AttentionModel(x.q, x.k, x.v, ArithSpec(n, d, 16, a, "torch-fp64")), golden);
+    INFO(alg << " torch-fp64 max " << d64.max << " (n 96 d 16 Bc 16 seed 21)");
+    CHECK(d64.max < 1e-13);
+    // ew in bf16 rounds more than the same roles without it: different bits, more deviation.
+    const auto plain = AttentionModel(
+        x.q, x.k, x.v,
+        ArithSpec(n, d, 16, a, "in=bf16,acc=fp32,state=bf16,s=bf16,p=bf16,out=bf16"));
+    const auto torch = AttentionModel(x.q, x.k, x.v, ArithSpec(n, d, 16, a, "torch-bf16"));
+    const Deviation dp = MeasureDeviation(plain, golden), dt = MeasureDeviation(torch, golden);
+    INFO(alg << " without ew: mean " << dp.mean << "; torch-bf16: mean " << dt.mean);
+    CHECK(plain != torch);
+    CHECK(dt.mean > dp.mean);
+  }
+  // ew equal to acc (fp32) rounds nothing new in FA1, whose operation order is unchanged.
+  CHECK(
+      AttentionModel(x.q, x.k, x.v, ArithSpec(n, d, 16, AttentionAlgorithm::kFa1, "torch-fp32")) ==
+      AttentionModel(x.q, x.k, x.v, ArithSpec(n, d, 16, AttentionAlgorithm::kFa1, "in=fp32")));
+  // The baseline is one framework softmax and two matmuls: ew changes no bit of it.
+  CHECK(AttentionModel(x.q, x.k, x.v,
+                       ArithSpec(n, d, 16, AttentionAlgorithm::kBaseline, "eager-bf16,ew=bf16")) ==
+        AttentionModel(x.q, x.k, x.v,
+                       ArithSpec(n, d, 16, AttentionAlgorithm::kBaseline, "eager-bf16")));
+}

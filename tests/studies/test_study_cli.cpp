@@ -195,4 +195,55 @@ TEST_CASE("carrier study attention-deviation rejects bad input with one line",
   CheckRejected("study attention-deviation --precision in=bf16 --n 0", "--n");
   CheckRejected("study attention-deviation --precision in=bf16 --block-c 0", "--block-c");
   CheckRejected("study attention-deviation --precision in=bf16 --trials 0", "--trials");
+  CheckRejected("study attention-deviation --precision in=bf16 --tiles 64", "BRxBC");
+  CheckRejected("study attention-deviation --precision in=bf16 --tiles 0x64", "--tiles");
+  CheckRejected("study attention-deviation --precision in=bf16 --tiles 8x8 --block-c 8", "--tiles");
+  CheckRejected("study attention-deviation --precision torch-bf17", "bf17");
+  CheckRejected("study attention-deviation --precision in=fp16 --baseline-precision eager-bf16",
+                "same inputs");
+  CheckRejected(
+      "study attention-deviation --precision 'in=bf16;in=fp16;in=fp32' --baseline-precision "
+      "'in=bf16;in=fp16'",
+      "one per policy");
+}
+
+TEST_CASE("carrier study attention-deviation: tile pairs, one baseline policy, Br reuses FA",
+          "[fast][study][cli]") {
+  const std::string out = TempPath("attention_deviation_tiles.csv");
+  Run r = Carrier(
+      "study attention-deviation --precision 'torch-bf16;fa2-ampere-bf16' --baseline-precision "
+      "eager-bf16 --algorithm fa1 --n 48 --tiles '16x16;4x16;16x4' --head-dim 8 --trials 2 -o " +
+      out);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto rows = ParseCsv(Slurp(out));
+  REQUIRE(rows.size() == 2 * 3 * 2);  // policies x tiles x trials
+  std::map<std::string, std::string> ba_by_trial;
+  std::map<std::string, std::string> fa_by_cell;
+  for (const auto& row : rows) {
+    INFO("row policy " << row.at("policy") << " tile " << row.at("block_r") << "x"
+                       << row.at("block_c") << " trial " << row.at("trial"));
+    CHECK(row.at("baseline") == "\"eager-bf16\"");
+    // One baseline for every policy: the same BA deviation per trial.
+    auto [it, fresh] = ba_by_trial.emplace(row.at("trial"), row.at("ba_max"));
+    if (!fresh) CHECK(it->second == row.at("ba_max"));
+    // Br groups rows only: 16x16 and 4x16 report the same FA.
+    if (row.at("block_c") == "16") {
+      auto [jt, first] = fa_by_cell.emplace(row.at("policy") + row.at("trial"),
+                                            row.at("fa_max") + row.at("fa_mean"));
+      if (!first) CHECK(jt->second == row.at("fa_max") + row.at("fa_mean"));
+    }
+  }
+  // One baseline per policy, in order.
+  Run per = Carrier(
+      "study attention-deviation --precision 'all-bf16;in=fp16' --baseline-precision "
+      "'torch-bf16;torch-fp16' --algorithm fa1 --n 32 --tiles 8x8 --head-dim 8 --trials 1 -o " +
+      out);
+  INFO(per.err);
+  REQUIRE(per.code == 0);
+  const auto prow = ParseCsv(Slurp(out));
+  REQUIRE(prow.size() == 2);
+  CHECK(prow[0].at("baseline") == "\"torch-bf16\"");
+  CHECK(prow[1].at("baseline") == "\"torch-fp16\"");
+  std::remove(out.c_str());
 }
