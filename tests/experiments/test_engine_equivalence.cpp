@@ -339,8 +339,9 @@ std::string WithoutTimes(std::string json) {
 
 }  // namespace
 
-TEST_CASE("eval --engine: same JSON under both engines; bad engine, n and memory exit 2",
-          "[fast][engine]") {
+TEST_CASE(
+    "eval --engine gives the same JSON under both engines and bad engine or n or memory exit 2",
+    "[fast][engine]") {
   for (const char* cell : {"--op sum --dtype fp32 --schedule pairwise",
                            "--op welford --dtype bf16 --schedule blocked:64",
                            "--op lse --dtype fp16 --acc fp32 --schedule random:3",
