@@ -13,6 +13,7 @@ Entry Norm2Op() {
   e.backends = KernelBackends<ScaledNorm2>(kSimdStrided);
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
   e.reference = &registry::ColumnReference<&reference::ReferenceNorm2>;
+  e.fast_reference = &registry::FastColumnReference<&reference::ReferenceNorm2Fast>;
   e.bound = &Norm2OpBound;
 #endif
   return e;

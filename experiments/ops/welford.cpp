@@ -21,6 +21,7 @@ Entry WelfordOp() {
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
   e.replay_mixed = &registry::MixedOf<F>;
   e.reference = &registry::ColumnReference<&reference::ReferenceWelford>;
+  e.fast_reference = &registry::FastColumnReference<&reference::ReferenceWelfordFast>;
   e.bound = &WelfordOpBound;
   e.cond = &VarianceConditionOf;
 #endif

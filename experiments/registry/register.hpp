@@ -20,11 +20,13 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/carrier.hpp"
 #include "core/carriers/pairs.hpp"
 #include "core/exp_policy.hpp"
+#include "core/fast_replay.hpp"
 #include "core/replay.hpp"
 #include "precision/math_policy.hpp"
 #include "registry/registry.hpp"
@@ -32,7 +34,9 @@
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
 #include "precision/emulated.hpp"
+#include "precision/fast_emulated.hpp"
 #include "precision/mpfr_scalar.hpp"
+#include "precision/reference/fast_sum.hpp"
 #include "precision/reference/reference.hpp"
 #include "precision/scalars.hpp"
 #include "run/mixed.hpp"
@@ -113,6 +117,17 @@ Replayed ReplayCarrier(const MergeTree& tree, const ReplayInput& in) {
   return out;
 }
 
+// The fast engine (core/fast_replay.hpp): the same state as ReplayCarrier bit for bit, by the
+// tree when one is given, else by the schedule without building the tree.
+template <class C>
+Replayed FastReplayCarrier(const Schedule& s, const MergeTree* tree, const ReplayInput& in) {
+  const auto x = ToInputs<C>(in);
+  const std::span<const typename C::Input> xs(x);
+  Replayed out;
+  AppendComponents<C>(C::Finalize(tree ? FastReplay<C>(*tree, xs) : FastReplay<C>(s, xs)), out);
+  return out;
+}
+
 template <class T>
 inline constexpr bool kNativeScalar = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
@@ -166,6 +181,22 @@ template <class F>
 Replayed ReplayOf(ScalarKind k, ExpKind e, const MergeTree& tree, const ReplayInput& in) {
   return WithScalar(k, [&]<class T>() {
     return WithExpPolicy<F, T>(e, [&]<class C>() { return ReplayCarrier<C>(tree, in); });
+  });
+}
+
+// The fast engine's compute scalars: as WithScalar, with FastEmulated (the same bits as Emu in
+// every operation, precision/fast_emulated.hpp) for the emulated kind.
+template <class Body>
+decltype(auto) WithFastScalar(ScalarKind k, Body&& body) {
+  if (k == ScalarKind::kEmulated) return body.template operator()<FastEmulatedDynamic>();
+  return WithScalar(k, std::forward<Body>(body));
+}
+
+template <class F>
+Replayed FastReplayOf(ScalarKind k, ExpKind e, const Schedule& s, const MergeTree* tree,
+                      const ReplayInput& in) {
+  return WithFastScalar(k, [&]<class T>() {
+    return WithExpPolicy<F, T>(e, [&]<class C>() { return FastReplayCarrier<C>(s, tree, in); });
   });
 }
 
@@ -273,6 +304,12 @@ void ColumnReference(const run::TrialInput& in, std::uint64_t, run::SharedRefere
   out.ref = F(in.a, reference::Options{});
   out.tier = std::string(reference::TierName(out.ref.cert.tier));
 }
+// The same for precision/reference/fast_sum.hpp's functions (default options only).
+template <reference::Reference (*F)(std::span<const double>)>
+void FastColumnReference(const run::TrialInput& in, std::uint64_t, run::SharedReference& out) {
+  out.ref = F(in.a);
+  out.tier = std::string(reference::TierName(out.ref.cert.tier));
+}
 // The same for the pair ops.
 template <reference::Reference (*F)(std::span<const ValuePair<double>>, const reference::Options&)>
 void PairsReference(const run::TrialInput& in, std::uint64_t, run::SharedReference& out) {
@@ -302,6 +339,7 @@ Entry CarrierOp(const char* name, const char* summary) {
   if constexpr (std::is_same_v<typename C::Input, ValuePair<double>>) e.input = InputKind::kPairs;
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
   e.replay = &ReplayOf<F>;
+  e.fast_replay = &FastReplayOf<F>;
 #if !defined(CARRIER_MAIN_JOB_ONLY_BUILD)
   e.laws = &LawsOf<F::template L, kNegInf, kAffine>;
 #endif

@@ -12,6 +12,11 @@
 //                             (ScalarKind x ExpKind; the caller holds the EmulationScope /
 //                             MpfrPrecisionScope) and, where it exists, the two-level
 //                             (INNER>OUTER) replay
+//   fast_replay               the fast engine's replay (core/fast_replay.hpp) from the
+//                             Schedule itself (or a tree when given one): the same Replayed
+//                             as `replay` bit for bit; null: `replay` serves both engines
+//   fast_reference            the same Reference as `reference` field for field, faster
+//                             (precision/reference/fast_sum.hpp); null: `reference` serves both
 //   reference, reference_key  its certified reference (precision/reference) and the key of
 //                             the ops that share one on the same input
 //   bound, mixed_bound, cond  its a-priori bound, a typed function in precision/op_bounds.hpp
@@ -43,6 +48,7 @@
 
 namespace carrier {
 struct MergeTree;
+struct Schedule;
 namespace cli::laws {
 struct Options;
 }
@@ -104,6 +110,10 @@ struct ReplayInput {
 };
 
 using ReplayFn = Replayed (*)(ScalarKind, ExpKind, const MergeTree&, const ReplayInput&);
+// The fast engine: by `tree` when it is not null, else by the schedule without building its tree
+// (core/fast_replay.hpp). Emulated compute runs as FastEmulated (precision/fast_emulated.hpp).
+using FastReplayFn = Replayed (*)(ScalarKind, ExpKind, const Schedule&, const MergeTree* tree,
+                                  const ReplayInput&);
 // The two-level replay: chains in t.inner, combines in t.compute (run/trial.hpp's mixed).
 using MixedReplayFn = Replayed (*)(const run::ResolvedTrial&, const MergeTree&, const ReplayInput&);
 // Fills ref.ref (and the bound's data-dependent parts where the op has some) and ref.tier.
@@ -136,8 +146,10 @@ struct Entry {
   bool fused_schedules = false;          // accepts mma:PROFILE schedules (core/mma.hpp; pairs only)
   std::string reference_key;  // ops sharing a reference on one input share it (empty: name)
   ReplayFn replay = nullptr;  // null: laws/derive only (no trial)
+  FastReplayFn fast_replay = nullptr;  // null: the fast engine runs `replay` (the oracle)
   MixedReplayFn replay_mixed = nullptr;
   ReferenceFn reference = nullptr;
+  ReferenceFn fast_reference = nullptr;  // null: the fast engine uses `reference`
   OpBoundFn bound = nullptr;
   MixedBoundFn mixed_bound = nullptr;  // null: `bound` at u = u_inner
   ConditionFn cond = nullptr;          // null: cond is NaN

@@ -134,9 +134,16 @@ const std::vector<std::uint64_t>& AttentionHeadDims() {
   return e ? e->head_dims : none;
 }
 
+const std::vector<std::string>& Engines() {
+  static const std::vector<std::string> kEngines = {"fast", "oracle"};
+  return kEngines;
+}
+
 ResolvedTrial ResolveTrial(const TrialSpec& spec) {
   ResolvedTrial t;
   t.spec = spec;
+  if (spec.engine != "fast" && spec.engine != "oracle")
+    throw SpecError("unknown engine '" + spec.engine + "'; engines: fast oracle");
   t.op = registry::Find(spec.op);
   if (!t.op || !t.op->replay)
     throw SpecError("unknown op '" + spec.op + "'; ops: " + registry::Join(registry::TrialOps()));

@@ -23,6 +23,7 @@
 #include "precision/op_bounds.hpp"
 #include "precision/scalars.hpp"
 #include "registry/registry.hpp"
+#include "run/tree_shape.hpp"
 
 namespace carrier::run {
 
@@ -96,38 +97,51 @@ MergeTree BuildDataTree(const ResolvedTrial& t, const TrialInput& in) {
 }
 
 // The reduction itself: the entry's replay over the schedule's tree, or its backend's kernel
-// (which reports the schedule it ran; its tree is built for the measurement).
+// (which reports the schedule it ran; its tree is built for the measurement). The fast engine
+// (TrialSpec::engine) builds no tree where run/tree_shape.hpp walks the schedule: `tree` is
+// then left empty and `shape` alone describes it; otherwise shape = ShapeOfTree(tree).
 registry::Replayed Execute(const ResolvedTrial& t, const TrialInput& in, MergeTree& tree,
-                           double& seconds) {
+                           TreeShape& shape, double& seconds) {
   const registry::Entry& e = *t.op;
   registry::Replayed got;
   if (t.spec.backend == "replay") {
     const auto t0 = Clock::now();
-    if (t.adaptive) {
+    const bool fast = t.spec.engine == "fast" && e.fast_replay && !t.mixed;
+    bool walked = false;
+    if (t.adaptive) {  // a data-decided order (core/adaptive_tree.hpp): always a built tree
       tree = BuildDataTree(t, in);
+      shape = ShapeOfTree(tree);
     } else {
       try {  // file:PATH trees are read here: a bad file or n is bad input
-        tree = BuildTree(t.schedule, in.n);
+        if (fast) walked = ShapeOfSchedule(t.schedule, in.n, shape);
+        if (!walked) {
+          tree = BuildTree(t.schedule, in.n);
+          shape = ShapeOfTree(tree);
+        }
       } catch (const ScheduleError& err) {
         throw SpecError(err.what());
       }
     }
-    if (tree.permutes && !e.commutative)
-      throw SpecError("schedule '" + tree.schedule + "' reorders inputs, but " + e.name +
+    if (shape.permutes && !e.commutative)
+      throw SpecError("schedule '" + shape.schedule + "' reorders inputs, but " + e.name +
                       "'s combine is not commutative");
     const registry::ReplayInput ri{in.a, in.b, in.n, t.spec.head_dim};
     const registry::ExpKind exp = registry::ParseExp(t.spec.exp);
+    auto replay = [&](registry::ScalarKind k) {
+      if (!fast) return e.replay(k, exp, tree, ri);
+      return e.fast_replay(k, exp, t.schedule, walked ? nullptr : &tree, ri);
+    };
     try {
       if (t.mixed) {
         got = e.replay_mixed(t, tree, ri);
       } else if (t.compute.kind == ComputeKind::kEmulated) {
         EmulationScope scope(t.compute.format, t.rounding, t.spec.sr_seed);
-        got = e.replay(registry::ScalarKind::kEmulated, exp, tree, ri);
+        got = replay(registry::ScalarKind::kEmulated);
       } else if (t.compute.kind == ComputeKind::kMpfr) {
         MpfrPrecisionScope scope(t.compute.mpfr_bits);
-        got = e.replay(registry::ScalarKind::kMpfr, exp, tree, ri);
+        got = replay(registry::ScalarKind::kMpfr);
       } else {
-        got = e.replay(ScalarKindOf(t.compute.kind), exp, tree, ri);
+        got = replay(ScalarKindOf(t.compute.kind));
       }
     } catch (const SpecError&) {
       throw;
@@ -152,6 +166,7 @@ registry::Replayed Execute(const ResolvedTrial& t, const TrialInput& in, MergeTr
   seconds = r.seconds;
   try {
     tree = BuildTree(r.schedule, in.n);
+    shape = ShapeOfTree(tree);
   } catch (const ScheduleError& ex) {
     throw SpecError("backend " + t.spec.backend + " reported schedule '" + r.schedule +
                     "', which does not build: " + ex.what());
@@ -284,7 +299,8 @@ TrialInput MakeInputFromValues(const ResolvedTrial& t, std::vector<double> a, st
 SharedReference ComputeReference(const ResolvedTrial& t, const TrialInput& in) {
   SharedReference out;
   const auto t0 = Clock::now();
-  t.op->reference(in, t.spec.head_dim, out);
+  const bool fast = t.spec.engine == "fast" && t.op->fast_reference;
+  (fast ? t.op->fast_reference : t.op->reference)(in, t.spec.head_dim, out);
   if (out.ref.op.empty()) out.ref.op = t.spec.op;
   out.seconds = Seconds(t0);
   return out;
@@ -296,15 +312,16 @@ TrialOutcome RunTrial(const ResolvedTrial& t, const TrialInput& in, const Shared
   TrialOutcome o;
   o.n = in.n;
   if (o.n == 0) throw SpecError("empty input");
-  MergeTree tree;
-  const registry::Replayed got = Execute(t, in, tree, o.seconds);
-  o.schedule_used = tree.schedule;
+  MergeTree tree;  // empty where the fast engine walked the schedule (MeasureBound: not needed)
+  TreeShape shape;
+  const registry::Replayed got = Execute(t, in, tree, shape, o.seconds);
+  o.schedule_used = shape.schedule;
   o.components = got.components;
   o.index = got.index;
 
-  const TreeStats stats = ComputeStats(tree);
+  const TreeStats& stats = shape.stats;
   o.tree_max_depth = stats.max_leaf_depth;
-  o.tree_hash = TreeHash(tree);
+  o.tree_hash = shape.hash;
   o.tree_mean_depth = stats.mean_leaf_depth;
   o.main = e.main;
   o.u = UnitRoundoffOf(t.mixed ? t.inner : t.compute, t.rounding);

@@ -10,7 +10,8 @@
 //      its certified reference. Both depend only on ReferenceKey(trial) and the input's
 //      generator, n, seed and head_dim, so one reference serves every schedule, compute type,
 //      rounding, exp policy and backend of that input.
-//   3. RunTrial: the reduction (core Replay for backend replay; experiments/backends for simd,
+//   3. RunTrial: the reduction (core FastReplay, or the oracle Replay, for backend replay;
+//   experiments/backends for simd,
 //      omp, cuda, whose Unavailable propagates) and its measurement: errors against the
 //      reference (precision/metrics.hpp), the a-priori bound for the executed tree's depth
 //      (precision/op_bounds.hpp) and the ratio, with the columns of experiments/sweep/FORMAT.md.
@@ -84,7 +85,18 @@ struct TrialSpec {
   std::string backend = "replay";
   std::uint64_t head_dim = 0;  // attention only
   std::uint64_t sr_seed = 1;   // the stochastic rounding stream (round = sr)
+  // Backend replay's engine (Engines()): "fast", core/fast_replay.hpp over the schedule (no
+  // tree built for the structured kinds; emulated compute as precision/fast_emulated.hpp) and
+  // the entry's fast reference; or "oracle", core Replay over BuildTree and the entry's
+  // reference. Both give the same outcome in every field but the timings (held by
+  // tests/experiments/test_engine_equivalence.cpp). Ops without a fast replay (softmax,
+  // attention, var-twopass, var-textbook), two-level accumulation and stochastic rounding
+  // (FastReplay's own fallback) run the oracle's evaluation under either name.
+  std::string engine = "fast";
 };
+
+// "fast" "oracle": the values of TrialSpec::engine.
+const std::vector<std::string>& Engines();
 
 enum class ComputeKind { kFloat, kDouble, kEmulated, kMpfr };
 

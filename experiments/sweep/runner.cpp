@@ -32,6 +32,7 @@
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
 #include "backends/backends.hpp"
+#include "run/memory.hpp"
 #include "run/trial.hpp"
 #endif
 
@@ -283,6 +284,7 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
     s.backend = p.backend;
     s.head_dim = p.head_dim;
     s.sr_seed = p.sr_seed;
+    s.engine = opt.engine;
     try {
       j.trial = run::ResolveTrial(s);
       j.group = run::ReferenceKey(j.trial) + "|" + p.dtype + "|" + p.input + "|" +
@@ -319,6 +321,27 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
           jobs[i].spec_error.empty() ? "" : ("  (fails: " + jobs[i].spec_error + ")").c_str());
     }
     return 0;
+  }
+
+  // Memory (run/memory.hpp), before anything is written: the largest trial's input, its copy
+  // in the compute type and (oracle engine) its tree, times the groups held at once (jobs).
+  {
+    const Job* largest = nullptr;
+    std::uint64_t most = 0;
+    for (const auto& j : jobs) {
+      if (!j.spec_error.empty()) continue;
+      const std::uint64_t b = run::TrialBytes(j.trial, j.p->n);
+      if (b > most) most = b, largest = &j;
+    }
+    if (largest) {
+      const std::uint64_t copies = std::min<std::uint64_t>(opt.jobs, group_names.size());
+      try {
+        run::CheckTrialMemory(largest->trial, largest->p->n, copies);
+      } catch (const run::SpecError& e) {
+        throw cli::UsageError("carrier sweep: " + std::string(e.what()) +
+                              "; lower n or --jobs, or use another machine");
+      }
+    }
   }
 
   // The output folder: created, then locked for the whole run (a second sweep or merge on it

@@ -27,6 +27,7 @@ struct SweepOptions {
   bool resume = false;
   bool dry_run = false;
   bool quiet = false;                      // no progress lines
+  std::string engine = "fast";             // run::TrialSpec::engine of every trial
   std::uint64_t shard_k = 0, shard_n = 0;  // 0/0: the whole config
 };
 

@@ -4,12 +4,12 @@
 // Pipeline (experiments/run/trial.hpp, shared with `carrier sweep`): inputs (file or
 // generator) -> rounded to the storage format (rne) -> the certified reference of the op on
 // the STORED values (precision/reference) -> the reduction in the compute type (core Replay of
-// the schedule's tree for backend replay; the SIMD/OpenMP/CUDA kernels through
-// experiments/backends for the others) -> the error metrics (precision/metrics.hpp) and the
-// bound for the executed tree's depth (precision/op_bounds.hpp). This file parses the flags
-// and prints; it computes nothing itself. Its fields carry the sweep CSV's names
-// (experiments/sweep/FORMAT.md, "One op table, one outcome schema"): reference_bits, cond,
-// seconds, schedule (requested) and schedule_used (executed).
+// the schedule's tree, or the fast engine core/fast_replay.hpp, for backend replay; the
+// SIMD/OpenMP/CUDA kernels through experiments/backends for the others) -> the error metrics
+// (precision/metrics.hpp) and the bound for the executed tree's depth (precision/op_bounds.hpp).
+// This file parses the flags and prints; it computes nothing itself. Its fields carry the sweep
+// CSV's names (experiments/sweep/FORMAT.md, "One op table, one outcome schema"): reference_bits,
+// cond, seconds, schedule (requested) and schedule_used (executed).
 //
 // The op is looked up in the op table (experiments/registry/): its input kind, components,
 // reference and bound come from its entry. A registered user carrier is replayed the same way;
@@ -35,6 +35,7 @@
 #include "precision/precision_policy.hpp"
 #include "registry/registry.hpp"
 #include "run/defaults.hpp"
+#include "run/memory.hpp"
 #include "run/trial.hpp"
 #include "sweep/manifest.hpp"
 
@@ -69,7 +70,7 @@ std::string JsonString(const std::string& s) { return sweep::JsonQuote(s); }
 int RunEval(const std::vector<std::string>& argv) {
   Args args("eval", argv,
             {"op", "dtype", "acc", "round", "schedule", "exp", "input", "gen", "n", "seed",
-             "format", "backend", "sr-seed", "head-dim", "precision"},
+             "format", "backend", "sr-seed", "head-dim", "precision", "engine"},
             {"allow-nonfinite"});
   const std::vector<std::string> ops = registry::TrialOps();
   const std::string op = args.Choice("op", ops, "");
@@ -120,6 +121,7 @@ int RunEval(const std::vector<std::string>& argv) {
   const std::vector<std::string> defaults = run::ApplyDefaults(spec);
   spec.head_dim = args.Count("head-dim", 0);
   spec.sr_seed = args.Count("sr-seed", seed);
+  spec.engine = args.Choice("engine", run::Engines(), "fast");
   const std::string format_out = args.Choice("format", {"text", "json"}, "text");
   run::ResolvedTrial trial;
   try {
@@ -154,7 +156,12 @@ int RunEval(const std::vector<std::string>& argv) {
     }
     const std::uint64_t n = args.RequireCount("n");
     if (n == 0) args.Fail("--n must be at least 1");
-    if (n > (std::uint64_t{1} << 26)) args.Fail("--n must be at most 2^26 for eval");
+    if (n > run::kMaxTrialN) args.Fail("--n must be at most 2^30 for eval");
+    try {  // before anything is generated: one line naming the bytes, exit 2
+      run::CheckTrialMemory(trial, n);
+    } catch (const run::SpecError& e) {
+      args.Fail(e.what());
+    }
     try {  // a generator that cannot serve this n (exact:, orders issue 15) is bad input
       input = run::MakeInput(trial, gspec, n, seed);
     } catch (const std::invalid_argument& e) {

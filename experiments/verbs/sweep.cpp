@@ -40,6 +40,10 @@ const char kSweepHelp[] =
     "  --shard K/N  run only the trials with trial_id % N == K-1 (merge with carrier merge)\n"
     "  --dry-run    print the trial count and the first trials; run and write nothing\n"
     "  --quiet      no progress lines\n"
+    "  --engine E   backend replay's engine: fast (default: core/fast_replay.hpp, no merge tree\n"
+    "               built for seq reverse pairwise blocked strided random omp, fast exact\n"
+    "               references) or oracle (core Replay of the built tree, the definition);\n"
+    "               the rows are the same but for the timing columns (FORMAT.md)\n"
     "  --slurm N    run nothing here: write DIR/submit.sbatch, a Slurm job array of N shards\n"
     "               (task K runs --shard K/N into DIR/shard-K) and a dependent job that merges\n"
     "               them into DIR (carrier merge); submit it with sbatch DIR/submit.sbatch\n"
@@ -51,7 +55,7 @@ int RunSweep(const std::vector<std::string>& argv) {
   std::vector<std::string> v = argv;
   for (auto& a : v)
     if (a == "-o") a = "--o";
-  Args args("sweep", v, {"o", "jobs", "shard", "slurm", "partition", "time"},
+  Args args("sweep", v, {"o", "jobs", "shard", "slurm", "partition", "time", "engine"},
             {"resume", "dry-run", "default", "quiet", "submit"}, 1);
 #if !(defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR)
   args.Fail(
@@ -86,6 +90,7 @@ int RunSweep(const std::vector<std::string>& argv) {
   const std::uint64_t jobs = args.Count("jobs", hw);
   if (jobs < 1 || jobs > 1024) args.Fail("--jobs must be from 1 to 1024");
   opt.jobs = static_cast<unsigned>(jobs);
+  opt.engine = args.Choice("engine", {"fast", "oracle"}, "fast");
   opt.resume = args.Has("resume");
   opt.dry_run = args.Has("dry-run");
   opt.quiet = args.Has("quiet");
@@ -106,7 +111,7 @@ int RunSweep(const std::vector<std::string>& argv) {
   }
   if (args.Get("slurm")) {
     // A job array instead of a local run (sweep/slurm.hpp).
-    for (const char* f : {"shard", "jobs"})
+    for (const char* f : {"shard", "jobs", "engine"})
       if (args.Get(f)) args.Fail(std::string("--") + f + " does not go with --slurm");
     for (const char* f : {"resume", "dry-run"})
       if (args.Has(f)) args.Fail(std::string("--") + f + " does not go with --slurm");

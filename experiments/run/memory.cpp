@@ -1,0 +1,112 @@
+// experiments/run/memory.cpp: run/memory.hpp.
+#include "run/memory.hpp"
+
+#if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "core/schedule.hpp"
+#include "registry/registry.hpp"
+#include "run/tree_shape.hpp"
+
+namespace carrier::run {
+
+namespace {
+
+std::uint64_t ComputeValueBytes(const ResolvedTrial& t) {
+  const ComputeSpec& c = t.mixed ? t.inner : t.compute;
+  switch (c.kind) {
+    case ComputeKind::kFloat:
+      return 4;
+    case ComputeKind::kDouble:
+    case ComputeKind::kEmulated:
+      return 8;
+    case ComputeKind::kMpfr:
+      // mpfr_t (32 bytes) and its limbs in a heap block with the allocator's 16-byte header.
+      return 32 + 16 + 8 * static_cast<std::uint64_t>((c.mpfr_bits + 63) / 64);
+  }
+  return 8;
+}
+
+// "1.5 GiB" style, for the message.
+std::string Gib(std::uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / (1ULL << 30));
+  return buf;
+}
+
+std::uint64_t ReadU64(const std::string& path) {
+  std::ifstream f(path);
+  std::string word;
+  if (!(f >> word) || word == "max") return 0;
+  try {
+    return std::stoull(word);
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+}  // namespace
+
+std::uint64_t TrialBytes(const ResolvedTrial& t, std::uint64_t n) {
+  std::uint64_t values = n;  // stored inputs
+  std::uint64_t bytes = 0;
+  switch (t.op->input) {
+    case registry::InputKind::kAttention:
+      values = 3 * n * std::max<std::uint64_t>(t.spec.head_dim, 1);
+      break;
+    case registry::InputKind::kPairs:
+      values = 2 * n;
+      bytes += 16 * n;  // RunTrial's (a, b) pairs for the bound
+      break;
+    case registry::InputKind::kColumn:
+      break;
+  }
+  bytes += 8 * values + ComputeValueBytes(t) * values;
+  TreeShape shape;
+  const bool walked = t.spec.engine == "fast" && t.op->fast_replay && !t.mixed &&
+                      t.spec.backend == "replay" && WalkableKind(t.schedule, n);
+  if (!walked) bytes += 2 * n * 96;  // chains/combines (48) + ComputeStats (32) + hashes (16)
+  return bytes;
+}
+
+std::uint64_t AvailableBytes() {
+  std::uint64_t avail = 0;
+  {
+    std::ifstream f("/proc/meminfo");
+    std::string line;
+    while (std::getline(f, line)) {
+      if (line.rfind("MemAvailable:", 0) != 0) continue;
+      std::istringstream is(line.substr(13));
+      std::uint64_t kb = 0;
+      if (is >> kb) avail = kb * 1024;
+    }
+  }
+  const std::uint64_t max = ReadU64("/sys/fs/cgroup/memory.max");
+  if (max > 0) {
+    const std::uint64_t cur = ReadU64("/sys/fs/cgroup/memory.current");
+    const std::uint64_t left = max > cur ? max - cur : 0;
+    avail = avail == 0 ? left : std::min(avail, left);
+  }
+  return avail;
+}
+
+void CheckTrialMemory(const ResolvedTrial& t, std::uint64_t n, std::uint64_t copies) {
+  const std::uint64_t avail = AvailableBytes();
+  if (avail == 0) return;
+  const std::uint64_t need = TrialBytes(t, n) * std::max<std::uint64_t>(copies, 1);
+  if (need <= avail) return;
+  throw SpecError("n = " + std::to_string(n) + " (" + t.spec.op + ", " + t.compute.text + ", " +
+                  ToString(t.schedule) + ", engine " + t.spec.engine + ") needs about " +
+                  std::to_string(need) + " bytes (" + Gib(need) +
+                  (copies > 1 ? ", " + std::to_string(copies) + " inputs at once" : "") +
+                  ") but only " + std::to_string(avail) + " (" + Gib(avail) + ") are available");
+}
+
+}  // namespace carrier::run
+
+#endif  // CARRIER_HAVE_MPFR
