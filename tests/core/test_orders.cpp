@@ -238,7 +238,9 @@ TEST_CASE("file: trees round-trip through carrier tree's JSON", "[fast][orders]"
                                         "cuda:32:2:blocked:shfl:pairwise",
                                         "numpy",
                                         "numpy:64:4:0",
-                                        "numpy:16:4:100"};
+                                        "numpy:16:4:100",
+                                        "torch:8",
+                                        "torch:4"};
   // Every matrix-unit profile, one chain and promoted (fused nodes: the writer emits them).
   for (const MmaProfile& p : kMmaProfiles) {
     schedules.push_back("mma:" + std::string(p.name));
@@ -408,4 +410,28 @@ TEST_CASE("invariance: fixed split size is invariant, fixed split count is not",
     std::cout << "  invariance witness: " << r->context_a << " -> " << a << ", " << r->context_b
               << " -> " << b << "\n";
   }
+}
+
+TEST_CASE("torch:LANES builds valid trees of torch.sum's shape", "[fast][orders]") {
+  // The trees PyTorch 1.13 itself gives are checked against torch in
+  // tests/experiments/test_orders_cli.cpp; here: validity at every small n, and the shape the
+  // probe recovered at n = 128 in fp32 under AVX2 (32 lanes of 4, lanes merged in order).
+  for (std::uint64_t lanes : {1, 2, 4, 8, 16})
+    for (std::uint64_t n = 0; n <= 300; ++n) {
+      const MergeTree t = BuildTree("torch:" + std::to_string(lanes), n);
+      INFO("torch:" << lanes << " n " << n);
+      REQUIRE(ValidateTree(t).empty());
+    }
+  for (std::uint64_t n : {4097, 70000, 1 << 20})
+    CHECK(ValidateTree(BuildTree("torch:8", n)).empty());
+  const MergeTree t = BuildTree("torch:8", 128);
+  CHECK(t.chains.size() == 32);
+  for (const Chain& c : t.chains) CHECK((c.count == 4 && c.stride == 32));
+  const TreeStats st = ComputeStats(t);
+  std::cout << "  torch:8 n=128: " << st.chains << " chains, combine depth " << st.combine_depth
+            << "\n";
+  CHECK(st.combine_depth == 10);
+  CHECK_THROWS_AS(ParseSchedule("torch"), ScheduleError);
+  CHECK_THROWS_AS(ParseSchedule("torch:0"), ScheduleError);
+  CHECK(ToString(ParseSchedule("torch:8")) == "torch:8");
 }
