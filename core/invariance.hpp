@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/merge_tree.hpp"
@@ -82,35 +83,55 @@ struct InvarianceResult {
   std::uint64_t checked = 0;                 // contexts compared
 };
 
+// One context of a property: the tree over every position its kernel sees (tree.n) and where
+// the row's n inputs start in it (the other positions are identity inputs).
+struct InvarianceContext {
+  std::string name;
+  MergeTree tree;
+  std::uint64_t offset = 0;
+};
+
+// Context k of `property` ("batch": batch size k; "padding": k pads; "alignment": offset k).
+inline InvarianceContext MakeInvarianceContext(const std::string& property,
+                                               const std::string& family, std::uint64_t n,
+                                               std::uint64_t k) {
+  if (property == "batch")
+    return {"batch " + std::to_string(k) + " (" + FamilySchedule(family, k) + ")",
+            BuildTree(FamilySchedule(family, k), n), 0};
+  if (property == "padding")
+    return {"padding " + std::to_string(k) + " (" + FamilySchedule(family, 1) + " over " +
+                std::to_string(n + k) + ")",
+            BuildTree(FamilySchedule(family, 1), n + k), 0};
+  return {"offset " + std::to_string(k) + " (" + FamilySchedule(family, 1) + " over " +
+              std::to_string(k + n) + ")",
+          BuildTree(FamilySchedule(family, 1), k + n), k};
+}
+
+// The contexts k = first .. last that CheckInvariance compares, the first being the base.
+inline std::pair<std::uint64_t, std::uint64_t> InvarianceContextRange(const std::string& property,
+                                                                      std::uint64_t limit) {
+  const std::uint64_t first = property == "batch" ? 1 : 0;
+  const std::uint64_t last = property == "alignment" ? (limit ? limit - 1 : 0) : limit;
+  return {first, last};
+}
+
+// The row's own tree in a context: its tree restricted to the row, binary form.
+inline BinaryTree InvarianceRowTree(const InvarianceContext& c, std::uint64_t n) {
+  return RestrictTree(ToBinaryTree(c.tree), c.offset, c.offset + n);
+}
+
 // property: "batch", "padding" or "alignment"; limit: max batch, max pad, or offsets.
 inline InvarianceResult CheckInvariance(const std::string& property, const std::string& family,
                                         std::uint64_t n, std::uint64_t limit) {
   InvarianceResult res;
-  struct Context {
-    std::string name;
-    MergeTree tree;
-    std::uint64_t offset;
-  };
-  auto make = [&](std::uint64_t k) -> Context {
-    if (property == "batch")
-      return {"batch " + std::to_string(k) + " (" + FamilySchedule(family, k) + ")",
-              BuildTree(FamilySchedule(family, k), n), 0};
-    if (property == "padding")
-      return {"padding " + std::to_string(k) + " (" + FamilySchedule(family, 1) + " over " +
-                  std::to_string(n + k) + ")",
-              BuildTree(FamilySchedule(family, 1), n + k), 0};
-    return {"offset " + std::to_string(k) + " (" + FamilySchedule(family, 1) + " over " +
-                std::to_string(k + n) + ")",
-            BuildTree(FamilySchedule(family, 1), k + n), k};
-  };
-  const std::uint64_t first = property == "batch" ? 1 : 0;
-  const std::uint64_t last = property == "alignment" ? (limit ? limit - 1 : 0) : limit;
-  Context base = make(first);
-  const BinaryTree base_row = RestrictTree(ToBinaryTree(base.tree), base.offset, base.offset + n);
+  auto make = [&](std::uint64_t k) { return MakeInvarianceContext(property, family, n, k); };
+  const auto [first, last] = InvarianceContextRange(property, limit);
+  InvarianceContext base = make(first);
+  const BinaryTree base_row = InvarianceRowTree(base, n);
   for (std::uint64_t k = first + 1; k <= last; ++k) {
-    Context c = make(k);
+    InvarianceContext c = make(k);
     ++res.checked;
-    const BinaryTree row = RestrictTree(ToBinaryTree(c.tree), c.offset, c.offset + n);
+    const BinaryTree row = InvarianceRowTree(c, n);
     const TreeDifference d = FirstDifference(base_row, row);
     if (!d.found) continue;
     res.invariant = false;

@@ -196,6 +196,7 @@ inline MergeTree BuildMmaTree(const Schedule& s, std::uint64_t n) {
   return b.Take();
 }
 inline MergeTree BuildNumpyTree(const Schedule& s, std::uint64_t n);
+inline MergeTree BuildTorchTree(const Schedule& s, std::uint64_t n);
 // Trees whose size does not follow from n (K lanes of strided:K, empty omp chunks whose inner
 // schedule still has nodes) are refused with a ScheduleError above this many empty nodes, so
 // a large parameter cannot exhaust memory on a small input.
@@ -341,6 +342,8 @@ inline MergeTree BuildTree(const Schedule& s, std::uint64_t n) {  // NOLINT(misc
       return BuildMmaTree(s, n);
     case ScheduleKind::kNumpy:
       return BuildNumpyTree(s, n);
+    case ScheduleKind::kTorch:
+      return BuildTorchTree(s, n);
     case ScheduleKind::kRandom: {
       for (std::uint64_t i = 0; i < n; ++i) b.AddChain(i, 1);
       if (n > 1) RandomOver(b, s.seed, 0, n);

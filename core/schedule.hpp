@@ -34,6 +34,8 @@
 //   numpy[:BLOCK[:ACC[:CHUNK]]]  numpy's float sum (core/library_trees.hpp), default
 //                                128:8:8192: chunks of CHUNK added in order, each numpy's
 //                                pairwise_sum (blocks of BLOCK, ACC accumulators)
+//   torch:LANES                  torch.sum on CPU, one thread (core/library_trees.hpp): LANES
+//                                the vector's elements (AVX2: 8 fp32, 4 fp64)
 // `:lift` makes every leaf chain a whole-tile lift by the carrier's LiftTile (its documented
 // inner algorithm, e.g. softmax: tile max, then one exp per element) instead of a fold.
 //
@@ -73,6 +75,7 @@ enum class ScheduleKind {
   kFile,       // file:PATH              a saved tree (carrier tree --format json, carrier probe)
   kMma,        // mma:PROFILE[:promote:N] (appended: keep it last)
   kNumpy,      // numpy[:BLOCK[:ACC[:CHUNK]]]  numpy's float sum (core/library_trees.hpp)
+  kTorch,      // torch:LANES  torch.sum's cascade on CPU (core/library_trees.hpp)
 };
 enum class OuterOrder { kSeq, kPairwise };
 
@@ -123,7 +126,7 @@ inline constexpr const char* kScheduleGrammar =
     "seq | reverse | pairwise[:LEAF][:lift] | blocked:TILE[:seq|pairwise][:lift] | "
     "strided:K[:tile:T][:lift] | random:SEED | omp:P[:seq|pairwise][:INNER] | "
     "cuda:THREADS[:ITEMS[:blocked|striped[:shfl|xor[:seq|pairwise[:auto|BLOCKS]]]]][:lift] | "
-    "canonical:L[:bisect] | file:TREE.json | numpy[:BLOCK[:ACC[:CHUNK]]] | "
+    "canonical:L[:bisect] | file:TREE.json | numpy[:BLOCK[:ACC[:CHUNK]]] | torch:LANES | "
     "mma:PROFILE[:promote:N]";
 
 namespace schedule_detail {
@@ -190,6 +193,14 @@ inline bool ParseOrdersSchedule(std::string_view text, const std::vector<std::st
         parts.size() >= 4 ? schedule_detail::ParseCount(text, parts[3], "CHUNK", true) : 8192;
     if (parts.size() > 4) Fail(text, "unexpected field '" + std::string(parts[4]) + "'");
     if (out.tile < out.lanes) Fail(text, "BLOCK must be at least ACC");
+    return true;
+  }
+  if (head == "torch") {
+    if (parts.size() < 2) Fail(text, "torch needs its vector's lane count: torch:LANES");
+    if (parts.size() > 2) Fail(text, "unexpected field '" + std::string(parts[2]) + "'");
+    out = Schedule{};
+    out.kind = ScheduleKind::kTorch;
+    out.lanes = schedule_detail::ParseCount(text, parts[1], "LANES", false);
     return true;
   }
   if (head == "file") {
@@ -367,6 +378,8 @@ inline std::string ToString(const Schedule& s) {
                  ? "numpy"
                  : "numpy:" + std::to_string(s.tile) + ":" + std::to_string(s.lanes) + ":" +
                        std::to_string(s.parts);
+    case ScheduleKind::kTorch:
+      return "torch:" + std::to_string(s.lanes);
   }
   return "?";
 }

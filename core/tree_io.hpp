@@ -2,13 +2,21 @@
 //
 // Format (ToJson in core/merge_tree.hpp; `carrier tree --format json`, `carrier probe`):
 //   {"schedule": TEXT, "n": N, "permutes": BOOL,
-//    "chains": [{"first": F, "count": C, "stride": S, "mode": "push"|"tile"}, ...],
+//    "chains": [{"first": F, "count": C, "stride": S, "mode": "push"|"tile"|"fused"}, ...],
+//    "fused": {"input": "fp16"|"bf16"|"tf32"|"fp8e4m3", "terms": K, "frac_bits": F,
+//              "align": "truncate"|"floor", "output": "fp32-rz"|"e8m13-rz"|"fp16-rne"|
+//              "fp32-rne", "two_stage": BOOL},
 //    "combines": [[LEFT, RIGHT], ...], ...}
 // Keys may come in any order; "stats" and any other unknown top-level key are skipped (they
 // are derived data); unknown keys inside a chain are an error, since they would change its
 // meaning (a fused node's parameters, say) and must not be ignored silently. "permutes" may
 // be left out: it is then inferred (true exactly when some combine merges interleaved
 // inputs). "stride" defaults to 1 and "mode" to "push". Integers are unsigned decimal.
+// "fused" is the matrix-unit node of the "fused" chains (MergeTree::fused, core/mma.hpp): it
+// is required exactly when some chain is fused (a fused chain without its node's arithmetic
+// has no meaning; a node without fused chains would be dropped on writing), all six keys must
+// be given, and K must lie in [1, kMmaMaxTerms] and F in [0, 25] (the range where
+// MmaFusedStep's integer sum is exact). So every tree ToJson writes reads back as itself.
 //
 // TreeFromJson(text, origin) parses and validates (ValidateTree: every input in exactly one
 // chain and in range, every node consumed once, operands computed before use, operand order
@@ -26,6 +34,7 @@
 #include <vector>
 
 #include "core/merge_tree.hpp"
+#include "core/mma.hpp"
 
 namespace carrier {
 
@@ -177,12 +186,64 @@ class JsonReader {
   std::size_t pos_ = 0;
 };
 
+// The "fused" object: every key required, names as core/mma.hpp prints them.
+inline MmaNode ReadFusedNode(JsonReader& r) {
+  MmaNode f;
+  unsigned seen = 0;  // one bit per key
+  auto name_of = [&](const std::string& text, const char* what, auto count, auto name) {
+    for (int v = 0; v < count; ++v)
+      if (name(v) == text) return v;
+    std::string all;
+    for (int v = 0; v < count; ++v) all += (v ? " " : "") + std::string(name(v));
+    r.Fail(std::string("fused ") + what + " must be one of " + all + ", got '" + text + "'");
+  };
+  r.Object([&](const std::string& k) {
+    if (k == "input") {
+      f.input = static_cast<MmaInput>(name_of(
+          r.String(), "input", 4, [](int v) { return MmaInputName(static_cast<MmaInput>(v)); }));
+      seen |= 1;
+    } else if (k == "terms") {
+      const std::uint64_t terms = r.Unsigned("fused terms");
+      if (terms < 1 || terms > kMmaMaxTerms)
+        r.Fail("fused terms must be in [1, " + std::to_string(kMmaMaxTerms) + "], got " +
+               std::to_string(terms));
+      f.terms = static_cast<std::uint32_t>(terms);
+      seen |= 2;
+    } else if (k == "frac_bits") {
+      const std::uint64_t bits = r.Unsigned("fused frac_bits");
+      if (bits > 25) r.Fail("fused frac_bits must be in [0, 25], got " + std::to_string(bits));
+      f.frac_bits = static_cast<std::int32_t>(bits);
+      seen |= 4;
+    } else if (k == "align") {
+      const std::string a = r.String();
+      if (a != "truncate" && a != "floor")
+        r.Fail("fused align must be truncate or floor, got '" + a + "'");
+      f.align = a == "floor" ? MmaAlign::kFloor : MmaAlign::kTruncate;
+      seen |= 8;
+    } else if (k == "output") {
+      f.output = static_cast<MmaOutput>(name_of(
+          r.String(), "output", 4, [](int v) { return MmaOutputName(static_cast<MmaOutput>(v)); }));
+      seen |= 16;
+    } else if (k == "two_stage") {
+      f.two_stage = r.Bool();
+      seen |= 32;
+    } else {
+      r.Fail("the fused node has unknown key '" + k +
+             "' (input terms frac_bits align output two_stage)");
+    }
+  });
+  if (seen != 63)
+    r.Fail("the fused node needs all of input terms frac_bits align output two_stage");
+  return f;
+}
+
 }  // namespace tree_io_detail
 
 inline MergeTree TreeFromJson(std::string_view text, const std::string& origin) {
   tree_io_detail::JsonReader r(text, origin);
   MergeTree t;
-  bool have_n = false, have_chains = false, have_combines = false, have_permutes = false;
+  bool have_n = false, have_chains = false, have_combines = false, have_permutes = false,
+       have_fused = false;
   r.Object([&](const std::string& key) {
     if (key == "n") {
       t.n = r.Unsigned("n");
@@ -208,9 +269,11 @@ inline MergeTree TreeFromJson(std::string_view text, const std::string& origin) 
             c.stride = r.Unsigned("chain stride");
           } else if (k == "mode") {
             const std::string m = r.String();
-            if (m != "push" && m != "tile")
-              r.Fail("chain mode must be push or tile, got '" + m + "'");
-            c.mode = m == "tile" ? ChainMode::kLiftTile : ChainMode::kPush;
+            if (m != "push" && m != "tile" && m != "fused")
+              r.Fail("chain mode must be push, tile or fused, got '" + m + "'");
+            c.mode = m == "tile"    ? ChainMode::kLiftTile
+                     : m == "fused" ? ChainMode::kFused
+                                    : ChainMode::kPush;
           } else {
             r.Fail("chain " + std::to_string(t.chains.size()) + " has unknown key '" + k +
                    "' (first count stride mode)");
@@ -231,11 +294,17 @@ inline MergeTree TreeFromJson(std::string_view text, const std::string& origin) 
         r.Expect(']');
         t.combines.push_back(op);
       });
+    } else if (key == "fused") {
+      have_fused = true;
+      t.fused = tree_io_detail::ReadFusedNode(r);
     } else {
       r.Skip();
     }
   });
   if (!r.AtEnd()) r.Fail("trailing text after the tree object");
+  if (have_fused != t.UsesFusedNode())
+    r.Fail(have_fused ? "a \"fused\" node is given but no chain has mode fused"
+                      : "a chain has mode fused but the \"fused\" node is missing");
   if (!have_n) r.Fail("missing key \"n\"");
   if (!have_chains) r.Fail("missing key \"chains\"");
   if (!have_combines) r.Fail("missing key \"combines\"");

@@ -38,8 +38,16 @@ def main():
         except Exception as e:  # ImportError, or a broken install
             fail("torch is not importable under " + sys.executable + " (" + type(e).__name__ +
                  ": " + str(e) + "); install Debian's python3-torch")
+        import numpy as np
         tdt = torch.float32 if dtype == "fp32" else torch.float64
-        buf = torch.ones(n, dtype=tdt)
+        ndt = np.float32 if dtype == "fp32" else np.float64
+        # The masks are written through a numpy array that shares its memory with the tensor
+        # (torch.from_numpy): one element store costs ~100 ns there against several us through
+        # tensor indexing, so a probe call costs about one torch.sum. The random checks below
+        # use fresh torch.tensor allocations (torch's own allocator, other alignment), so a
+        # tree that depended on the buffer's address would fail the probe's verification.
+        arr = np.ones(n, dtype=ndt)
+        buf = torch.from_numpy(arr)
         if target == "torch.sum":
             def evaluate(t):
                 return float(torch.sum(t).item())
@@ -51,16 +59,21 @@ def main():
 
         def run_masks(i, m, js):
             out = []
+            arr[:] = 1
             for j in js:
-                buf.fill_(1.0)
-                buf[i] = m
-                buf[j] = -m
+                arr[i] = m
+                arr[j] = -m
                 out.append(evaluate(buf))
+                arr[j] = 1
             return out
 
         def run_values(vals):
             return evaluate(torch.tensor(vals, dtype=tdt))
-        desc = target + " (torch " + torch.__version__ + ", " + dtype + ", CPU, " + \
+        # The vector width torch dispatched to decides the tree (torch:LANES): say which.
+        caps = [ln.split(":", 1)[1].strip() for ln in torch.__config__.show().splitlines()
+                if "CPU capability usage" in ln]
+        desc = target + " (torch " + torch.__version__ + ", " + dtype + ", CPU " + \
+            (caps[0] if caps else "capability unknown") + ", " + \
             str(torch.get_num_threads()) + " threads)"
     else:
         import numpy as np

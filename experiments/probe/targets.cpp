@@ -261,6 +261,8 @@ std::vector<std::string> Candidates(std::uint64_t n) {
   }
   c.push_back("canonical:1:bisect");
   c.push_back("numpy");
+  // torch.sum's cascade with the vector widths of SSE, AVX2 and AVX512 in fp64 and fp32.
+  for (const char* lanes : {"2", "4", "8", "16"}) c.push_back(std::string("torch:") + lanes);
   return c;
 }
 

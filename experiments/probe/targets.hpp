@@ -46,7 +46,7 @@ std::unique_ptr<Target> MakeTarget(const std::string& text, const std::string& d
 
 // The named schedules whose tree over n inputs has the binary form of `t` (TreeHash,
 // TreeForm::kBinary), in the order tried: seq reverse pairwise[:LEAF] blocked:B[:pairwise]
-// strided:K canonical:L[:bisect] numpy[:BLOCK:ACC], each family over powers of two.
+// strided:K canonical:L[:bisect] (each over powers of two), numpy, torch:2/4/8/16.
 std::vector<std::string> MatchingSchedules(const MergeTree& t);
 std::size_t CandidateCount(std::uint64_t n);
 

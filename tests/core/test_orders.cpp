@@ -17,8 +17,10 @@
 #include "core/fprev.hpp"
 #include "core/invariance.hpp"
 #include "core/merge_tree.hpp"
+#include "core/mma.hpp"
 #include "core/replay.hpp"
 #include "core/tree_hash.hpp"
+#include "core/tree_io.hpp"
 #include "support/test_support.hpp"
 
 using namespace carrier;
@@ -224,19 +226,27 @@ TEST_CASE("different trees come with an input on which their sums differ", "[fas
 }
 
 TEST_CASE("file: trees round-trip through carrier tree's JSON", "[fast][orders]") {
-  const std::vector<std::string> schedules = {"seq",
-                                              "reverse",
-                                              "pairwise:3",
-                                              "blocked:7:pairwise:lift",
-                                              "strided:16:tile:4:lift",
-                                              "random:9",
-                                              "omp:3:pairwise:strided:4",
-                                              "canonical:16",
-                                              "canonical:5:bisect",
-                                              "cuda:32:2:blocked:shfl:pairwise",
-                                              "numpy",
-                                              "numpy:64:4:0",
-                                              "numpy:16:4:100"};
+  std::vector<std::string> schedules = {"seq",
+                                        "reverse",
+                                        "pairwise:3",
+                                        "blocked:7:pairwise:lift",
+                                        "strided:16:tile:4:lift",
+                                        "random:9",
+                                        "omp:3:pairwise:strided:4",
+                                        "canonical:16",
+                                        "canonical:5:bisect",
+                                        "cuda:32:2:blocked:shfl:pairwise",
+                                        "numpy",
+                                        "numpy:64:4:0",
+                                        "numpy:16:4:100",
+                                        "torch:8",
+                                        "torch:4"};
+  // Every matrix-unit profile, one chain and promoted (fused nodes: the writer emits them).
+  for (const MmaProfile& p : kMmaProfiles) {
+    schedules.push_back("mma:" + std::string(p.name));
+    schedules.push_back("mma:" + std::string(p.name) + ":promote:32");
+  }
+  std::uint64_t fused_trees = 0;
   for (const auto& s : schedules)
     for (std::uint64_t n : {1, 2, 7, 100, 257}) {
       const MergeTree t = BuildTree(s, n);
@@ -247,11 +257,19 @@ TEST_CASE("file: trees round-trip through carrier tree's JSON", "[fast][orders]"
       CHECK(u.chains == t.chains);
       CHECK(u.combines == t.combines);
       CHECK(u.permutes == t.permutes);
+      CHECK(u.UsesFusedNode() == t.UsesFusedNode());
+      if (t.UsesFusedNode()) {
+        CHECK(u.fused == t.fused);
+        ++fused_trees;
+      }
       CHECK(u.schedule == "file:" + path);
       CHECK(TreeHash(u) == TreeHash(t));
       CHECK_THROWS_AS(BuildTree("file:" + path, n + 1), ScheduleError);
       std::remove(path.c_str());
     }
+  std::cout << "  " << schedules.size() << " schedules x 5 lengths round-tripped, " << fused_trees
+            << " of them with a fused node\n";
+  CHECK(fused_trees == 2 * kMmaProfiles.size() * 5);
   CHECK(ToString(ParseSchedule("file:/a:b.json")) == "file:/a:b.json");
   CHECK(ToString(ParseSchedule("canonical:16:bisect")) == "canonical:16:bisect");
   CHECK_THROWS_AS(ParseSchedule("canonical"), ScheduleError);
@@ -273,6 +291,26 @@ TEST_CASE("a file: tree that is not a merge order is refused with one line", "[f
       {R"({"n":2,"chains":[{"first":0,"count":2}],"combines":[]} x)", "trailing"},
       {R"({"n":2,"chains":[{"first":0,"count":2})", "expected"},
       {R"({"chains":[],"combines":[]})", "missing key"},
+      {R"({"n":2,"chains":[{"first":0,"count":2,"mode":"fused"}],"combines":[]})",
+       "\"fused\" node is missing"},
+      {R"({"n":2,"chains":[{"first":0,"count":2}],"combines":[],"fused":{"input":"fp16",)"
+       R"("terms":4,"frac_bits":23,"align":"truncate","output":"fp32-rz","two_stage":false}})",
+       "no chain has mode fused"},
+      {R"({"n":2,"chains":[{"first":0,"count":2,"mode":"fused"}],"combines":[],"fused":{)"
+       R"("input":"fp16","terms":0,"frac_bits":23,"align":"truncate","output":"fp32-rz",)"
+       R"("two_stage":false}})",
+       "terms must be in [1, 32]"},
+      {R"({"n":2,"chains":[{"first":0,"count":2,"mode":"fused"}],"combines":[],"fused":{)"
+       R"("input":"fp16","terms":4,"frac_bits":40,"align":"truncate","output":"fp32-rz",)"
+       R"("two_stage":false}})",
+       "frac_bits must be in [0, 25]"},
+      {R"({"n":2,"chains":[{"first":0,"count":2,"mode":"fused"}],"combines":[],"fused":{)"
+       R"("input":"fp64","terms":4,"frac_bits":23,"align":"truncate","output":"fp32-rz",)"
+       R"("two_stage":false}})",
+       "input must be one of fp16 bf16 tf32 fp8e4m3"},
+      {R"({"n":2,"chains":[{"first":0,"count":2,"mode":"fused"}],"combines":[],"fused":{)"
+       R"("input":"fp16","terms":4}})",
+       "needs all of"},
   };
   for (const auto& [json, why] : bad) {
     INFO(json);
@@ -372,4 +410,28 @@ TEST_CASE("invariance: fixed split size is invariant, fixed split count is not",
     std::cout << "  invariance witness: " << r->context_a << " -> " << a << ", " << r->context_b
               << " -> " << b << "\n";
   }
+}
+
+TEST_CASE("torch:LANES builds valid trees of torch.sum's shape", "[fast][orders]") {
+  // The trees PyTorch 1.13 itself gives are checked against torch in
+  // tests/experiments/test_orders_cli.cpp; here: validity at every small n, and the shape the
+  // probe recovered at n = 128 in fp32 under AVX2 (32 lanes of 4, lanes merged in order).
+  for (std::uint64_t lanes : {1, 2, 4, 8, 16})
+    for (std::uint64_t n = 0; n <= 300; ++n) {
+      const MergeTree t = BuildTree("torch:" + std::to_string(lanes), n);
+      INFO("torch:" << lanes << " n " << n);
+      REQUIRE(ValidateTree(t).empty());
+    }
+  for (std::uint64_t n : {4097, 70000, 1 << 20})
+    CHECK(ValidateTree(BuildTree("torch:8", n)).empty());
+  const MergeTree t = BuildTree("torch:8", 128);
+  CHECK(t.chains.size() == 32);
+  for (const Chain& c : t.chains) CHECK((c.count == 4 && c.stride == 32));
+  const TreeStats st = ComputeStats(t);
+  std::cout << "  torch:8 n=128: " << st.chains << " chains, combine depth " << st.combine_depth
+            << "\n";
+  CHECK(st.combine_depth == 10);
+  CHECK_THROWS_AS(ParseSchedule("torch"), ScheduleError);
+  CHECK_THROWS_AS(ParseSchedule("torch:0"), ScheduleError);
+  CHECK(ToString(ParseSchedule("torch:8")) == "torch:8");
 }

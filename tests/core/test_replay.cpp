@@ -100,6 +100,7 @@ float ReferenceSum(const std::string& schedule, const std::vector<float>& x) {
     case ScheduleKind::kCanonical:  // tests/core/test_orders.cpp (P4016's own loops)
     case ScheduleKind::kFile:       // tests/core/test_orders.cpp (round trips)
     case ScheduleKind::kNumpy:      // tests/experiments/test_orders_cli.cpp (numpy itself)
+    case ScheduleKind::kTorch:      // and torch itself
       break;
   }
   FAIL("ReferenceSum has no hand-written loop for schedule " << schedule);
