@@ -171,6 +171,17 @@ std::vector<std::string> Names();
 // "must be one of" lists.
 std::string NamesSuffix();
 
+// What an unknown-op error appends: README command (a)'s build (CARRIER_MAIN_JOB_ONLY, which
+// defines CARRIER_MAIN_JOB_ONLY_BUILD) compiles only the default study's ops.
+inline const char* MainJobOpsNote() {
+#if defined(CARRIER_MAIN_JOB_ONLY_BUILD)
+  return " (this build, configured by scripts/run-main.sh with CARRIER_MAIN_JOB_ONLY=ON, has only "
+         "the default study's ops; bash scripts/run-tests.sh builds every op)";
+#else
+  return "";
+#endif
+}
+
 // Every entry in listing order (built-ins by rank, then user carriers by name).
 std::vector<const Entry*> All();
 // Names of the entries with a replay (eval and sweep), a laws hook, a derive hook, and those

@@ -146,7 +146,8 @@ ResolvedTrial ResolveTrial(const TrialSpec& spec) {
     throw SpecError("unknown engine '" + spec.engine + "'; engines: fast oracle");
   t.op = registry::Find(spec.op);
   if (!t.op || !t.op->replay)
-    throw SpecError("unknown op '" + spec.op + "'; ops: " + registry::Join(registry::TrialOps()));
+    throw SpecError("unknown op '" + spec.op + "'; ops: " + registry::Join(registry::TrialOps()) +
+                    registry::MainJobOpsNote());
   if (t.op->user) t.user = t.op;
   try {
     t.storage = ParseFormat(spec.dtype);

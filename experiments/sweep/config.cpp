@@ -156,7 +156,7 @@ void CheckValue(const Checker& c, const std::string& key, const std::string& v) 
   if (key == "op") {
     const auto ops = registry::TrialOps();  // the op table's, user carriers included
     if (std::find(ops.begin(), ops.end(), v) == ops.end())
-      c.Fail(k, v, "unknown op; allowed: " + Join(ops));
+      c.Fail(k, v, "unknown op; allowed: " + Join(ops) + registry::MainJobOpsNote());
   } else if (key == "dtype") {
     try {
       ParseFormat(v);
