@@ -9,12 +9,12 @@ namespace carrier::ops {
 namespace {
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
-using F = registry::WithExp<OnlineSoftmax>;
+using Family = registry::WithExp<OnlineSoftmax>;
 
 registry::Replayed SoftmaxReplay(registry::ScalarKind k, registry::ExpKind x, const MergeTree& tree,
                                  const registry::ReplayInput& in) {
   return registry::WithScalar(k, [&]<class T>() {
-    return registry::WithExpPolicy<F, T>(x, [&]<class C>() {
+    return registry::WithExpPolicy<Family, T>(x, [&]<class C>() {
       std::vector<T> v;
       v.reserve(in.a.size());
       for (double a : in.a) v.push_back(static_cast<T>(a));
