@@ -192,7 +192,10 @@ inline bool ParseOrdersSchedule(std::string_view text, const std::vector<std::st
     out.parts =
         parts.size() >= 4 ? schedule_detail::ParseCount(text, parts[3], "CHUNK", true) : 8192;
     if (parts.size() > 4) Fail(text, "unexpected field '" + std::string(parts[4]) + "'");
-    if (out.tile < out.lanes) Fail(text, "BLOCK must be at least ACC");
+    // A block of more than BLOCK items is split in two halves of whole ACC groups: with
+    // BLOCK >= 2 ACC each half is non-empty (numpy: 128 >= 16); below it the split can be empty
+    // and the builder would recurse forever (found by fuzz_schedule: "numpy:8").
+    if (out.tile < 2 * out.lanes) Fail(text, "BLOCK must be at least 2 x ACC");
     return true;
   }
   if (head == "torch") {

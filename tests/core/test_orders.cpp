@@ -225,6 +225,19 @@ TEST_CASE("different trees come with an input on which their sums differ", "[fas
   CHECK(witnessed > 0);
 }
 
+TEST_CASE("numpy schedules whose split could be empty are refused", "[fast][orders]") {
+  // BLOCK < 2 ACC: a block of BLOCK + 1 items would split into an empty half and recurse.
+  for (const char* bad : {"numpy:8", "numpy:15:8", "numpy:7:4:10"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(ParseSchedule(bad), ScheduleError);
+  }
+  for (const char* good : {"numpy:16", "numpy:8:4", "numpy:2:1:5"}) {
+    INFO(good);
+    const Schedule s = ParseSchedule(good);
+    for (std::uint64_t n : {1, 9, 17, 33, 100}) CHECK(ValidateTree(BuildTree(s, n)).empty());
+  }
+}
+
 TEST_CASE("file: trees round-trip through carrier tree's JSON", "[fast][orders]") {
   std::vector<std::string> schedules = {"seq",
                                         "reverse",
