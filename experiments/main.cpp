@@ -87,7 +87,7 @@ const Verb kVerbs[] = {
      "                 custom:p=P,emin=E,emax=E[,subnormals=0][,inf=0][,saturate=1]\n"
      "  --acc T        compute format (default T; fp32 for fp16/bf16 on simd, omp, cuda, the\n"
      "                 type those kernels have; the defaults line says so): as --dtype, or\n"
-     "                 mpfr:BITS; or INNER>OUTER, two-level\n"
+     "                 {NAMED_ACC}mpfr:BITS; or INNER>OUTER, two-level\n"
      "                 accumulation (FABsum): chains/tiles in INNER, combines in OUTER, e.g.\n"
      "                 --acc 'fp16>fp32' --schedule blocked:32 (ops {MIXED_OPS},\n"
      "                 backend replay; INNER a format no wider than OUTER, OUTER a format or\n"

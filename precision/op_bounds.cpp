@@ -78,8 +78,18 @@ OpBound NeumaierOpBound(const BoundContext& ctx, const BoundInputs& in) {
 OpBound ExactOpBound(const BoundContext&, const BoundInputs&) { return {ExactBound(), false}; }
 
 OpBound Norm2OpBound(const BoundContext& ctx, const BoundInputs& in) {
-  return {Norm2Bound(ctx.depth, ctx.u, static_cast<double>(in.Exact()), ctx.combines, ctx.eta),
-          false};
+  const double norm = static_cast<double>(in.Exact());
+  Bound b = Norm2Bound(ctx.depth, ctx.u, norm, ctx.combines, ctx.eta);
+  if (ctx.u < 0x1p-53) {
+    // Below double's own u (fp128, mpfr:BITS over 53) the factor (1+u)^2 sqrt(...) rounds to 1
+    // in double and the bound to 0: the same relative factor without the cancellation,
+    // expm1(2 log1p(u) + log1p(gamma_{5D} + 4 N eta) / 2). Above it Norm2Bound's own form is
+    // kept, so results computed before stay bit for bit.
+    const double g = Gamma(5.0 * static_cast<double>(ctx.depth), ctx.u) +
+                     4 * static_cast<double>(ctx.combines) * ctx.eta;
+    b.value = std::expm1(2 * std::log1p(ctx.u) + std::log1p(g) / 2) * norm + ctx.eta / 2;
+  }
+  return {b, false};
 }
 
 OpBound DotOpBound(const BoundContext& ctx, const BoundInputs& in) {

@@ -41,7 +41,7 @@ AttentionShape AttentionShapeFor(const std::string& schedule, std::size_t n, std
 registry::Replayed AttentionReplay(registry::ScalarKind k, registry::ExpKind x,
                                    const MergeTree& tree, const registry::ReplayInput& in) {
   return registry::WithScalar(k, [&]<class T>() -> registry::Replayed {
-    if constexpr (std::is_same_v<T, Mpfr>) {
+    if constexpr (std::is_same_v<T, Mpfr> || registry::kIsFloat128<T>) {  // refused by Resolve
       throw run::SpecError(
           "attention computes in fp32, fp64 or an emulated format (acc), not mpfr");
     } else {

@@ -35,6 +35,7 @@
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
 #include "precision/emulated.hpp"
 #include "precision/fast_emulated.hpp"
+#include "precision/float128.hpp"
 #include "precision/mpfr_scalar.hpp"
 #include "precision/reference/fast_sum.hpp"
 #include "precision/reference/reference.hpp"
@@ -78,13 +79,30 @@ int DeriveOf(std::uint64_t trials, std::uint64_t seed) {
 }
 
 // The result's components as long double; argmax's index apart (IndexedValue results).
+// One component into out.components; a Float128 value also leaves the remainder of its long
+// double rounding in out.residual (Replayed's contract).
+template <class T>
+void AppendValue(const T& v, Replayed& out) {
+#if defined(CARRIER_HAVE_FLOAT128) && CARRIER_HAVE_FLOAT128
+  if constexpr (std::is_same_v<T, Float128>) {
+    long double hi = 0, lo = 0;
+    SplitToLongDouble(v, hi, lo);
+    out.components.push_back(hi);
+    out.residual.push_back(lo);
+    return;
+  }
+#endif
+  out.components.push_back(static_cast<long double>(v));
+}
+
+// The result's components as long double; argmax's index apart (IndexedValue results).
 template <class C>
 void AppendComponents(const typename C::Result& r, Replayed& out) {
   if constexpr (requires { r.index; }) {
-    out.components.push_back(static_cast<long double>(r.value));
+    AppendValue(r.value, out);
     out.index = r.index;
   } else {
-    for (const auto& v : C::Components(r)) out.components.push_back(static_cast<long double>(v));
+    for (const auto& v : C::Components(r)) AppendValue(v, out);
   }
 }
 
@@ -128,6 +146,15 @@ Replayed FastReplayCarrier(const Schedule& s, const MergeTree* tree, const Repla
   return out;
 }
 
+// Float128 (precision/float128.hpp) where the build has it; false otherwise.
+template <class T>
+inline constexpr bool kIsFloat128 =
+#if defined(CARRIER_HAVE_FLOAT128) && CARRIER_HAVE_FLOAT128
+    std::is_same_v<T, Float128>;
+#else
+    false;
+#endif
+
 template <class T>
 inline constexpr bool kNativeScalar = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
@@ -161,7 +188,8 @@ decltype(auto) WithExpPolicy(ExpKind e, Body&& body) {
 
 using Emu = Emulated<DynamicFormatTag, kDynamicRounding>;
 
-// Calls body.template operator()<T>() with the compute scalar of kind k.
+// Calls body.template operator()<T>() with the compute scalar of kind k (kFloat128: Float128
+// where the build has it, else std::invalid_argument).
 template <class Body>
 decltype(auto) WithScalar(ScalarKind k, Body&& body) {
   switch (k) {
@@ -171,6 +199,12 @@ decltype(auto) WithScalar(ScalarKind k, Body&& body) {
       return body.template operator()<double>();
     case ScalarKind::kEmulated:
       return body.template operator()<Emu>();
+    case ScalarKind::kFloat128:
+#if defined(CARRIER_HAVE_FLOAT128) && CARRIER_HAVE_FLOAT128
+      return body.template operator()<Float128>();
+#else
+      throw std::invalid_argument("compute type fp128 is not built into this binary");
+#endif
     case ScalarKind::kMpfr:
       break;
   }

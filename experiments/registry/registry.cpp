@@ -7,6 +7,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "precision/float128.hpp"
+
 namespace carrier::registry {
 
 namespace {
@@ -136,16 +138,34 @@ std::string ExpandHelp(const std::string& help) {
     if (e->replay_mixed) mixed.push_back(e->name);
     for (auto d : e->head_dims) dims.push_back(std::to_string(d));
   }
+  std::string named;
+  for (const NamedComputeType& c : NamedComputeTypes()) named += c.name + " ";
   const std::pair<std::string, std::string> fills[] = {
       {"{TRIAL_OPS}", Describe(TrialOps(), 17)},   {"{LAWS_OPS}", Describe(LawsOps(), 13)},
       {"{DERIVE_OPS}", Describe(DeriveOps(), 13)}, {"{MIXED_OPS}", Join(mixed)},
-      {"{HEAD_DIMS}", Join(dims, " or ")},
+      {"{HEAD_DIMS}", Join(dims, " or ")},         {"{NAMED_ACC}", named},
   };
   std::string out = help;
   for (const auto& [key, value] : fills)
     for (auto at = out.find(key); at != std::string::npos; at = out.find(key, at + value.size()))
       out.replace(at, key.size(), value);
   return out;
+}
+
+const std::vector<NamedComputeType>& NamedComputeTypes() {
+  static const std::vector<NamedComputeType> types = {
+#if defined(CARRIER_HAVE_FLOAT128) && CARRIER_HAVE_FLOAT128
+    {"fp128", "IEEE binary128 (Boost.Multiprecision float128, libquadmath), rne, replay only",
+     ScalarKind::kFloat128, kFloat128Precision},
+#endif
+  };
+  return types;
+}
+
+const NamedComputeType* FindComputeType(const std::string& name) {
+  for (const NamedComputeType& c : NamedComputeTypes())
+    if (c.name == name) return &c;
+  return nullptr;
 }
 
 std::vector<std::string> BackendNames() { return {"replay", "simd", "omp", "cuda"}; }

@@ -66,7 +66,23 @@ struct Result;
 namespace carrier::registry {
 
 // The compute type of a replay; the caller holds the EmulationScope / MpfrPrecisionScope.
-enum class ScalarKind { kFloat, kDouble, kEmulated, kMpfr };
+// kFloat128 (precision/float128.hpp) exists in builds with CARRIER_HAVE_FLOAT128 only (a replay
+// asked for it elsewhere throws std::invalid_argument).
+enum class ScalarKind { kFloat, kDouble, kEmulated, kMpfr, kFloat128 };
+
+// The compute types that are neither a Format (precision/format.hpp) nor mpfr:BITS, each named
+// once here so that ResolveTrial, the sweep config's check and the --acc help take them from
+// one list: fp128 (IEEE binary128, Boost.Multiprecision's float128) where the build has it
+// (CARRIER_HAVE_FLOAT128: not README command (a)'s main-job build).
+struct NamedComputeType {
+  std::string name;
+  std::string summary;
+  ScalarKind kind;
+  int precision;  // p in bits, the implicit bit included (the bound's u is 2^-p, rne)
+};
+const std::vector<NamedComputeType>& NamedComputeTypes();
+// The entry named `name`, or null.
+const NamedComputeType* FindComputeType(const std::string& name);
 // The exp policy (precision/math_policy.hpp) of the ops that call exp.
 enum class ExpKind { kLibm, kPortable, kFast };
 // "libm" "portable" "fast", in ExpKind's order.
@@ -98,6 +114,10 @@ struct CarrierReference {
 struct Replayed {
   std::vector<long double> components;
   std::int64_t index = -1;
+  // Compute types wider than long double (fp128): per component, the remainder the long
+  // double rounding of `components` dropped, so that components[i] + residual[i] is the
+  // computed value exactly (precision/float128.hpp SplitToLongDouble). Empty otherwise.
+  std::vector<long double> residual;
 };
 
 // Where the replay reads its input: a (and b for pairs), the reduction's length n (attention:
@@ -195,7 +215,8 @@ std::string Join(const std::vector<std::string>& v, const char* sep = " ");
 // spaces, for --help.
 std::string Describe(const std::vector<std::string>& names, std::size_t indent = 2);
 // A verb's help text with the table's lists filled in: {TRIAL_OPS} {LAWS_OPS} {DERIVE_OPS}
-// (Describe lines), {MIXED_OPS} (names with a two-level replay), {HEAD_DIMS}.
+// (Describe lines), {MIXED_OPS} (names with a two-level replay), {HEAD_DIMS}, {NAMED_ACC}
+// (the NamedComputeTypes' names, each followed by a space; empty when the build has none).
 std::string ExpandHelp(const std::string& help);
 // The fast backends any entry names, plus replay first: "replay simd omp cuda".
 std::vector<std::string> BackendNames();

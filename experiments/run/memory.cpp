@@ -25,6 +25,8 @@ std::uint64_t ComputeValueBytes(const ResolvedTrial& t) {
     case ComputeKind::kDouble:
     case ComputeKind::kEmulated:
       return 8;
+    case ComputeKind::kFloat128:
+      return 16;
     case ComputeKind::kMpfr:
       // mpfr_t (32 bytes) and its limbs in a heap block with the allocator's 16-byte header.
       return 32 + 16 + 8 * static_cast<std::uint64_t>((c.mpfr_bits + 63) / 64);

@@ -83,6 +83,8 @@ auto WithMixedPair(const ResolvedTrial& t, Body&& body) {
         MpfrPrecisionScope scope(t.compute.mpfr_bits);
         return body.template operator()<Ti, Mpfr>();
       }
+      case ComputeKind::kFloat128:  // refused by ResolveTrial (one level only)
+        break;
     }
     throw SpecError("acc '" + t.compute.text + "': this pair of compute types is not built");
   };
@@ -94,6 +96,7 @@ auto WithMixedPair(const ResolvedTrial& t, Body&& body) {
     case ComputeKind::kEmulated:
       return outer.template operator()<MixedEmu>();
     case ComputeKind::kMpfr:
+    case ComputeKind::kFloat128:
       break;
   }
   throw SpecError("acc '" + t.compute.text + "': the inner type cannot be mpfr");

@@ -28,10 +28,25 @@ ComputeSpec ParseCompute(const std::string& text, Rounding rounding) {
     c.format.precision = static_cast<int>(std::min<long>(c.mpfr_bits, 53));
     return c;
   }
+  if (const registry::NamedComputeType* named = registry::FindComputeType(text)) {
+    if (rounding != Rounding::kNearestEven)
+      throw SpecError("round " + std::string(RoundingName(rounding)) + ": " + text +
+                      " computes in rne only");
+    c.kind = ComputeKind::kFloat128;
+    c.format = Fp64();
+    c.format.name = named->name;
+    c.format.precision = named->precision;
+    return c;
+  }
   try {
     c.format = ParseFormat(text);
   } catch (const std::exception& e) {
-    throw SpecError(e.what());
+    std::string names;
+    for (const auto& n : registry::NamedComputeTypes()) names += " " + n.name;
+    throw SpecError(std::string(e.what()) + "; or a compute type:" + names + " mpfr:BITS" +
+                    (text == "fp128" && names.empty() ? " (fp128 is not in this build; bash "
+                                                        "scripts/run-tests.sh builds it)"
+                                                      : ""));
   }
   const bool nearest = rounding == Rounding::kNearestEven;
   if (c.format == Fp32() && nearest) {
@@ -75,6 +90,8 @@ void ResolveMixed(ResolvedTrial& t, const std::string& acc, std::size_t gt) {
   t.mixed = true;
   if (t.inner.kind == ComputeKind::kMpfr)
     throw SpecError("acc '" + acc + "': the inner type cannot be mpfr:BITS (outer only)");
+  if (t.inner.kind == ComputeKind::kFloat128 || t.compute.kind == ComputeKind::kFloat128)
+    throw SpecError("acc '" + acc + "': fp128 computes on one level only, not in INNER>OUTER");
   const Format& fi = t.inner.format;
   const Format& fo = t.compute.format;
   const bool outer_mpfr = t.compute.kind == ComputeKind::kMpfr;
@@ -101,11 +118,21 @@ void CheckOpLimits(const ResolvedTrial& t) {
                       " is not built; head_dim: " + list);
     }
   }
-  if (!e.mpfr_compute && (t.compute.kind == ComputeKind::kMpfr || t.mixed))
+  if (!e.mpfr_compute &&
+      (t.compute.kind == ComputeKind::kMpfr || t.compute.kind == ComputeKind::kFloat128 || t.mixed))
     throw SpecError(e.name +
                     " computes in one format, fp32, fp64 or an emulated one (acc "
                     "bf16, fp16, ...), not '" +
                     t.compute.text + "'");
+  if (t.compute.kind == ComputeKind::kFloat128) {
+    // Measured exactly (RunTrial): a scalar result against the reference's exact value.
+    if (e.vector_out())
+      throw SpecError(e.name + " has a vector output, measured in long double; " + t.compute.text +
+                      " is measured for scalar ops only");
+    if (spec.backend != "replay")
+      throw SpecError("acc " + t.compute.text + " runs on backend replay only, not " +
+                      spec.backend);
+  }
   if (!e.emulated_on_backends && t.compute.kind == ComputeKind::kEmulated &&
       spec.backend != "replay")
     throw SpecError(e.name + " in emulated " + t.compute.text +
@@ -149,6 +176,9 @@ ResolvedTrial ResolveTrial(const TrialSpec& spec) {
     throw SpecError("unknown op '" + spec.op + "'; ops: " + registry::Join(registry::TrialOps()) +
                     registry::MainJobOpsNote());
   if (t.op->user) t.user = t.op;
+  if (registry::FindComputeType(spec.dtype))  // stored inputs are doubles (TrialInput)
+    throw SpecError("dtype " + spec.dtype + " is a compute type only (--acc " + spec.dtype +
+                    "); stored inputs are at most fp64");
   try {
     t.storage = ParseFormat(spec.dtype);
   } catch (const std::exception& e) {
@@ -196,7 +226,7 @@ ResolvedTrial ResolveTrial(const TrialSpec& spec) {
     if (t.op->input != registry::InputKind::kColumn || !t.op->commutative)
       throw SpecError(what + " reorders one column of inputs; op '" + spec.op +
                       "' is not a commutative one-column op");
-    if (t.mixed || t.compute.kind == ComputeKind::kMpfr)
+    if (t.mixed || t.compute.kind == ComputeKind::kMpfr || t.compute.kind == ComputeKind::kFloat128)
       throw SpecError(what + " computes in one format (fp64, fp32 or an emulated one), not '" +
                       t.compute.text + "'");
     if (t.rounding == Rounding::kStochastic)

@@ -19,6 +19,7 @@
 #include "precision/emulated.hpp"
 #include "precision/math_policy.hpp"
 #include "precision/metrics.hpp"
+#include "precision/metrics_exact.hpp"
 #include "precision/mpfr_scalar.hpp"
 #include "precision/op_bounds.hpp"
 #include "precision/scalars.hpp"
@@ -30,6 +31,8 @@ namespace carrier::run {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+constexpr int kFloat128Emin = -16382;  // binary128's smallest normal exponent (float128.hpp)
 
 double Seconds(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -54,9 +57,17 @@ double RoundStorage(double v, const void* ctx) {
   return RoundToFormat(v, *static_cast<const Format*>(ctx), Rounding::kNearestEven);
 }
 
+// fp128 (rne only) and mpfr:BITS: 2^-p; a format: its unit roundoff under the rounding.
 double UnitRoundoffOf(const ComputeSpec& c, Rounding r) {
+  if (c.kind == ComputeKind::kFloat128) return std::ldexp(1.0, -c.format.precision);
   return c.kind == ComputeKind::kMpfr ? std::ldexp(1.0, -static_cast<int>(c.mpfr_bits))
                                       : UnitRoundoff(c.format, r);
+}
+
+// The bound's underflow term: the format's smallest subnormal; binary128's, 2^-16494, is below
+// every double (and no operation on stored doubles underflows there), so 0.
+double EtaOf(const ComputeSpec& c) {
+  return c.kind == ComputeKind::kFloat128 ? 0.0 : c.format.MinSubnormal();
 }
 
 registry::ScalarKind ScalarKindOf(ComputeKind k) {
@@ -67,6 +78,8 @@ registry::ScalarKind ScalarKindOf(ComputeKind k) {
       return registry::ScalarKind::kDouble;
     case ComputeKind::kEmulated:
       return registry::ScalarKind::kEmulated;
+    case ComputeKind::kFloat128:
+      return registry::ScalarKind::kFloat128;
     case ComputeKind::kMpfr:
       break;
   }
@@ -91,6 +104,7 @@ MergeTree BuildDataTree(const ResolvedTrial& t, const TrialInput& in) {
       });
     }
     case ComputeKind::kMpfr:
+    case ComputeKind::kFloat128:
       break;
   }
   throw SpecError("schedule " + t.spec.schedule + " cannot be decided in " + t.compute.text);
@@ -197,8 +211,26 @@ void MeasureErrors(const ResolvedTrial& t, const registry::Replayed& got,
   }
   if (got.components.size() <= o.main || ref.as_long_double.size() <= o.main)
     throw SpecError("result or reference lacks component " + std::to_string(o.main));
-  const ScalarError se =
-      MeasureScalar(got.components[o.main], ref.as_long_double[o.main], t.compute.format);
+  ScalarError se;
+  if (t.compute.kind == ComputeKind::kFloat128) {
+    // Wider than long double: the result exactly (hi + residual) against the reference's MPFR
+    // value, which must resolve errors far below u = 2^-p (precision/metrics_exact.hpp).
+    const int p = t.compute.format.precision;
+    const std::string what = "acc " + t.compute.text + " with op " + t.spec.op;
+    if (got.residual.size() != got.components.size())
+      throw SpecError(what + ": the op's replay does not report its result beyond long double");
+    if (ref.value.size() <= o.main)
+      throw SpecError(what + ": the reference keeps no MPFR value to measure against");
+    if (!(ref.cert.error_bound_log2 <= -(p + 8)))
+      throw SpecError(what + ": the " + std::string(reference::TierName(ref.cert.tier)) +
+                      " reference is certified to 2^" + std::to_string(ref.cert.error_bound_log2) +
+                      " relative, not the 2^-" + std::to_string(p + 8) + " that measuring u = 2^-" +
+                      std::to_string(p) + " needs");
+    se = MeasureScalarExact(got.components[o.main], got.residual[o.main], ref.value[o.main].get(),
+                            p, kFloat128Emin);
+  } else {
+    se = MeasureScalar(got.components[o.main], ref.as_long_double[o.main], t.compute.format);
+  }
   o.result = got.components[o.main];
   o.reference = ref.as_double[o.main];
   o.abs_error = se.abs;
@@ -215,8 +247,7 @@ void MeasureBound(const ResolvedTrial& t, const BoundInputs& bi, const MergeTree
   const registry::Entry& e = *t.op;
   if (!e.bound) return;
   const double u_exp = ExpError(t.compute, t.spec.exp, o.u);
-  BoundContext ctx{stats.max_leaf_depth,           stats.combines, o.u, u_exp, u_exp,
-                   t.compute.format.MinSubnormal()};
+  BoundContext ctx{stats.max_leaf_depth, stats.combines, o.u, u_exp, u_exp, EtaOf(t.compute)};
   if (t.mixed) {
     // Every rounding of a two-level run is within u_inner (OUTER is not narrower) and the
     // level change is exact, so the op's one-precision bound at u = u_inner holds.

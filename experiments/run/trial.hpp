@@ -98,11 +98,19 @@ struct TrialSpec {
 // "fast" "oracle": the values of TrialSpec::engine.
 const std::vector<std::string>& Engines();
 
-enum class ComputeKind { kFloat, kDouble, kEmulated, kMpfr };
+// kFloat128: a named compute type of the op table (registry::NamedComputeTypes: fp128, IEEE
+// binary128), in builds that have it; backend replay, rne, one level, measured exactly (the
+// replay's residual, against the reference's exact or certified value, which must be certified
+// to 2^-(p + 8) relative or the trial is refused: RunTrial).
+enum class ComputeKind { kFloat, kDouble, kEmulated, kMpfr, kFloat128 };
 
 struct ComputeSpec {
   ComputeKind kind = ComputeKind::kDouble;
-  Format format;  // for kMpfr: a p-bit format with fp64's exponent range (for ulps)
+  // For kMpfr: a p-bit format with fp64's exponent range (for ulps). For kFloat128: fp64 with
+  // precision 113 and name "fp128", for its name and precision only (ulps, u and the underflow
+  // term come from precision/float128.hpp's constants; Format's double-based helpers cannot
+  // represent binary128's range).
+  Format format;
   long mpfr_bits = 0;
   std::string text;  // as given (the dtype's name for "same")
 };

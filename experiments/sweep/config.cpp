@@ -174,7 +174,8 @@ void CheckValue(const Checker& c, const std::string& key, const std::string& v) 
       if (in.empty() || out.empty() || out.find('>') != std::string::npos)
         c.Fail(k, v, "two-level acc is INNER>OUTER, e.g. fp16>fp32");
       for (const std::string& side : {in, out}) {
-        if (side == "same" || side.rfind("mpfr:", 0) == 0) continue;
+        if (side == "same" || side.rfind("mpfr:", 0) == 0 || registry::FindComputeType(side))
+          continue;
         try {
           ParseFormat(side);
         } catch (const std::exception& e) {
@@ -184,6 +185,7 @@ void CheckValue(const Checker& c, const std::string& key, const std::string& v) 
       }
       return;
     }
+    if (registry::FindComputeType(v)) return;  // fp128 (registry::NamedComputeTypes)
     if (v.rfind("mpfr:", 0) == 0) {
       auto bits = cli::ParseCountText(v.substr(5));
       if (!bits || *bits < 2 || *bits > (1u << 20))
@@ -193,7 +195,9 @@ void CheckValue(const Checker& c, const std::string& key, const std::string& v) 
     try {
       ParseFormat(v);
     } catch (const std::exception& e) {
-      c.Fail(k, v, std::string(e.what()) + "; allowed: same, a dtype, or mpfr:BITS");
+      std::string named;
+      for (const auto& t : registry::NamedComputeTypes()) named += t.name + ", ";
+      c.Fail(k, v, std::string(e.what()) + "; allowed: same, a dtype, " + named + "or mpfr:BITS");
     }
   } else if (key == "round") {
     try {
