@@ -5,8 +5,9 @@
 // algorithm (Amer. Statist. 37(3), 1983), which subtracts (sum (x - mean))^2 / n from the
 // two-pass sum of squares: in exact arithmetic the correction is 0, in floating point it
 // cancels the n delta^2 that an error delta in the computed mean adds. var-textbook: the
-// one-pass (sum x^2 - (sum x)^2 / n) / n. No a-priori bound; no fast kernel.
-#include "core/carriers/sum.hpp"
+// one-pass (sum x^2 - (sum x)^2 / n) / n. The formulas are core/variance_formulas.hpp's; this
+// file only registers them. No a-priori bound; no fast kernel.
+#include "core/variance_formulas.hpp"
 #include "ops/builtin.hpp"
 
 namespace carrier::ops {
@@ -14,77 +15,39 @@ namespace carrier::ops {
 namespace {
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
-template <class T>
-T SumOver(const MergeTree& tree, const std::vector<T>& x) {
-  return Sum<T>::Finalize(Replay<Sum<T>>(tree, std::span<const T>(x)));
-}
-
-template <class T>
-std::vector<T> Column(const registry::ReplayInput& in) {
-  std::vector<T> x;
-  x.reserve(in.a.size());
-  for (double v : in.a) x.push_back(static_cast<T>(v));
-  return x;
-}
-
-template <class T>
-registry::Replayed Moments(const T& mean, const T& m2, std::size_t n) {
-  const T count = T(static_cast<double>(n));
-  return {{static_cast<long double>(mean), static_cast<long double>(m2 / count),
-           static_cast<long double>(m2 / T(static_cast<double>(n - 1)))}};
-}
-
-registry::Replayed TwoPass(registry::ScalarKind k, registry::ExpKind, const MergeTree& tree,
-                           const registry::ReplayInput& in) {
+// The op's replay: core/variance_formulas.hpp's formula F in the compute scalar of kind k.
+template <template <class> class F>
+registry::Replayed FormulaReplay(registry::ScalarKind k, registry::ExpKind, const MergeTree& tree,
+                                 const registry::ReplayInput& in) {
   return registry::WithScalar(k, [&]<class T>() {
-    // Pass 1: the mean; pass 2: the centred squares, both through the same tree.
-    const std::vector<T> x = Column<T>(in);
-    const T mean = SumOver(tree, x) / T(static_cast<double>(x.size()));
-    std::vector<T> d2;
-    d2.reserve(x.size());
-    for (const T& v : x) {
-      const T d = v - mean;
-      d2.push_back(d * d);
-    }
-    return Moments(mean, SumOver(tree, d2), x.size());
+    std::vector<T> x;
+    x.reserve(in.a.size());
+    for (double v : in.a) x.push_back(static_cast<T>(v));
+    const VarianceMoments<T> m = F<T>::Run(tree, x);
+    registry::Replayed out;
+    for (const T& v : {m.mean, m.var_population, m.var_sample}) registry::AppendValue(v, out);
+    return out;
   });
 }
 
-registry::Replayed Corrected(registry::ScalarKind k, registry::ExpKind, const MergeTree& tree,
-                             const registry::ReplayInput& in) {
-  return registry::WithScalar(k, [&]<class T>() {
-    // Pass 1: the mean; pass 2: the centred values and their squares, both sums through the
-    // same tree; then M2 = sum d^2 - (sum d)^2 / n.
-    const std::vector<T> x = Column<T>(in);
-    const T count = T(static_cast<double>(x.size()));
-    const T mean = SumOver(tree, x) / count;
-    std::vector<T> d, d2;
-    d.reserve(x.size());
-    d2.reserve(x.size());
-    for (const T& v : x) {
-      d.push_back(v - mean);
-      d2.push_back(d.back() * d.back());
-    }
-    const T s1 = SumOver(tree, d);
-    return Moments(mean, SumOver(tree, d2) - s1 * s1 / count, x.size());
-  });
-}
-
-registry::Replayed Textbook(registry::ScalarKind k, registry::ExpKind, const MergeTree& tree,
-                            const registry::ReplayInput& in) {
-  return registry::WithScalar(k, [&]<class T>() {
-    // One pass carrying (sum x, sum x^2): two Sum replays over the same tree are exactly that
-    // pair carrier, component by component.
-    const std::vector<T> x = Column<T>(in);
-    const T count = T(static_cast<double>(x.size()));
-    std::vector<T> sq;
-    sq.reserve(x.size());
-    for (const T& v : x) sq.push_back(v * v);
-    const T s1 = SumOver(tree, x);
-    const T s2 = SumOver(tree, sq);
-    return Moments(s1 / count, s2 - s1 * s1 / count, x.size());
-  });
-}
+template <class T>
+struct TwoPass {
+  static VarianceMoments<T> Run(const MergeTree& t, const std::vector<T>& x) {
+    return TwoPassVariance(t, x);
+  }
+};
+template <class T>
+struct Corrected {
+  static VarianceMoments<T> Run(const MergeTree& t, const std::vector<T>& x) {
+    return CorrectedTwoPassVariance(t, x);
+  }
+};
+template <class T>
+struct Textbook {
+  static VarianceMoments<T> Run(const MergeTree& t, const std::vector<T>& x) {
+    return TextbookVariance(t, x);
+  }
+};
 #endif
 
 Entry VarianceOp(const char* name, const char* summary, int rank) {
@@ -111,7 +74,7 @@ namespace {
 Entry VarTwopassOp() {
   Entry e = VarianceOp("var-twopass", "two-pass variance: the mean, then the centred squares", 120);
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
-  e.replay = &TwoPass;
+  e.replay = &FormulaReplay<TwoPass>;
 #endif
   return e;
 }
@@ -126,7 +89,7 @@ Entry VarCorrectedOp() {
                        "(sum of centred values)^2/n",
                        125);
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
-  e.replay = &Corrected;
+  e.replay = &FormulaReplay<Corrected>;
 #endif
   return e;
 }
@@ -138,7 +101,7 @@ namespace {
 Entry VarTextbookOp() {
   Entry e = VarianceOp("var-textbook", "textbook one-pass variance (sum x^2 - (sum x)^2/n)/n", 130);
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
-  e.replay = &Textbook;
+  e.replay = &FormulaReplay<Textbook>;
 #endif
   return e;
 }

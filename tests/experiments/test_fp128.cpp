@@ -246,9 +246,10 @@ TEST_CASE("fp128: eval --acc fp128 measures an error below fp64's, u = 2^-113", 
     const char* gen;
     bool rounds;  // the fp128 result is known to carry a rounding error on this input
   };
-  for (const Case& c : {Case{"sum", "ill:1e30", false}, Case{"kahan", "ill:1e30", false},
-                        Case{"neumaier", "ill:1e30", false}, Case{"dot", "lognormal", true},
-                        Case{"welford", "lognormal", true}}) {
+  for (const Case& c :
+       {Case{"sum", "ill:1e30", false}, Case{"kahan", "ill:1e30", false},
+        Case{"neumaier", "ill:1e30", false}, Case{"dot", "lognormal", true},
+        Case{"welford", "lognormal", true}, Case{"var-twopass", "lognormal", true}}) {
     const std::string base = std::string("eval --op ") + c.op + " --dtype fp64 --gen " + c.gen +
                              " --n 4096 --seed 5 --schedule seq";
     const auto q = Carrier(base + " --acc fp128");
@@ -266,7 +267,8 @@ TEST_CASE("fp128: eval --acc fp128 measures an error below fp64's, u = 2^-113", 
     CHECK(std::stod(Field(q.out, "u")) == std::ldexp(1.0, -113));
     CHECK(Field(q.out, "reference_certified") == "true");
     CHECK(e128 < e64);
-    CHECK(std::stod(Field(q.out, "error_to_bound")) <= 1.0);
+    const std::string ratio = Field(q.out, "error_to_bound");  // var-twopass declares no bound
+    if (ratio != "nan" && ratio != "<missing>") CHECK(std::stod(ratio) <= 1.0);
     if (c.rounds) {
       CHECK(e128 > 0);
       CHECK(e128 < 1e-30);  // about n u = 2^12 2^-113 = 4e-31, far below long double's 5e-20
