@@ -5,7 +5,10 @@
 // algorithm (Amer. Statist. 37(3), 1983), which subtracts (sum (x - mean))^2 / n from the
 // two-pass sum of squares: in exact arithmetic the correction is 0, in floating point it
 // cancels the n delta^2 that an error delta in the computed mean adds. var-textbook: the
-// one-pass (sum x^2 - (sum x)^2 / n) / n. No a-priori bound; no fast kernel.
+// one-pass (sum x^2 - (sum x)^2 / n) / n. var-shifted: CGL's shifted textbook algorithm, the
+// one-pass formula on y_i = x_i - d with d = x_1 (the first stored value, the paper's cheap
+// guess of the mean), so its error grows with the shifted data's condition number, not x's.
+// No a-priori bound; no fast kernel.
 #include "core/carriers/sum.hpp"
 #include "ops/builtin.hpp"
 
@@ -85,6 +88,26 @@ registry::Replayed Textbook(registry::ScalarKind k, registry::ExpKind, const Mer
     return Moments(s1 / count, s2 - s1 * s1 / count, x.size());
   });
 }
+
+registry::Replayed Shifted(registry::ScalarKind k, registry::ExpKind, const MergeTree& tree,
+                           const registry::ReplayInput& in) {
+  return registry::WithScalar(k, [&]<class T>() {
+    // The textbook pair (sum y, sum y^2) over y_i = x_i - x_1, each y_i rounded once.
+    const std::vector<T> x = Column<T>(in);
+    const T count = T(static_cast<double>(x.size()));
+    const T d = x.empty() ? T(0.0) : x.front();  // n = 0 is refused earlier; no UB here
+    std::vector<T> y, sq;
+    y.reserve(x.size());
+    sq.reserve(x.size());
+    for (const T& v : x) {
+      y.push_back(v - d);
+      sq.push_back(y.back() * y.back());
+    }
+    const T s1 = SumOver(tree, y);
+    const T s2 = SumOver(tree, sq);
+    return Moments(d + s1 / count, s2 - s1 * s1 / count, x.size());
+  });
+}
 #endif
 
 Entry VarianceOp(const char* name, const char* summary, int rank) {
@@ -145,5 +168,20 @@ Entry VarTextbookOp() {
 }  // namespace
 
 CARRIER_REGISTER_OP(VarTextbookOp())
+
+namespace {
+Entry VarShiftedOp() {
+  Entry e = VarianceOp("var-shifted",
+                       "shifted textbook variance (Chan-Golub-LeVeque): the one-pass formula on "
+                       "x - x_1",
+                       135);
+#if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+  e.replay = &Shifted;
+#endif
+  return e;
+}
+}  // namespace
+
+CARRIER_REGISTER_OP(VarShiftedOp())
 
 }  // namespace carrier::ops
