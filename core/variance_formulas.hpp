@@ -14,6 +14,9 @@
 //   TextbookVariance       one pass carrying (sum x, sum x^2), i.e. two Sum replays over the
 //                          same tree: s1 = sum(x_i), s2 = sum(x_i * x_i); mean = s1 / n;
 //                          m2 = s2 - s1 * s1 / n (its error grows like kappa^2 u).
+//   ShiftedTextbookVariance  the textbook pass over y_i = x_i - d, d = x_1 (CGL's shifted
+//                          algorithm; each y_i rounded once): mean = d + s1 / n, m2 as above
+//                          on y, so its error grows with the shifted data's condition number.
 // Result (each): {mean, var_population = m2 / n, var_sample = m2 / (n - 1)} in T (n == 1: the
 // sample variance is m2 / 0, whatever T's division gives). Special values follow T's arithmetic
 // (NaN in -> NaN; no guards: these are the formulas as written, not carriers).
@@ -98,6 +101,23 @@ VarianceMoments<T> TextbookVariance(const MergeTree& tree, const std::vector<T>&
   const T s1 = SumOver(tree, x);
   const T s2 = SumOver(tree, sq);
   return variance_detail::Moments(s1 / count, s2 - s1 * s1 / count, x.size());
+}
+
+template <class T>
+VarianceMoments<T> ShiftedTextbookVariance(const MergeTree& tree, const std::vector<T>& x) {
+  using variance_detail::SumOver;
+  const T count = T(static_cast<double>(x.size()));
+  const T d = x.empty() ? T(0.0) : x.front();  // n = 0 is refused earlier; no UB here
+  std::vector<T> y, sq;
+  y.reserve(x.size());
+  sq.reserve(x.size());
+  for (const T& v : x) {
+    y.push_back(v - d);
+    sq.push_back(y.back() * y.back());
+  }
+  const T s1 = SumOver(tree, y);
+  const T s2 = SumOver(tree, sq);
+  return variance_detail::Moments(d + s1 / count, s2 - s1 * s1 / count, x.size());
 }
 
 }  // namespace carrier

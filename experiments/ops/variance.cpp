@@ -5,8 +5,11 @@
 // algorithm (Amer. Statist. 37(3), 1983), which subtracts (sum (x - mean))^2 / n from the
 // two-pass sum of squares: in exact arithmetic the correction is 0, in floating point it
 // cancels the n delta^2 that an error delta in the computed mean adds. var-textbook: the
-// one-pass (sum x^2 - (sum x)^2 / n) / n. The formulas are core/variance_formulas.hpp's; this
-// file only registers them. No a-priori bound; no fast kernel.
+// one-pass (sum x^2 - (sum x)^2 / n) / n. var-shifted: CGL's shifted textbook algorithm, the
+// one-pass formula on y_i = x_i - d with d = x_1 (the first stored value, the paper's cheap
+// guess of the mean), so its error grows with the shifted data's condition number, not x's.
+// The formulas are core/variance_formulas.hpp's; this file only registers them. No a-priori
+// bound; no fast kernel.
 #include "core/variance_formulas.hpp"
 #include "ops/builtin.hpp"
 
@@ -46,6 +49,12 @@ template <class T>
 struct Textbook {
   static VarianceMoments<T> Run(const MergeTree& t, const std::vector<T>& x) {
     return TextbookVariance(t, x);
+  }
+};
+template <class T>
+struct Shifted {
+  static VarianceMoments<T> Run(const MergeTree& t, const std::vector<T>& x) {
+    return ShiftedTextbookVariance(t, x);
   }
 };
 #endif
@@ -108,5 +117,20 @@ Entry VarTextbookOp() {
 }  // namespace
 
 CARRIER_REGISTER_OP(VarTextbookOp())
+
+namespace {
+Entry VarShiftedOp() {
+  Entry e = VarianceOp("var-shifted",
+                       "shifted textbook variance (Chan-Golub-LeVeque): the one-pass formula on "
+                       "x - x_1",
+                       135);
+#if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+  e.replay = &FormulaReplay<Shifted>;
+#endif
+  return e;
+}
+}  // namespace
+
+CARRIER_REGISTER_OP(VarShiftedOp())
 
 }  // namespace carrier::ops

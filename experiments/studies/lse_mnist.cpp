@@ -89,8 +89,8 @@ Computed SoftmaxDivide(const std::vector<E>& x, bool shifted) {
   return c;
 }
 
-Computed SoftmaxNoDivide(const std::vector<E>& x) {
-  Computed c = LseShifted(x);
+Computed SoftmaxNoDivide(const std::vector<E>& x, bool shifted) {
+  Computed c = shifted ? LseShifted(x) : LseBasic(x);
   const E y = E::FromFormatValue(c.lse);
   for (E v : x) {
     const E g = exp(v - y);
@@ -112,8 +112,10 @@ Computed RunAlgorithm(std::size_t algorithm, const std::vector<double>& stored) 
       return SoftmaxDivide(x, false);
     case 3:
       return SoftmaxDivide(x, true);
+    case 4:
+      return SoftmaxNoDivide(x, true);
     default:
-      return SoftmaxNoDivide(x);
+      return SoftmaxNoDivide(x, false);
   }
 }
 
@@ -173,7 +175,9 @@ double BoundU(std::size_t algorithm, const std::vector<double>& x) {
     default: {
       double dev = 0;
       for (double v : x) dev = std::max(dev, std::fabs(v - y));
-      return 1 + dev + shifted_abs;
+      // The exponent x_i - y^ carries lse's absolute error: lse-shifted's for case 4,
+      // lse-basic's (|y| (1 + n/|y|) = |y| + n) for the unshifted variant.
+      return 1 + dev + (algorithm == 4 ? shifted_abs : std::fabs(y) + n);
     }
   }
 }
@@ -181,8 +185,9 @@ double BoundU(std::size_t algorithm, const std::vector<double>& x) {
 }  // namespace
 
 const std::vector<std::string>& LseMnistAlgorithms() {
-  static const std::vector<std::string> names = {"lse-basic", "lse-shifted", "softmax-basic",
-                                                 "softmax-shifted", "softmax-shifted-nodiv"};
+  static const std::vector<std::string> names = {
+      "lse-basic",       "lse-shifted",           "softmax-basic",
+      "softmax-shifted", "softmax-shifted-nodiv", "softmax-basic-nodiv"};
   return names;
 }
 
@@ -279,6 +284,11 @@ std::vector<LseMnistRow> RunLseMnist(const std::vector<std::vector<double>>& vec
 #endif
         row.bound_u = BoundU(alg, stored);
         row.max_x = max_x;
+        row.sum_g = std::numeric_limits<double>::quiet_NaN();
+        if (!is_lse) {
+          row.sum_g = 0;
+          for (double g : low.g) row.sum_g += g;
+        }
         out.push_back(row);
       }
     }

@@ -17,6 +17,8 @@
 //   softmax-basic           g_i = e^{x_i} / sum_j e^{x_j}
 //   softmax-shifted         g_i = e^{x_i-a} / sum_j e^{x_j-a}
 //   softmax-shifted-nodiv   g_i = e^{x_i-y}, y from lse-shifted (the division-free variant)
+//   softmax-basic-nodiv     g_i = e^{x_i-y}, y from lse-basic (the unshifted division-free
+//                           variant of BHH2021 Thm 3.4; overflows where lse-basic does)
 // `overflow` is set when an exponential or the sum of exponentials is infinite in the format.
 // bound_u is the leading (first-order) term of the relative error bound in units of u, derived
 // per vector the way BHH2021 derive theirs (one rounding per operation, |delta| <= u):
@@ -27,6 +29,9 @@
 //   softmax-basic           n + 2
 //   softmax-shifted         n + 2 + 2D
 //   softmax-shifted-nodiv   1 + max_i |x_i - y| + B, B = the lse-shifted absolute bound / u
+//   softmax-basic-nodiv     1 + max_i |x_i - y| + |y| + n (|y| + n: lse-basic's absolute bound)
+// sum_g is the sum, in double, of the computed g_i (softmax; nan for lse): the paper's
+// "sum(g)" figures, how far a variant's outputs are from summing to 1.
 // with y, s, D evaluated exactly on the stored vector (double is ample for a bound).
 #pragma once
 
@@ -54,6 +59,7 @@ struct LseMnistRow {
   double err_ref_norm_u = 0;  // softmax: max_i |g^_i - g_i| / max_i g_i (lse: = err_ref_u), / u
   double bound_u = 0;         // leading term of the bound, in units of u
   double max_x = 0;           // max_i of the stored vector
+  double sum_g = 0;           // softmax: sum_i of the computed g_i (nan for lse)
 };
 
 // Rows in the order dtype, vector, algorithm (as listed above).

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <functional>
 #include <limits>
 
 #include "inputs/generators.hpp"
@@ -161,6 +163,127 @@ std::vector<float> Inputs(std::uint64_t n, std::uint64_t seed, double scale) {
   return x;
 }
 
+// The worst MaxRelError over `batch` rows of n values.
+double RowsMaxRelError(const std::vector<float>& x, const std::vector<float>& y, std::uint64_t n,
+                       std::uint64_t batch) {
+  double worst = 0;
+  for (std::uint64_t r = 0; r < batch; ++r) {
+    const std::vector<float> xr(x.begin() + r * n, x.begin() + (r + 1) * n);
+    const std::vector<float> yr(y.begin() + r * n, y.begin() + (r + 1) * n);
+    worst = std::max(worst, MaxRelError(xr, yr));
+  }
+  return worst;
+}
+
+std::vector<SoftmaxTiming> Summarise(const std::vector<std::string>& names,
+                                     const std::vector<std::vector<double>>& times,
+                                     const std::vector<double>& errors, std::uint64_t n,
+                                     std::uint64_t batch, std::uint64_t repeats) {
+  std::vector<SoftmaxTiming> out;
+  for (std::size_t variant = 0; variant < names.size(); ++variant) {
+    SoftmaxTiming t;
+    t.variant = names[variant];
+    t.max_rel_error = errors[variant];
+    t.n = n;
+    t.batch = batch;
+    t.repeats = repeats;
+    t.min_seconds = *std::min_element(times[variant].begin(), times[variant].end());
+    t.median_seconds = util::Median(times[variant]);
+    out.push_back(t);
+  }
+  return out;
+}
+
+// Inserts (v, i) into the k best so far (descending; a tie keeps the earlier, lower index).
+void TopKInsert(float v, std::uint32_t i, std::uint64_t k, float* top, std::uint32_t* index,
+                std::uint64_t& filled) {
+  if (filled == k && !(v > top[k - 1])) return;
+  std::uint64_t j = filled < k ? filled++ : k - 1;
+  while (j > 0 && v > top[j - 1]) {
+    top[j] = top[j - 1];
+    index[j] = index[j - 1];
+    --j;
+  }
+  top[j] = v;
+  index[j] = i;
+}
+
+// safe-topk: safe softmax into y, then a TopK pass reading y back.
+template <class M>
+void SafeTopK(M& mem, const float* x, float* y, std::size_t n, std::uint64_t k, float* top,
+              std::uint32_t* index) {
+  Safe(mem, x, y, n);
+  std::uint64_t filled = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    TopKInsert(mem.Load(y + i), static_cast<std::uint32_t>(i), k, top, index, filled);
+}
+
+// online-topk: one pass over x (online-branch's normalizer and the K largest x), then K outputs.
+template <class M>
+void OnlineTopK(M& mem, const float* x, std::size_t n, std::uint64_t k, float* top,
+                std::uint32_t* index) {
+  float m = -std::numeric_limits<float>::infinity();
+  float d = 0;
+  std::uint64_t filled = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float xi = mem.Load(x + i);
+    if (xi > m) {
+      d = d * mem.Exp(m - xi) + 1.0f;
+      m = xi;
+    } else {
+      d += mem.Exp(xi - m);
+    }
+    TopKInsert(xi, static_cast<std::uint32_t>(i), k, top, index, filled);
+  }
+  for (std::uint64_t j = 0; j < filled; ++j) mem.Store(top + j, mem.Exp(top[j] - m) / d);
+}
+
+// safe-topk-fused: the maximum pass, then one pass for the normalizer and the K largest x.
+template <class M>
+void SafeTopKFused(M& mem, const float* x, std::size_t n, std::uint64_t k, float* top,
+                   std::uint32_t* index) {
+  float m = -std::numeric_limits<float>::infinity();
+  for (std::size_t i = 0; i < n; ++i) m = std::max(m, mem.Load(x + i));
+  float d = 0;
+  std::uint64_t filled = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float xi = mem.Load(x + i);
+    d += mem.Exp(xi - m);
+    TopKInsert(xi, static_cast<std::uint32_t>(i), k, top, index, filled);
+  }
+  for (std::uint64_t j = 0; j < filled; ++j) mem.Store(top + j, mem.Exp(top[j] - m) / d);
+}
+
+template <class M>
+void RunTopK(std::size_t variant, M& mem, const float* x, float* y, std::size_t n, std::uint64_t k,
+             float* top, std::uint32_t* index) {
+  if (variant == 0) return SafeTopK(mem, x, y, n, k, top, index);
+  if (variant == 1) return SafeTopKFused(mem, x, n, k, top, index);
+  OnlineTopK(mem, x, n, k, top, index);
+}
+
+// Largest relative difference of each row's K outputs from the K largest fp64 softmax values.
+double TopKMaxRelError(const std::vector<float>& x, std::uint64_t n, std::uint64_t batch,
+                       std::uint64_t k, const std::vector<float>& top) {
+  double worst = 0;
+  for (std::uint64_t r = 0; r < batch; ++r) {
+    const float* row = x.data() + r * n;
+    double m = -std::numeric_limits<double>::infinity();
+    for (std::uint64_t i = 0; i < n; ++i) m = std::max(m, static_cast<double>(row[i]));
+    double d = 0;
+    std::vector<double> want(n);
+    for (std::uint64_t i = 0; i < n; ++i) d += std::exp(static_cast<double>(row[i]) - m);
+    for (std::uint64_t i = 0; i < n; ++i) want[i] = std::exp(static_cast<double>(row[i]) - m) / d;
+    std::sort(want.begin(), want.end(), std::greater<>());
+    for (std::uint64_t j = 0; j < std::min(k, n); ++j) {
+      const double got = top[r * k + j];
+      worst = std::max(worst, std::isfinite(got) ? std::fabs(got - want[j]) / want[j]
+                                                 : std::numeric_limits<double>::infinity());
+    }
+  }
+  return worst;
+}
+
 }  // namespace
 
 const std::vector<std::string>& SoftmaxVariants() {
@@ -188,37 +311,86 @@ std::vector<SoftmaxPassCount> CountSoftmaxPasses(std::uint64_t n, std::uint64_t 
 }
 
 std::vector<SoftmaxTiming> TimeSoftmax(std::uint64_t n, std::uint64_t repeats, std::uint64_t seed,
-                                       double scale) {
-  const std::vector<float> x = Inputs(n, seed, scale);
-  std::vector<float> y(n);
+                                       double scale, std::uint64_t batch) {
+  const std::vector<float> x = Inputs(n * batch, seed, scale);
+  std::vector<float> y(n * batch);
   const std::vector<std::string> names = TimedVariants();
   const std::size_t count = names.size();
   std::vector<std::vector<double>> times(count);
   std::vector<double> errors(count);
+  auto run = [&](std::size_t variant) {
+    for (std::uint64_t r = 0; r < batch; ++r)
+      RunTimed(variant, x.data() + r * n, y.data() + r * n, n);
+  };
   for (std::size_t variant = 0; variant < count; ++variant) {  // warm-up and check
-    RunTimed(variant, x.data(), y.data(), n);
-    errors[variant] = MaxRelError(x, y);
+    run(variant);
+    errors[variant] = RowsMaxRelError(x, y, n, batch);
   }
   volatile float sink = 0;  // keeps the outputs observable
   for (std::uint64_t r = 0; r < repeats; ++r) {
     for (std::size_t j = 0; j < count; ++j) {
       const std::size_t variant = (j + r) % count;
-      times[variant].push_back(util::Seconds([&] { RunTimed(variant, x.data(), y.data(), n); }));
-      sink = sink + y[n / 2];
+      times[variant].push_back(util::Seconds([&] { run(variant); }));
+      sink = sink + y[n * batch / 2];
     }
   }
-  std::vector<SoftmaxTiming> out;
-  for (std::size_t variant = 0; variant < count; ++variant) {
-    SoftmaxTiming t;
-    t.variant = names[variant];
-    t.max_rel_error = errors[variant];
-    t.n = n;
-    t.repeats = repeats;
-    t.min_seconds = *std::min_element(times[variant].begin(), times[variant].end());
-    t.median_seconds = util::Median(times[variant]);
-    out.push_back(t);
+  return Summarise(names, times, errors, n, batch, repeats);
+}
+
+const std::vector<std::string>& TopKVariants() {
+  static const std::vector<std::string> names = {"safe-topk", "safe-topk-fused", "online-topk"};
+  return names;
+}
+
+std::vector<SoftmaxPassCount> CountTopKPasses(std::uint64_t n, std::uint64_t seed, double scale,
+                                              std::uint64_t k) {
+  const std::vector<float> x = Inputs(n, seed, scale);
+  std::vector<SoftmaxPassCount> out;
+  for (std::size_t variant = 0; variant < TopKVariants().size(); ++variant) {
+    std::vector<float> y(n), top(k);
+    std::vector<std::uint32_t> index(k);
+    CountingMemory mem;
+    RunTopK(variant, mem, x.data(), y.data(), n, k, top.data(), index.data());
+    SoftmaxPassCount c;
+    c.variant = TopKVariants()[variant];
+    c.loads_per_element = static_cast<double>(mem.loads) / static_cast<double>(n);
+    c.stores_per_element = static_cast<double>(mem.stores) / static_cast<double>(n);
+    c.exps_per_element = static_cast<double>(mem.exps) / static_cast<double>(n);
+    c.max_rel_error = TopKMaxRelError(x, n, 1, k, top);
+    out.push_back(c);
   }
   return out;
+}
+
+std::vector<SoftmaxTiming> TimeSoftmaxTopK(std::uint64_t n, std::uint64_t batch,
+                                           std::uint64_t repeats, std::uint64_t seed, double scale,
+                                           std::uint64_t k) {
+  const std::vector<float> x = Inputs(n * batch, seed, scale);
+  std::vector<float> y(n);  // safe-topk's full softmax of one row (reused: it is read back at once)
+  std::vector<float> top(k * batch);
+  std::vector<std::uint32_t> index(k * batch);
+  const std::vector<std::string>& names = TopKVariants();
+  std::vector<std::vector<double>> times(names.size());
+  std::vector<double> errors(names.size());
+  PlainMemory mem;
+  auto run = [&](std::size_t variant) {
+    for (std::uint64_t r = 0; r < batch; ++r)
+      RunTopK(variant, mem, x.data() + r * n, y.data(), n, k, top.data() + r * k,
+              index.data() + r * k);
+  };
+  for (std::size_t variant = 0; variant < names.size(); ++variant) {
+    run(variant);
+    errors[variant] = TopKMaxRelError(x, n, batch, k, top);
+  }
+  volatile float sink = 0;
+  for (std::uint64_t r = 0; r < repeats; ++r) {
+    for (std::size_t j = 0; j < names.size(); ++j) {
+      const std::size_t variant = (j + r) % names.size();
+      times[variant].push_back(util::Seconds([&] { run(variant); }));
+      sink = sink + top[0];
+    }
+  }
+  return Summarise(names, times, errors, n, batch, repeats);
 }
 
 }  // namespace carrier::studies

@@ -19,7 +19,23 @@
 // median seconds per variant. When the SIMD kernels are built (kernels/simd, Highway) it also
 // times simd-safe (their two-pass log-sum-exp, then the output pass: 4 accesses per element
 // by construction) and simd-online (the OnlineSoftmax carrier in the native SIMD schedule, then
-// the output pass: 3), both with PortableExp instead of libm.
+// the output pass: 3), both with PortableExp instead of libm. With batch > 1 the input is
+// `batch` rows of n values each (one allocation of batch * n, the paper's batched benchmark
+// shape) and every variant runs row by row; max_rel_error is the worst over the rows.
+//
+// Softmax + TopK (the paper's Sec. 5, its 5x; the authors' benchmark, NVIDIA/online-softmax,
+// has the same three): the K largest softmax outputs of each row and their indices, three ways,
+// all fp32 loops over the same memory policies:
+//   safe-topk     safe softmax writes all of y (4 accesses per element), then a TopK pass reads
+//                 y (1 more): 5 accesses per element;
+//   safe-topk-fused  the maximum pass, then one pass for d and the K largest x (2 accesses);
+//   online-topk   fused: one pass over x keeps the running maximum m, the normalizer d (the
+//                 one-exp form of online-branch) and the K largest x_i; then only the K outputs
+//                 e^{x_i - m} / d are written: 1 access per element (plus K stores per row).
+// Ties keep the lower index. CountTopKPasses counts loads and stores per element on n values;
+// TimeSoftmaxTopK times the three side by side as TimeSoftmax does (speed-up of online-topk over
+// safe-topk is the paper's comparison). max_rel_error compares the K values with the K
+// largest components of an fp64 softmax.
 #pragma once
 
 #include <cstdint>
@@ -43,7 +59,8 @@ std::vector<SoftmaxPassCount> CountSoftmaxPasses(std::uint64_t n, std::uint64_t 
 
 struct SoftmaxTiming {
   std::string variant;
-  std::uint64_t n = 0;
+  std::uint64_t n = 0;      // the row length (the paper's V)
+  std::uint64_t batch = 1;  // rows
   std::uint64_t repeats = 0;
   double min_seconds = 0;
   double median_seconds = 0;
@@ -51,6 +68,15 @@ struct SoftmaxTiming {
 };
 
 std::vector<SoftmaxTiming> TimeSoftmax(std::uint64_t n, std::uint64_t repeats, std::uint64_t seed,
-                                       double scale);
+                                       double scale, std::uint64_t batch = 1);
+
+const std::vector<std::string>& TopKVariants();  // safe-topk, safe-topk-fused, online-topk
+
+std::vector<SoftmaxPassCount> CountTopKPasses(std::uint64_t n, std::uint64_t seed, double scale,
+                                              std::uint64_t k);
+
+std::vector<SoftmaxTiming> TimeSoftmaxTopK(std::uint64_t n, std::uint64_t batch,
+                                           std::uint64_t repeats, std::uint64_t seed, double scale,
+                                           std::uint64_t k);
 
 }  // namespace carrier::studies

@@ -43,16 +43,17 @@ const char kStudyHelp[] =
     "      per row; default papers/bhh2021-lse-softmax/data/bhh2021_mnist_presoftmax.csv) is\n"
     "      rounded to each format (list; also fp8e4m3 fp8e5m2 tf32) and log-sum-exp and\n"
     "      softmax are computed there (rne) by lse-basic, lse-shifted, softmax-basic,\n"
-    "      softmax-shifted and softmax-shifted-nodiv (studies/lse_mnist.hpp). One row per\n"
+    "      softmax-shifted, softmax-shifted-nodiv and softmax-basic-nodiv\n"
+    "      (studies/lse_mnist.hpp). One row per\n"
     "      dtype,vector,algorithm: overflow (an exp or the sum overflowed), value (lse, or\n"
     "      softmax at the largest x), err_fp32_u (relative error against the same algorithm in\n"
     "      fp32, in units of the format's u; softmax: componentwise max over the components\n"
     "      not below the smallest normal), err_ref_u (the same against the certified\n"
     "      reference), err_ref_norm_u (softmax normwise), bound_u (leading term of the error\n"
-    "      bound), max_x. Needs MPFR.\n"
+    "      bound), max_x, sum_g (softmax: the sum of the computed g). Needs MPFR.\n"
     "\n"
     "  softmax-passes [--count-n N] [--n LIST] [--repeats R] [--seed S] [--scale X]\n"
-    "                 [--timing FILE]\n"
+    "                 [--timing FILE] [--batch LIST] [--topk K]\n"
     "      Milakov & Gimelshein 2018: naive, safe, online (their Algorithm 3) and online-branch\n"
     "      (one exp per element) softmax as plain fp32 loops (studies/softmax_passes.hpp) on\n"
     "      N(0,1)*X values (X default 4, seed S default 42). -o gets, per variant, the loads,\n"
@@ -61,7 +62,10 @@ const char kStudyHelp[] =
     "      at each n of LIST (default 1e3,1e4,1e5,1e6,1e7), R repeats (default 7) interleaved,\n"
     "      one thread: min and median seconds, the speed-up over safe (SIMD variants over\n"
     "      simd-safe) and the largest relative error; with the SIMD kernels built also\n"
-    "      simd-safe and simd-online (kernels/simd, PortableExp).\n"
+    "      simd-safe and simd-online (kernels/simd, PortableExp). --batch LIST (default 1)\n"
+    "      times BATCH rows of n values each, row by row (the paper's batched shape; batch x n\n"
+    "      at most 4*10^8). --topk K adds Softmax+TopK: safe-topk (safe softmax, then a TopK\n"
+    "      pass over y) and online-topk (one fused pass), counted and timed alike.\n"
     "\n"
     "  attention-deviation --precision LIST [--baseline-precision LIST] [--algorithm fa2,fa1]\n"
     "                      [--n LIST] [--block-r LIST] [--block-c LIST] [--square]\n"
@@ -148,12 +152,13 @@ int StudyLseMnist(const std::vector<std::string>& argv) {
   const auto rows = studies::RunLseMnist(vectors, formats);
   std::ostringstream csv;
   csv << "dtype,vector,algorithm,overflow,value,err_fp32_u,err_ref_u,err_ref_norm_u,bound_u,"
-         "max_x\n";
+         "max_x,sum_g\n";
   for (const auto& r : rows)
     csv << r.dtype << "," << r.vector << "," << r.algorithm << "," << (r.overflow ? 1 : 0) << ","
         << studies::Field(r.value) << "," << studies::Field(r.err_fp32_u) << ","
         << studies::Field(r.err_ref_u) << "," << studies::Field(r.err_ref_norm_u) << ","
-        << studies::Field(r.bound_u) << "," << studies::Field(r.max_x) << "\n";
+        << studies::Field(r.bound_u) << "," << studies::Field(r.max_x) << ","
+        << studies::Field(r.sum_g) << "\n";
   studies::WriteCsv(args.Get("o").value_or(""), csv.str(), "carrier study lse-mnist");
   return 0;
 }
@@ -178,12 +183,15 @@ std::vector<std::uint64_t> CountList(const Args& args, const std::string& flag,
 
 int StudySoftmaxPasses(const std::vector<std::string>& argv) {
   Args args("study softmax-passes", argv,
-            {"n", "count-n", "repeats", "seed", "scale", "o", "timing"});
+            {"n", "count-n", "repeats", "seed", "scale", "o", "timing", "batch", "topk"});
   const std::uint64_t count_n = args.Count("count-n", 1000);
   const std::uint64_t repeats = args.Count("repeats", 7);
   const std::uint64_t seed = args.Count("seed", 42);
+  const std::uint64_t topk = args.Count("topk", 0);
   const std::vector<std::uint64_t> sizes =
       CountList(args, "n", args.Get("n").value_or("1e3,1e4,1e5,1e6,1e7"));
+  const std::vector<std::uint64_t> batches =
+      CountList(args, "batch", args.Get("batch").value_or("1"));
   double scale = 4;
   if (auto text = args.Get("scale")) {
     char* end = nullptr;
@@ -193,35 +201,57 @@ int StudySoftmaxPasses(const std::vector<std::string>& argv) {
   }
   if (count_n < 1 || count_n > 100000000) args.Fail("--count-n must be between 1 and 10^8");
   if (repeats < 1 || repeats > 1000) args.Fail("--repeats must be between 1 and 1000");
+  if (topk > 1000) args.Fail("--topk must be between 1 and 1000 (0: no Softmax+TopK rows)");
   for (std::uint64_t n : sizes)
     if (n < 1 || n > 200000000) args.Fail("--n values must be between 1 and 2*10^8");
+  for (std::uint64_t b : batches)
+    if (b < 1 || b > 100000) args.Fail("--batch values must be between 1 and 10^5");
+  // batch x n floats are held twice (x and y): refuse what the machine cannot hold.
+  constexpr std::uint64_t kMaxElements = 400000000;  // 3.2 GB of fp32 x and y
+  for (std::uint64_t b : batches)
+    for (std::uint64_t n : sizes)
+      if (b * n > kMaxElements)
+        args.Fail("--batch " + std::to_string(b) + " x --n " + std::to_string(n) +
+                  " exceeds 4*10^8 values (3.2 GB of fp32 input and output)");
 
   std::ostringstream passes;
   passes << "variant,n,loads_per_element,stores_per_element,accesses_per_element,"
             "exps_per_element,max_rel_error\n";
-  for (const auto& c : studies::CountSoftmaxPasses(count_n, seed, scale))
+  std::vector<studies::SoftmaxPassCount> counts = studies::CountSoftmaxPasses(count_n, seed, scale);
+  if (topk > 0)
+    for (const auto& c : studies::CountTopKPasses(count_n, seed, scale, topk)) counts.push_back(c);
+  for (const auto& c : counts)
     passes << c.variant << "," << count_n << "," << studies::Field(c.loads_per_element) << ","
            << studies::Field(c.stores_per_element) << ","
            << studies::Field(c.loads_per_element + c.stores_per_element) << ","
            << studies::Field(c.exps_per_element) << "," << studies::Field(c.max_rel_error) << "\n";
   std::ostringstream timing;
   if (args.Get("timing")) {
-    timing << "variant,n,repeats,min_seconds,median_seconds,speedup_min_vs_safe,"
+    timing << "variant,batch,n,repeats,min_seconds,median_seconds,speedup_min_vs_safe,"
               "speedup_median_vs_safe,max_rel_error\n";
-    for (std::uint64_t n : sizes) {
-      const auto rows = studies::TimeSoftmax(n, repeats, seed, scale);
-      // Each variant against its own family's safe softmax (plain loops: safe; SIMD: simd-safe).
-      auto find = [&](const std::string& name) {
-        return *std::find_if(rows.begin(), rows.end(),
-                             [&](const auto& r) { return r.variant == name; });
-      };
-      for (const auto& r : rows) {
-        const auto& safe = find(r.variant.rfind("simd-", 0) == 0 ? "simd-safe" : "safe");
-        timing << r.variant << "," << r.n << "," << r.repeats << ","
-               << studies::Field(r.min_seconds) << "," << studies::Field(r.median_seconds) << ","
-               << studies::Field(safe.min_seconds / r.min_seconds) << ","
-               << studies::Field(safe.median_seconds / r.median_seconds) << ","
-               << studies::Field(r.max_rel_error) << "\n";
+    for (std::uint64_t batch : batches) {
+      for (std::uint64_t n : sizes) {
+        auto rows = studies::TimeSoftmax(n, repeats, seed, scale, batch);
+        if (topk > 0)
+          for (const auto& r : studies::TimeSoftmaxTopK(n, batch, repeats, seed, scale, topk))
+            rows.push_back(r);
+        // Each variant against its own family's safe one (plain loops: safe; SIMD: simd-safe;
+        // Softmax+TopK: safe-topk).
+        auto find = [&](const std::string& name) {
+          return *std::find_if(rows.begin(), rows.end(),
+                               [&](const auto& r) { return r.variant == name; });
+        };
+        for (const auto& r : rows) {
+          const std::string base = r.variant.rfind("simd-", 0) == 0              ? "simd-safe"
+                                   : r.variant.find("topk") != std::string::npos ? "safe-topk"
+                                                                                 : "safe";
+          const auto& safe = find(base);
+          timing << r.variant << "," << r.batch << "," << r.n << "," << r.repeats << ","
+                 << studies::Field(r.min_seconds) << "," << studies::Field(r.median_seconds) << ","
+                 << studies::Field(safe.min_seconds / r.min_seconds) << ","
+                 << studies::Field(safe.median_seconds / r.median_seconds) << ","
+                 << studies::Field(r.max_rel_error) << "\n";
+        }
       }
     }
   }

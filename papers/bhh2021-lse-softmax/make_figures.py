@@ -18,9 +18,10 @@ REL = "papers/bhh2021-lse-softmax"
 CMD = f"carrier study lse-mnist --input {REL}/data/bhh2021_mnist_presoftmax.csv"
 DTYPES = ("fp16", "bf16")
 LSE = ("lse-basic", "lse-shifted")
-SOFTMAX = ("softmax-basic", "softmax-shifted", "softmax-shifted-nodiv")
+SOFTMAX = ("softmax-basic", "softmax-shifted", "softmax-shifted-nodiv", "softmax-basic-nodiv")
 # exp(x) rounds to inf above log(r_max + ulp/2): fp16 r_max = 65504, ulp 32; bf16 r_max =
 # (2 - 2^-7) 2^127, ulp 2^120.
+UNIT = {"fp16": 2.0**-11, "bf16": 2.0**-8}
 LOG_OVERFLOW = {"fp16": math.log(65504 + 16), "bf16": math.log((2 - 2**-7) * 2**127 + 2**119)}
 
 
@@ -36,6 +37,8 @@ PAPER_BOUND = {
                         lambda x, y, n: n + 2 + 2 * (x.max() - x.min())),
     "softmax-shifted-nodiv": ("1 + max|x - y| + |y + n - min x| (Thm 4.4)",
                               lambda x, y, n: 1 + np.abs(x - y).max() + abs(y + n - x.min())),
+    "softmax-basic-nodiv": ("|y| + max|x - y| + n + 2 (Thm 3.4)",
+                            lambda x, y, n: abs(y) + np.abs(x - y).max() + n + 2),
 }
 
 
@@ -78,7 +81,7 @@ def summarise(t):
     cols = ["dtype", "algorithm", "vectors", "overflows", "median_err_ref_u", "max_err_ref_u",
             "median_err_fp32_u", "max_err_fp32_u", "median_err_ref_norm_u",
             "max_err_ref_norm_u", "median_bound_u", "max_err_over_bound",
-            "max_abs_diff_ref_vs_fp32_u"]
+            "max_abs_diff_ref_vs_fp32_u", "median_abs_sum_g_minus_1_u", "max_abs_sum_g_minus_1_u"]
     rows, stats = [], {}
     for dtype in DTYPES:
         for alg in LSE + SOFTMAX:
@@ -94,6 +97,11 @@ def summarise(t):
                  "max_err_ref_norm_u": float(en.max()), "median_bound_u": float(np.median(b)),
                  "max_err_over_bound": float(np.max(e / b)),
                  "max_abs_diff_ref_vs_fp32_u": float(np.max(np.abs(e - f)))}
+            # softmax: how far the computed outputs are from summing to 1 (the paper's sum(g)).
+            u = UNIT[dtype]
+            dev = (np.abs(sub.floats("sum_g")[ok] - 1) / u) if alg in SOFTMAX else None
+            s["median_abs_sum_g_minus_1_u"] = float(np.median(dev)) if dev is not None else ""
+            s["max_abs_sum_g_minus_1_u"] = float(dev.max()) if dev is not None else ""
             stats[(dtype, alg)] = s
             rows.append({"dtype": dtype, "algorithm": alg, **s})
     io.write_csv(os.path.join(HERE, "data", "summary.csv"), cols, rows)
@@ -134,13 +142,17 @@ def error_figure(t, dtype, algorithms, name, title, pbounds):
 
 
 def scatter_figure(t, dtype):
-    """Basic against shifted, vector by vector (the paper's 'Basic vs Shifted' panels)."""
-    fig, axes = plots.new_figure(7.2, 3.6)
+    """Vector by vector, as the paper's scatter panels: basic vs shifted log-sum-exp, and the
+    shifted softmax against basic, the unshifted division-free ('alt.', Thm 3.4) and the
+    shifted division-free ('alt. shifted', Thm 4.4) ones."""
+    fig, axes = plots.new_figure(7.2, 6.8)
     fig.clf()
     pairs = [("lse-basic", "lse-shifted", "log-sum-exp (relative)"),
-             ("softmax-basic", "softmax-shifted", "softmax (normwise)")]
+             ("softmax-shifted", "softmax-basic", "softmax: shifted v basic"),
+             ("softmax-shifted", "softmax-basic-nodiv", "softmax: shifted v alt."),
+             ("softmax-shifted", "softmax-shifted-nodiv", "softmax: shifted v alt. shifted")]
     for j, (a, b, what) in enumerate(pairs):
-        ax = fig.add_subplot(1, 2, j + 1)
+        ax = fig.add_subplot(2, 2, j + 1)
         ta, tb = t.where(dtype=dtype, algorithm=a), t.where(dtype=dtype, algorithm=b)
         ok = (ta.floats("overflow") != 1) & (tb.floats("overflow") != 1)
         ea, eb = ta.floats(error_column(a))[ok], tb.floats(error_column(b))[ok]
@@ -149,12 +161,39 @@ def scatter_figure(t, dtype):
         ax.plot([0, top], [0, top], color="black", lw=1, ls="--", label="equal error")
         ax.set_xlim(0, top)
         ax.set_ylim(0, top)
-        ax.set_xlabel(f"{a}: error / u")
-        ax.set_ylabel(f"{b}: error / u")
-        ax.set_title(f"{what}, {int(ok.sum())} vectors", fontsize=9)
-        ax.legend(loc="upper left")
-    fig.suptitle(f"BHH2021 MNIST logits in {dtype}: basic vs shifted, vector by vector")
+        ax.set_xlabel(f"{a}: error / u", fontsize=8)
+        ax.set_ylabel(f"{b}: error / u", fontsize=8)
+        ax.set_title(f"{what}, {int(ok.sum())} vectors", fontsize=8)
+        ax.legend(loc="upper left", fontsize=7)
+    fig.suptitle(f"BHH2021 MNIST logits in {dtype}: vector by vector (softmax normwise)")
     plots.save(fig, os.path.join(HERE, "figures", f"basic_vs_shifted_{dtype}"), ("png",))
+
+
+def sum_figure(t, dtype):
+    """The paper's sum(g) figures: per vector that does not overflow, |sum_i g^_i - 1| / u for
+    basic vs alt. (Thm 3.3 / 3.4) and shifted vs alt. shifted (Thm 4.3 / 4.4)."""
+    fig, axes = plots.new_figure(9.0, 3.6)
+    fig.clf()
+    u = UNIT[dtype]
+    base = t.where(dtype=dtype, algorithm="lse-basic")
+    ok = base.floats("overflow") != 1  # the vectors every algorithm evaluates (the script's a)
+    idx = np.arange(int(ok.sum()))
+    for j, (pair, title) in enumerate([(("softmax-basic", "softmax-basic-nodiv"), "basic"),
+                                       (("softmax-shifted", "softmax-shifted-nodiv"), "shifted")]):
+        ax = fig.add_subplot(1, 2, j + 1)
+        for i, alg in enumerate(pair):
+            dev = np.abs(t.where(dtype=dtype, algorithm=alg).floats("sum_g")[ok] - 1) / u
+            nz = dev > 0
+            ax.scatter(idx[nz], dev[nz], s=3, alpha=0.5, color=plots.COLORS[i],
+                       marker=plots.MARKERS[i],
+                       label=f"{alg} ({int((~nz).sum())} sum exactly to 1)")
+        ax.set_yscale("log")
+        ax.set_xlabel("vector (those where basic lse does not overflow)", fontsize=8)
+        ax.set_ylabel("|sum(g) - 1| / u", fontsize=8)
+        ax.set_title(f"softmax sum test: {title}", fontsize=9)
+        ax.legend(loc="lower left", fontsize=7, markerscale=3)
+    fig.suptitle(f"BHH2021 MNIST logits in {dtype}: sum of the computed softmax")
+    plots.save(fig, os.path.join(HERE, "figures", f"sum_g_{dtype}"), ("png",))
 
 
 def overflow_figure(stats):
@@ -192,13 +231,14 @@ def build_claims(t, stats, pbounds, spec):
         figure="figures/overflow.png"))
     others = {k: v for k, v in ov.items() if k not in (("fp16", "lse-basic"),
                                                        ("fp16", "lse-shifted"))}
-    expect = {k: (ov[("fp16", "lse-basic")] if k == ("fp16", "softmax-basic") else 0)
+    expect = {k: (ov[("fp16", "lse-basic")]
+                  if k in (("fp16", "softmax-basic"), ("fp16", "softmax-basic-nodiv")) else 0)
               for k in others}
     out.append(claims.sanity(
-        "the other overflow counts: fp16 basic softmax overflows where basic lse does; bf16 and "
-        "every shifted variant never", CMD,
+        "the other overflow counts: fp16 basic softmax (with division and division-free) "
+        "overflows where basic lse does; bf16 and every shifted variant never", CMD,
         ", ".join(f"{d} {a} {v}" for (d, a), v in others.items()),
-        "fp16 softmax-basic = fp16 lse-basic; all others 0", others == expect,
+        "fp16 softmax-basic = softmax-basic-nodiv = lse-basic; all others 0", others == expect,
         figure="figures/overflow.png"))
     k = spec.setting("similar_factor")
     for dtype in DTYPES:
@@ -238,6 +278,30 @@ def build_claims(t, stats, pbounds, spec):
             "division-free normwise median > shifted's", worse,
             figure=f"figures/softmax_errors_{dtype}.png",
             note="qualitative conclusion, no number to pin"))
+    for dtype in DTYPES:
+        b, n = stats[(dtype, "softmax-basic")], stats[(dtype, "softmax-basic-nodiv")]
+        out.append(claims.sanity(
+            f"softmax in {dtype}: the unshifted division-free variant exp(x_i - lse) (Thm 3.4) "
+            "is less accurate than the basic one", CMD, f"normwise median/max: division-free "
+            f"{f(n['median_err_ref_norm_u'])}u/{f(n['max_err_ref_norm_u'])}u against basic "
+            f"{f(b['median_err_ref_norm_u'])}u/{f(b['max_err_ref_norm_u'])}u (on the "
+            f"{2500 - b['overflows']} vectors that do not overflow)",
+            "division-free normwise median > basic's",
+            n["median_err_ref_norm_u"] > b["median_err_ref_norm_u"],
+            figure=f"figures/basic_vs_shifted_{dtype}.png",
+            note="qualitative conclusion, no number to pin"))
+    for dtype in DTYPES:
+        d = {a: stats[(dtype, a)]["median_abs_sum_g_minus_1_u"] for a in SOFTMAX}
+        m = {a: stats[(dtype, a)]["max_abs_sum_g_minus_1_u"] for a in SOFTMAX}
+        out.append(claims.sanity(
+            f"softmax in {dtype}: the division-free variants' outputs sum further from 1 than "
+            "those with division (the paper's sum(g) figures)", CMD,
+            "median/max |sum(g) - 1|: " + ", ".join(f"{a} {f(d[a])}u/{f(m[a])}u" for a in SOFTMAX),
+            "each division-free median > the median of its variant with division",
+            d["softmax-basic-nodiv"] > d["softmax-basic"] and
+            d["softmax-shifted-nodiv"] > d["softmax-shifted"],
+            figure=f"figures/sum_g_{dtype}.png",
+            note="the script plots sum(g) per vector (figures 7 and 9) without quoting a number"))
     # The paper's own leading-order bounds (Theorems 3.2-4.4 as the script evaluates them).
     ratios = {}
     for (dtype, alg), bd in pbounds.items():
@@ -248,7 +312,7 @@ def build_claims(t, stats, pbounds, spec):
     out.append(claims.sanity(
         "every error (no overflow) lies below the leading term of the paper's bound: "
         + "; ".join(f"{a} {PAPER_BOUND[a][0]}" for a in PAPER_BOUND), CMD,
-        f"largest error/bound over 2 formats x 5 algorithms x 2500 vectors: "
+        f"largest error/bound over 2 formats x {len(PAPER_BOUND)} algorithms x 2500 vectors: "
         f"{f(ratios[worst])} ({worst[0]} {worst[1]}); per algorithm (fp16/bf16): " +
         ", ".join(f"{a} {f(ratios[('fp16', a)])}/{f(ratios[('bf16', a)])}" for a in PAPER_BOUND),
         "error/bound <= 1 (leading terms only, so not rigorous)", ratios[worst] <= 1.0,
@@ -277,7 +341,7 @@ def main():
     args = ap.parse_args()
     t = io.read_table(os.path.join(args.out, "lse_mnist.csv"))
     io.require(t, ["dtype", "vector", "algorithm", "overflow", "err_ref_u", "err_fp32_u",
-                   "err_ref_norm_u", "bound_u", "max_x"], "bhh2021", t.source)
+                   "err_ref_norm_u", "bound_u", "max_x", "sum_g"], "bhh2021", t.source)
     stats = summarise(t)
     pbounds = paper_bounds(read_vectors())
     spec = claims.load_spec(os.path.join(HERE, "claims.toml"))
@@ -285,8 +349,10 @@ def main():
         error_figure(t, dtype, LSE, f"lse_errors_{dtype}",
                      f"log-sum-exp in {dtype}, 2500 MNIST vectors: basic vs shifted", pbounds)
         error_figure(t, dtype, SOFTMAX, f"softmax_errors_{dtype}",
-                     f"softmax in {dtype} (normwise): basic, shifted, division-free", pbounds)
+                     f"softmax in {dtype} (normwise): basic, shifted, both division-free",
+                     pbounds)
         scatter_figure(t, dtype)
+        sum_figure(t, dtype)
     overflow_figure(stats)
     claims.write_claims(
         os.path.join(HERE, "CLAIMS.md"),

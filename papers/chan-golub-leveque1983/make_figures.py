@@ -58,6 +58,16 @@ def twopass_prediction(r):
     return n * (mean32 - exact) ** 2 / m2
 
 
+def kappa_shifted(r):
+    """kappa_d of one var-shifted row, d = x_1: sqrt(sum (x - d)^2 / sum (x - mean)^2) on the
+    regenerated fp32 data (as twopass_prediction regenerates it)."""
+    n, shift, seed = int(r["n"]), float(r["shift"]), int(r["input_seed"])
+    xd = (shift + np.random.default_rng(seed).standard_normal(n)).astype(np.float32).astype(
+        np.float64)
+    exact = math.fsum(xd) / n
+    return math.sqrt(math.fsum((xd - xd[0]) ** 2) / math.fsum((xd - exact) ** 2))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
@@ -240,6 +250,54 @@ def main():
         CMD, f"largest error {repro.fmt(float(np.max(big.floats('rel_error'))))}; two-pass's "
         f"largest {repro.fmt(float(np.max(t.where(algorithm='two-pass').floats('rel_error'))))}",
         "error < 1", bool(np.max(big.floats("rel_error")) < 1), figure=FIG_N))
+
+    # Shifted data (d = x_1): the textbook formula with kappa replaced by kappa_d.
+    sh = t.where(algorithm="shifted")
+    kd = np.array([kappa_shifted(r) for r in sh.rows])
+    serr, snn = sh.floats("rel_error"), sh.floats("n")
+    sbd = snn * kd * kd * u
+    ok = sbd < 1
+    sworst = float(np.max(serr[ok] / sbd[ok])) if ok.any() else float("nan")
+    cl.append(claims.sanity(
+        f"shifted textbook variance (d = x_1): relative error <= N kappa_d^2 u, kappa_d the "
+        f"shifted data's condition number ({dtype}, N = {ns[0]}..{ns[-1]})",
+        f"{CMD} (carrier eval --op var-shifted --schedule seq)",
+        f"max error/bound = {repro.fmt(sworst)} over {int(ok.sum())} trials (kappa_d "
+        f"{repro.fmt(float(kd.min()))}..{repro.fmt(float(kd.max()))})",
+        "error/bound <= 1 (first-order, no constant)", sworst <= 1.0, figure=FIG_K,
+        note="kappa_d from the regenerated data in numpy (make_figures.py)"))
+    s0 = sh.where(n=str(n0))
+    med_k, med_e = medians_by_shift(s0)
+    lo, hi = st("shifted_slope")
+    keep = med_e > 0
+    try:
+        sslope = bounds.loglog_slope(med_k[keep], med_e[keep])
+    except ValueError:
+        sslope = float("nan")
+    cl.append(claims.sanity(
+        f"shifted textbook error does not grow with kappa (N = {n0}): shifting by x_1 removes "
+        "the textbook formula's kappa^2", CMD,
+        f"log-log slope of the median error vs kappa = {sslope:.2f} (all {int(keep.sum())} "
+        f"shifts; median error {repro.fmt(float(np.min(med_e)))}..{repro.fmt(float(np.max(med_e)))})",
+        f"slope in [{lo}, {hi}]", bool(lo <= sslope <= hi), figure=FIG_K))
+    tb0 = t.where(algorithm="textbook", n=str(n0))
+    pair = all(a["input_seed"] == b["input_seed"] and a["shift"] == b["shift"]
+               for a, b in zip(tb0.rows, s0.rows)) and len(tb0) == len(s0)
+    if not pair:
+        print("make_figures: shifted and textbook rows do not pair up", file=sys.stderr)
+        return 2
+    past = tb0.floats("n") * tb0.floats("cond") ** 2 * u > 1
+    tberr, sherr = tb0.floats("rel_error"), s0.floats("rel_error")
+    sgain = (float(np.median(tberr[past]) / max(float(np.median(sherr[past])), u * u))
+             if past.any() else float("nan"))
+    cl.append(claims.sanity(
+        f"where the textbook formula has broken down (N kappa^2 u > 1, N = {n0}), the shifted "
+        "one is accurate on the same trials", CMD,
+        f"median error over the {int(past.sum())} trials past the breakdown: textbook "
+        f"{repro.fmt(float(np.median(tberr[past])) if past.any() else math.nan)}, shifted "
+        f"{repro.fmt(float(np.median(sherr[past])) if past.any() else math.nan)} (ratio "
+        f"{repro.fmt(sgain)})", f"ratio >= {st('shifted_gain_min'):g}",
+        bool(sgain >= st("shifted_gain_min")), figure=FIG_K))
 
     claims.write_claims(os.path.join(HERE, "CLAIMS.md"),
                         "Chan, Golub and LeVeque 1983 (and Welford 1962), variance: claims", cl,

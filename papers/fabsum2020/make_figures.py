@@ -197,28 +197,40 @@ def figure_and_claims(t, fab):
 def error_vs_n(tn, spec):
     """The headline experiment's shape: median error against n at b = 32, per storage format.
 
-    FABsum's result is rounded back to the storage format first (rounded_back_error)."""
+    FABsum with the accurate sum in the higher precision is rounded back to the storage format
+    first (rounded_back_error); FABsum with a compensated accurate sum (op fabsum-comp) returns
+    the storage format already."""
     out = []
-    fig, axes = plots.new_figure(10.5, 3.8)
+    fig, axes = plots.new_figure(12.0, 4.2)
     fig.clf()
+    lo = spec.setting("recursive_slope_min")
+    hi = spec.setting("fabsum_slope_max")
+    hi_comp = spec.setting("fabsum_comp_slope_max")
+    trials = int(tn.floats("trial").max()) + 1
+    largest = {}
     for j, dtype in enumerate(("fp16", "bf16", "fp32")):
         ax = fig.add_subplot(1, 3, j + 1)
         sub = tn.where(dtype=dtype)
-        variants = [("recursive, all " + dtype, sub.where(acc="same", schedule="seq")),
-                    ("blocked b=32, all " + dtype, sub.where(acc="same", schedule="blocked:32")),
-                    (f"FABsum b=32 ({dtype}>{OUTER[dtype]}), rounded to {dtype}",
-                     sub.where(acc=f"{dtype}>{OUTER[dtype]}", schedule="blocked:32"))]
-        slopes = {}
-        for i, (label, v) in enumerate(variants):
+        sums = sub.where(op="sum")
+        variants = [("recursive", f"recursive, all {dtype}", sums.where(acc="same", schedule="seq")),
+                    ("blocked", f"blocked b=32, all {dtype}",
+                     sums.where(acc="same", schedule="blocked:32")),
+                    ("FABsum-high", f"FABsum b=32, tile sums {OUTER[dtype]}, rounded to {dtype}",
+                     sums.where(acc=f"{dtype}>{OUTER[dtype]}", schedule="blocked:32")),
+                    ("FABsum-comp", f"FABsum b=32, tile sums compensated in {dtype}",
+                     sub.where(op="fabsum-comp", schedule="blocked:32"))]
+        slopes, meds = {}, {}
+        for i, (key, label, v) in enumerate(variants):
             ns = v.floats("n")
-            errs = (np.array([rounded_back_error(r, dtype) for r in v.rows]) if "FABsum" in label
+            errs = (np.array([rounded_back_error(r, dtype) for r in v.rows]) if key == "FABsum-high"
                     else v.floats("rel_error"))
             xs = np.unique(ns)
             med = np.array([np.median(errs[ns == x]) for x in xs])
+            meds[key] = (xs, med)
             keep = med > 0
             ax.plot(xs[keep], med[keep], marker=plots.MARKERS[i], color=plots.COLORS[i],
                     label=label)
-            slopes[label.split(",")[0].split(" (")[0]] = bounds.loglog_slope(xs[keep], med[keep])
+            slopes[key] = bounds.loglog_slope(xs[keep], med[keep])
         u = bounds.unit_roundoff(dtype)
         ax.axhline(u, color="black", ls=":", lw=1, label="u")
         ax.set_xscale("log", base=2)
@@ -226,44 +238,69 @@ def error_vs_n(tn, spec):
         ax.set_xlabel("n")
         ax.set_ylabel("median relative error")
         ax.set_title(f"{dtype} storage", fontsize=9)
-        ax.legend(fontsize=6.5, loc="upper left")
-        lo = spec.setting("recursive_slope_min")
-        hi = spec.setting("fabsum_slope_max")
+        ax.legend(fontsize=6, loc="upper left")
+        nmin, nmax = int(sub.floats("n").min()), int(sub.floats("n").max())
         out.append(claims.sanity(
-            f"{dtype}: at fixed b = 32, FABsum's error (rounded back to {dtype}) does not grow "
-            "with n while recursive summation's does (the paper's error-vs-n experiment, its "
-            "numbers not pinned)", f"carrier sweep {REL}/error-vs-n.toml",
-            "log-log slope of the median error vs n = "
-            f"{int(tn.where(dtype=dtype).floats('n').min())}..{int(sub.floats('n').max())}: " +
-            ", ".join(f"{k} {v:.2f}" for k, v in slopes.items()),
+            f"{dtype}: at fixed b = 32, FABsum's error (accurate sum in {OUTER[dtype]}, result "
+            f"rounded back to {dtype}) does not grow with n while recursive summation's does",
+            f"carrier sweep {REL}/error-vs-n.toml",
+            f"log-log slope of the median error vs n = {nmin}..{nmax}: recursive "
+            f"{slopes['recursive']:.2f}, blocked {slopes['blocked']:.2f}, FABsum "
+            f"{slopes['FABsum-high']:.2f}",
             f"recursive slope >= {lo}, FABsum slope <= {hi}",
-            bool(slopes["recursive"] >= lo and slopes["FABsum b=32"] <= hi),
+            bool(slopes["recursive"] >= lo and slopes["FABsum-high"] <= hi),
             figure="figures/error_vs_n.png"))
-    fig.suptitle("Error vs n at fixed b = 32, n uniform[0,1) values, 5 trials per point")
+        out.append(claims.sanity(
+            f"{dtype}: at fixed b = 32, FABsum with a compensated accurate sum in {dtype} "
+            "(op fabsum-comp) does not grow with n either",
+            f"carrier sweep {REL}/error-vs-n.toml (op fabsum-comp, schedule blocked:32)",
+            f"log-log slope of the median error vs n = {nmin}..{nmax}: "
+            f"{slopes['FABsum-comp']:.2f}",
+            f"slope <= {hi_comp}", bool(slopes["FABsum-comp"] <= hi_comp),
+            figure="figures/error_vs_n.png"))
+        at = {k: float(m[-1]) for k, (xs, m) in meds.items()}
+        largest[dtype] = (nmax, at)
+        out.append(claims.sanity(
+            f"{dtype}: at the largest n = {nmax}, both FABsum variants are more accurate than "
+            "recursive summation (median errors)",
+            f"carrier sweep {REL}/error-vs-n.toml",
+            f"median error: recursive {repro.fmt(at['recursive'])}, blocked "
+            f"{repro.fmt(at['blocked'])}, FABsum ({OUTER[dtype]}, rounded) "
+            f"{repro.fmt(at['FABsum-high'])}, FABsum (compensated) "
+            f"{repro.fmt(at['FABsum-comp'])}; u = {repro.fmt(u)}",
+            "both FABsum medians < recursive's",
+            bool(at["FABsum-high"] < at["recursive"] and at["FABsum-comp"] < at["recursive"]),
+            figure="figures/error_vs_n.png"))
+    fig.suptitle(f"Error vs n at fixed b = 32, uniform[0,1) values, {trials} trials per point")
     plots.save(fig, os.path.join(HERE, "figures", "error_vs_n"), ("png",))
-    return out
+    return out, largest
 
 
 def minimiser(tm, spec):
-    """A powered test of the bound's minimiser b = sqrt(n): 40 trials at b = 16, 256, 4096."""
+    """A powered test of the bound's minimiser b = sqrt(n) at n = 2^12, 2^16, 2^20: 100 trials
+    at b = sqrt(n)/16, sqrt(n) and 16 sqrt(n)."""
     from scipy.stats import mannwhitneyu  # Debian python3-scipy (scripts/common.sh)
     pmax = spec.setting("minimiser_p_max")
     out = []
     for dtype in ("fp16", "bf16", "fp32"):
-        err = {b: tm.where(dtype=dtype, schedule=f"blocked:{b}").floats("rel_error")
-               for b in (16, 256, 4096)}
-        p = {b: float(mannwhitneyu(err[256], err[b], alternative="less").pvalue)
-             for b in (16, 4096)}
-        med = {b: float(np.median(v)) for b, v in err.items()}
-        out.append(claims.sanity(
-            f"{dtype}: blocked summation (tile sums sequential) is more accurate at the bound's "
-            "minimiser b = sqrt(n) = 256 than at b = 16 and b = 4096 (n = 2^16)",
-            f"carrier sweep {REL}/minimiser.toml",
-            f"median error b=16 {repro.fmt(med[16])}, b=256 {repro.fmt(med[256])}, b=4096 "
-            f"{repro.fmt(med[4096])}; one-sided Mann-Whitney p (256 < 16) = {p[16]:.2g}, "
-            f"(256 < 4096) = {p[4096]:.2g}, {len(err[256])} trials per b",
-            f"both p < {pmax:g}", bool(p[16] < pmax and p[4096] < pmax),
-            figure=f"figures/error_vs_block_{dtype}.png"))
+        sub = tm.where(dtype=dtype)
+        for n in sorted({int(v) for v in sub.floats("n")}):
+            r = int(round(math.sqrt(n)))
+            bs = (r // 16, r, 16 * r)
+            err = {b: sub.where(n=str(n), schedule=f"blocked:{b}").floats("rel_error") for b in bs}
+            p = {b: float(mannwhitneyu(err[r], err[b], alternative="less").pvalue)
+                 for b in (bs[0], bs[2])}
+            med = {b: float(np.median(v)) for b, v in err.items()}
+            out.append(claims.sanity(
+                f"{dtype}, n = 2^{int(round(math.log2(n)))}: blocked summation (tile sums "
+                f"sequential) is more accurate at the bound's minimiser b = sqrt(n) = {r} than at "
+                f"b = {bs[0]} and b = {bs[2]}",
+                f"carrier sweep {REL}/minimiser.toml",
+                f"median error b={bs[0]} {repro.fmt(med[bs[0]])}, b={r} {repro.fmt(med[r])}, "
+                f"b={bs[2]} {repro.fmt(med[bs[2]])}; one-sided Mann-Whitney p ({r} < {bs[0]}) = "
+                f"{p[bs[0]]:.2g}, ({r} < {bs[2]}) = {p[bs[2]]:.2g}, {len(err[r])} trials per b",
+                f"both p < {pmax:g}", bool(p[bs[0]] < pmax and p[bs[2]] < pmax),
+                figure=f"figures/error_vs_block_{dtype}.png"))
     return out
 
 
@@ -293,7 +330,19 @@ def main():
                            all(c["equal"] for c in checks))]
         cl += figure_and_claims(t, fab)
         spec = claims.load_spec(os.path.join(HERE, "claims.toml"))
-        cl += error_vs_n(tn, spec)
+        rows_n, largest = error_vs_n(tn, spec)
+        n_max = max(v[0] for v in largest.values())
+        cl.append(claims.reproduction(
+            spec, "headline-figure",
+            "FABsum's error does not grow with n, recursive summation's does (the paper's "
+            "error-vs-n figure)", f"carrier sweep {REL}/error-vs-n.toml",
+            f"median errors at n = {n_max}: " + "; ".join(
+                f"{d} recursive {repro.fmt(a['recursive'])}, FABsum "
+                f"{repro.fmt(a['FABsum-high'])} / {repro.fmt(a['FABsum-comp'])}"
+                for d, (nn, a) in largest.items() if nn == n_max) +
+            " (FABsum accurate sum in higher precision / compensated)", None,
+            figure="figures/error_vs_n.png"))
+        cl += rows_n
         tm = repro.write_timing_free(os.path.join(a.out, "minimiser", "trials.csv"),
                                      os.path.join(HERE, "data", "minimiser.csv"))
         repro.require_ok(tm, "minimiser sweep")
@@ -303,9 +352,11 @@ def main():
         return 2
     claims.write_claims(os.path.join(HERE, "CLAIMS.md"),
                         "Blanchard, Higham and Mary 2020, FABsum: claims", cl,
-                        preamble=f"Regenerate: `bash {REL}/reproduce.sh`. n = 2^16 "
-                                 "uniform[0,1) values, 5 trials per cell. FABsum runs in "
-                                 "carrier itself (acc INNER>OUTER, core ReplayMixed).",
+                        preamble=f"Regenerate: `bash {REL}/reproduce.sh`. Block-size sweeps: "
+                                 "n = 2^16 uniform[0,1) values, 5 trials per cell; error vs n: "
+                                 "n = 2^10..2^24, 10 trials; minimiser: 100 trials per b. "
+                                 "FABsum runs in carrier itself (acc INNER>OUTER, core "
+                                 "ReplayMixed; op fabsum-comp for the compensated accurate sum).",
                         spec=spec)
     for c in cl:
         print(f"{c.kind:12} {c.match!s:5} {c.claim}: ours {c.ours}; published {c.published}")

@@ -244,11 +244,12 @@ TEST_CASE("walked tree shapes equal BuildTree's statistics, hash and text", "[fa
 TEST_CASE("engine fast equals engine oracle over the replay matrix", "[fast][engine]") {
   // The fast path exists where it should (else the comparison below would be oracle vs oracle).
   for (const char* op : {"sum", "neumaier", "kahan", "max", "argmax", "lse", "welford", "norm2",
-                         "dot", "affine", "prod"}) {
+                         "dot", "affine", "prod", "fabsum-comp"}) {
     INFO("op " << op);
     REQUIRE(registry::Find(op)->fast_replay != nullptr);
   }
-  for (const char* op : {"sum", "neumaier", "kahan", "welford", "norm2", "var-twopass"}) {
+  for (const char* op :
+       {"sum", "neumaier", "kahan", "welford", "norm2", "var-twopass", "fabsum-comp"}) {
     INFO("op " << op);
     REQUIRE(registry::Find(op)->fast_reference != nullptr);
   }
@@ -263,8 +264,9 @@ TEST_CASE("engine fast equals engine oracle over the replay matrix", "[fast][eng
   };
   const std::vector<const char*> emulated_modes = {"rne", "rna", "rz", "ru", "rd", "ro", "sr"};
   std::vector<Cell> cells;
-  for (const char* op : {"sum", "neumaier", "kahan", "max", "argmax", "lse", "softmax", "welford",
-                         "norm2", "dot", "affine", "prod", "var-twopass", "var-textbook"}) {
+  for (const char* op :
+       {"sum", "neumaier", "kahan", "max", "argmax", "lse", "softmax", "welford", "norm2", "dot",
+        "affine", "prod", "var-twopass", "var-textbook", "var-shifted", "fabsum-comp"}) {
     cells.push_back({op, "fp32", "same", {"rne"}});
     cells.push_back({op, "fp64", "same", {"rne"}});
     cells.push_back({op, "bf16", "same", emulated_modes});

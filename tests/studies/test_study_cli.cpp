@@ -128,7 +128,7 @@ TEST_CASE("carrier study lse-mnist: overflow and errors against the bounds", "[f
   INFO(r.err);
   REQUIRE(r.code == 0);
   const auto rows = ParseCsv(r.out);
-  REQUIRE(rows.size() == 2 * 2500 * 5);
+  REQUIRE(rows.size() == 2 * 2500 * 6);
   std::map<std::string, int> overflows;
   std::map<std::string, double> worst_ratio;
   const double fp16_threshold = std::log(65504.0 + 16.0);  // exp(x) rounds to inf above it
