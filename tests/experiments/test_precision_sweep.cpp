@@ -95,7 +95,8 @@ TEST_CASE("sweep precision = [presets and specs] equals eval --precision row for
           "[fast][cli]") {
   const std::string cfg = WriteConfig(
       "op = [\"sum\", \"lse\"]\n"
-      "precision = [\"all-bf16\", \"in=bf16,acc=fp32\", \"in=fp16,acc=fp16@rz\"]\n"
+      "precision = [\"all-bf16\", \"eager-bf16,s=fp32,p=fp32,out=fp32\", \"in=bf16,acc=fp32\", "
+      "\"in=fp16,acc=fp16@rz\"]\n"
       "schedule = [\"blocked:16\", \"pairwise\"]\n"
       "n = 1500\ninput = \"uniform11\"\n");
   const std::string out = TempPath("precision-out");
@@ -103,10 +104,13 @@ TEST_CASE("sweep precision = [presets and specs] equals eval --precision row for
   INFO("sweep stderr: " << s.err);
   REQUIRE(s.code == 0);
   const auto rows = ReadRows(out + "/trials.csv");
-  REQUIRE(rows.size() == 2 * 3 * 2 * 2);
+  REQUIRE(rows.size() == 2 * 4 * 2 * 2);
   // The shorthand each policy stands for (precision/precision_policy.hpp ToShorthand).
   const std::map<std::string, std::vector<std::string>> shorthand = {
       {"all-bf16", {"bf16", "bf16", "rne"}},
+      // a second preset, its S, P and output roles overridden to acc's fp32 (the form a
+      // one-precision op runs)
+      {"eager-bf16,s=fp32,p=fp32,out=fp32", {"bf16", "fp32", "rne"}},
       {"in=bf16,acc=fp32", {"bf16", "fp32", "rne"}},
       {"in=fp16,acc=fp16@rz", {"fp16", "fp16", "rz"}}};
   for (const auto& r : rows) {
