@@ -16,6 +16,7 @@
 #include "core/schedule.hpp"
 #include "inputs/generators.hpp"
 #include "precision/format.hpp"
+#include "precision/precision_policy.hpp"
 #include "precision/rounding.hpp"
 #include "registry/registry.hpp"
 #include "run/trial.hpp"
@@ -125,9 +126,21 @@ namespace {
 
 const std::map<std::string, std::vector<std::string>>& GridDefaults() {
   static const std::map<std::string, std::vector<std::string>> d = {
-      {"acc", {"same"}},     {"round", {"rne"}},      {"exp", {"libm"}},
-      {"schedule", {"seq"}}, {"backend", {"replay"}}, {"head_dim", {"64"}}};
+      {"acc", {"same"}},       {"round", {"rne"}},   {"exp", {"libm"}},  {"schedule", {"seq"}},
+      {"backend", {"replay"}}, {"head_dim", {"64"}}, {"precision", {""}}};
   return d;
+}
+
+// What a precision value stands for (eval's --precision: precision/precision_policy.hpp
+// ParsePrecisionPolicy then ToShorthand, the same table and the same messages). Throws
+// std::invalid_argument (one line).
+ShorthandSpec PrecisionShorthand(const std::string& text) {
+  try {
+    return ToShorthand(ParsePrecisionPolicy(text));
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string(e.what()) +
+                                " (per-role attention: carrier study attention-deviation)");
+  }
 }
 
 // Whether the grid's head_dim applies to op (its entry has head dims: attention).
@@ -153,7 +166,13 @@ struct Checker {
 // Checks one value of one grid key on its own; throws via Fail with the allowed values.
 void CheckValue(const Checker& c, const std::string& key, const std::string& v) {
   const std::string k = "[grid] " + key;
-  if (key == "op") {
+  if (key == "precision") {
+    try {
+      PrecisionShorthand(v);
+    } catch (const std::invalid_argument& e) {
+      c.Fail(k, v, e.what());
+    }
+  } else if (key == "op") {
     const auto ops = registry::TrialOps();  // the op table's, user carriers included
     if (std::find(ops.begin(), ops.end(), v) == ops.end())
       c.Fail(k, v, "unknown op; allowed: " + Join(ops) + registry::MainJobOpsNote());
@@ -387,9 +406,31 @@ Config ParseConfig(const std::string& text, const std::string& path) {
     cfg.grid[key] = vals;
   }
   for (const char* required : {"op", "dtype", "n", "input"})
-    if (!cfg.grid.count(required))
+    if (!cfg.grid.count(required) &&
+        !(std::string(required) == "dtype" && cfg.grid.count("precision")))
       c.Fail(std::string("[grid] ") + required, "",
-             "missing; a sweep needs op, dtype, n and input");
+             "missing; a sweep needs op, dtype (or precision), n and input");
+  // precision stands for dtype, acc and round (PrecisionShorthand): those keys may be given
+  // beside it only with the values every precision value implies.
+  if (cfg.grid.count("precision")) {
+    for (const auto& pv : cfg.grid.at("precision")) {
+      const ShorthandSpec sh = PrecisionShorthand(pv);  // checked above
+      for (const char* key : {"dtype", "acc", "round"}) {
+        if (!cfg.grid.count(key)) continue;
+        for (const auto& v : cfg.grid.at(key)) {
+          const std::string want = std::string(key) == "dtype" ? sh.dtype
+                                   : std::string(key) == "acc" ? sh.acc
+                                                               : sh.round;
+          std::string got = v;
+          if (std::string(key) == "acc" && (v == "same")) got = sh.dtype;
+          if (got == want) continue;
+          throw ConfigError("carrier sweep: " + path + ": [grid] precision = '" + pv +
+                            "' and [grid] " + key + " = '" + v + "' disagree (that precision is " +
+                            key + " " + want + "); give one or the other");
+        }
+      }
+    }
+  }
   for (const auto& [k, d] : GridDefaults())
     if (!cfg.grid.count(k)) cfg.grid[k] = d;
   // [[exclude]]
@@ -438,44 +479,62 @@ std::vector<TrialParams> Enumerate(const Config& c) {
   std::uint64_t id = 0;
   std::map<std::string, std::string> cell;
   const std::vector<std::string> none = {""};
-  for (const auto& op : g.at("op"))
+  // The (dtype, acc, round) triples of one precision value: the grid's cross product when the
+  // value is empty (no precision key), else the one triple the policy stands for.
+  struct Arith {
+    std::string dtype, acc, round;
+  };
+  auto ariths = [&](const std::string& precision) {
+    std::vector<Arith> v;
+    if (!precision.empty()) {
+      const ShorthandSpec sh = PrecisionShorthand(precision);
+      v.push_back({sh.dtype, sh.acc, sh.round});
+      return v;
+    }
     for (const auto& dtype : g.at("dtype"))
       for (const auto& acc : g.at("acc"))
-        for (const auto& round : g.at("round"))
-          for (const auto& exp : g.at("exp"))
-            for (const auto& schedule : g.at("schedule"))
-              for (const auto& backend : g.at("backend"))
-                for (const auto& n : g.at("n"))
-                  for (const auto& input : g.at("input"))
-                    for (const auto& hd : TakesHeadDim(op) ? g.at("head_dim") : none) {
-                      cell = {{"op", op},           {"dtype", dtype}, {"acc", acc},
-                              {"round", round},     {"exp", exp},     {"schedule", schedule},
-                              {"backend", backend}, {"n", n},         {"input", input}};
-                      if (!hd.empty()) cell["head_dim"] = hd;
-                      if (excluded(cell)) continue;
-                      for (std::uint64_t t = 0; t < c.trials; ++t) {
-                        TrialParams p;
-                        p.trial_id = id++;
-                        p.op = op;
-                        p.dtype = dtype;
-                        p.acc = acc;
-                        p.round = round;
-                        p.exp = exp;
-                        p.schedule = schedule;
-                        p.backend = backend;
-                        p.n = std::stoull(n);
-                        p.input = input;
-                        p.head_dim = hd.empty() ? 0 : std::stoull(hd);
-                        p.trial = t;
-                        p.input_seed = InputSeed(c.seed, input, p.n, p.head_dim, t);
-                        // Stochastic rounding: one stream per trial, from its input and cell.
-                        p.sr_seed = SplitMix64(p.input_seed ^
-                                               Fnv1a(op + "|" + dtype + "|" + acc + "|" + round +
-                                                     "|" + exp + "|" + schedule + "|" + backend)) >>
-                                    1;
-                        out.push_back(std::move(p));
-                      }
+        for (const auto& round : g.at("round")) v.push_back({dtype, acc, round});
+    return v;
+  };
+  for (const auto& op : g.at("op"))
+    for (const auto& precision : g.at("precision"))
+      for (const auto& [dtype, acc, round] : ariths(precision))
+        for (const auto& exp : g.at("exp"))
+          for (const auto& schedule : g.at("schedule"))
+            for (const auto& backend : g.at("backend"))
+              for (const auto& n : g.at("n"))
+                for (const auto& input : g.at("input"))
+                  for (const auto& hd : TakesHeadDim(op) ? g.at("head_dim") : none) {
+                    cell = {{"op", op},           {"dtype", dtype}, {"acc", acc},
+                            {"round", round},     {"exp", exp},     {"schedule", schedule},
+                            {"backend", backend}, {"n", n},         {"input", input}};
+                    if (!hd.empty()) cell["head_dim"] = hd;
+                    if (!precision.empty()) cell["precision"] = precision;
+                    if (excluded(cell)) continue;
+                    for (std::uint64_t t = 0; t < c.trials; ++t) {
+                      TrialParams p;
+                      p.trial_id = id++;
+                      p.op = op;
+                      p.precision = precision;
+                      p.dtype = dtype;
+                      p.acc = acc;
+                      p.round = round;
+                      p.exp = exp;
+                      p.schedule = schedule;
+                      p.backend = backend;
+                      p.n = std::stoull(n);
+                      p.input = input;
+                      p.head_dim = hd.empty() ? 0 : std::stoull(hd);
+                      p.trial = t;
+                      p.input_seed = InputSeed(c.seed, input, p.n, p.head_dim, t);
+                      // Stochastic rounding: one stream per trial, from its input and cell.
+                      p.sr_seed = SplitMix64(p.input_seed ^
+                                             Fnv1a(op + "|" + dtype + "|" + acc + "|" + round +
+                                                   "|" + exp + "|" + schedule + "|" + backend)) >>
+                                  1;
+                      out.push_back(std::move(p));
                     }
+                  }
   return out;
 }
 

@@ -24,10 +24,13 @@ class ConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The grid keys in cell order (FORMAT.md), without the trial index.
+// The grid keys in cell order (FORMAT.md), without the trial index. `precision` (a policy of
+// precision/precision_policy.hpp, as eval's --precision) stands for the dtype, acc and round it
+// implies (ToShorthand); a grid without it has one empty precision value.
 inline const std::vector<std::string>& GridKeys() {
-  static const std::vector<std::string> keys = {"op",       "dtype",   "acc", "round", "exp",
-                                                "schedule", "backend", "n",   "input", "head_dim"};
+  static const std::vector<std::string> keys = {"op",    "precision", "dtype",    "acc",
+                                                "round", "exp",       "schedule", "backend",
+                                                "n",     "input",     "head_dim"};
   return keys;
 }
 
@@ -57,6 +60,7 @@ Config ParseConfig(const std::string& text, const std::string& path);
 struct TrialParams {
   std::uint64_t trial_id = 0;
   std::string op, dtype, acc, round, exp, schedule, backend, input;
+  std::string precision;  // the grid's precision value as written; "" when not swept
   std::uint64_t n = 0;
   std::uint64_t head_dim = 0;  // 0 = not attention
   std::uint64_t trial = 0;

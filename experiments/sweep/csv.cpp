@@ -14,6 +14,7 @@ const std::vector<std::string>& CsvColumns() {
                                                 "dtype",
                                                 "acc",
                                                 "round",
+                                                "precision",
                                                 "exp",
                                                 "schedule",
                                                 "backend",

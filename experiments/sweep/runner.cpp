@@ -117,7 +117,7 @@ void PrintSummary(const std::string& csv_path) {
   const std::size_t c_op = col("op"), c_dtype = col("dtype"), c_acc = col("acc"),
                     c_round = col("round"), c_backend = col("backend"), c_sched = col("schedule"),
                     c_status = col("status"), c_rel = col("rel_error"),
-                    c_ratio = col("error_to_bound");
+                    c_ratio = col("error_to_bound"), c_precision = col("precision");
   struct Sched {
     std::vector<double> rel;
     double max_ratio = NAN;
@@ -135,6 +135,7 @@ void PrintSummary(const std::string& csv_path) {
     if (fld[c_acc] != "same" && fld[c_acc] != fld[c_dtype]) g += " acc " + fld[c_acc];
     if (fld[c_round] != "rne") g += " " + fld[c_round];
     if (fld[c_backend] != "replay") g += " " + fld[c_backend];
+    if (!fld[c_precision].empty()) g += " (" + fld[c_precision] + ")";
     if (!groups.count(g)) order.push_back(g);
     Sched& s = groups[g][fld[c_sched]];
     s.rel.push_back(ParseDouble(fld[c_rel]));
@@ -201,6 +202,7 @@ std::vector<std::string> RowFields(const TrialParams& p, const std::string& stat
                                 p.dtype,
                                 p.acc,
                                 p.round,
+                                p.precision,
                                 p.exp,
                                 p.schedule,
                                 p.backend,
@@ -212,11 +214,16 @@ std::vector<std::string> RowFields(const TrialParams& p, const std::string& stat
                                 status,
                                 error};
   if (!o) {
-    f.resize(CsvColumns().size());
+    const auto& cols = CsvColumns();
+    f.resize(cols.size());
     if (ref) {
-      f[18] = ref->tier;
-      f[19] = std::to_string(ref->ref.cert.precision_bits);
-      f[20] = ref->ref.cert.certified ? "true" : "false";
+      auto at = [&](const char* name) -> std::string& {
+        return f[static_cast<std::size_t>(std::find(cols.begin(), cols.end(), name) -
+                                          cols.begin())];
+      };
+      at("reference_tier") = ref->tier;
+      at("reference_bits") = std::to_string(ref->ref.cert.precision_bits);
+      at("reference_certified") = ref->ref.cert.certified ? "true" : "false";
     }
     f.back() = num(ref_seconds);
     return f;

@@ -33,9 +33,11 @@
 #include "inputs/generators.hpp"
 #include "inputs/read_numbers.hpp"
 #include "precision/precision_policy.hpp"
+#include "precision/role_bounds.hpp"
 #include "registry/registry.hpp"
 #include "run/defaults.hpp"
 #include "run/memory.hpp"
+#include "run/tree_shape.hpp"
 #include "run/trial.hpp"
 #include "sweep/manifest.hpp"
 
@@ -189,6 +191,9 @@ int RunEval(const std::vector<std::string>& argv) {
   add("dtype", JsonString(trial.storage.name));
   add("acc", JsonString(trial.compute.text));
   add("round", JsonString(std::string(RoundingName(trial.rounding))));
+  // The policy as given (the sweep CSV's precision column): dtype, acc and round are its
+  // shorthand.
+  if (const auto pol = args.Get("precision")) add("precision", JsonString(*pol));
   if (trial.rounding == Rounding::kStochastic) add("sr_seed", std::to_string(spec.sr_seed));
   add("exp", JsonString(spec.exp));
   add("backend", JsonString(spec.backend));
@@ -252,6 +257,42 @@ int RunEval(const std::vector<std::string>& argv) {
     add("bound_formula", JsonString(got.bound_formula));
     add("error_to_bound", JsonDouble(got.error_to_bound));
     add("bound_vacuous", got.bound_vacuous ? "true" : "false");
+  }
+  // --precision: the a-priori bound with its terms by role (precision/role_bounds.hpp: which
+  // term is which role's, and whether it is rigorous or first order), against the exact
+  // result on the stored inputs (the reference's), so without the `in` term. Ops without a
+  // role bound (or an mma:/adaptive tree) print none.
+  if (const auto pol = args.Get("precision");
+      pol && entry.bound && !trial.adaptive && trial.schedule.kind != ScheduleKind::kMma) {
+    const PrecisionPolicy policy = ParsePrecisionPolicy(*pol);
+    run::TreeShape shape;
+    if (!run::ShapeOfSchedule(trial.schedule, got.n, shape))
+      shape = run::ShapeOfTree(BuildTree(trial.schedule, got.n));
+    std::vector<ValuePair<double>> pairs;
+    for (std::size_t i = 0; i < input.b.size() && i < input.a.size(); ++i)
+      pairs.push_back({input.a[i], input.b[i]});
+    BoundInputs bi;
+    bi.x = input.a;
+    bi.pairs = pairs;
+    bi.exact = ref.as_long_double;
+    bi.main = got.vector_out ? ref.as_long_double.size() : got.main;
+    bi.n = input.n;
+    bi.head_dim = spec.head_dim;
+    bi.attention_a = shared.attention_a;
+    bi.attention_b = shared.attention_b;
+    bi.attention_q = shared.attention_q;
+    const ExpArithmetic how = kind == run::ComputeKind::kEmulated ? ExpArithmetic::kEmulated
+                              : kind == run::ComputeKind::kMpfr   ? ExpArithmetic::kMpfr
+                              : spec.exp == "portable"            ? ExpArithmetic::kNativePortable
+                                                                  : ExpArithmetic::kNativeLibm;
+    const double u_exp = ExpRelativeError(how, RoleUnitRoundoff(policy.acc));
+    RoleBound rb;
+    if (RoleBoundFor(entry.bound, policy, shape.stats, bi, u_exp, u_exp, false, rb)) {
+      add("role_bound", JsonDouble(rb.value));
+      add("role_bound_kind", JsonString(std::string(rb.relative ? "relative" : "absolute") +
+                                        (rb.rigorous ? ", rigorous" : ", first-order estimate")));
+      add("role_bound_note", JsonString(RoleBoundNote(rb)));
+    }
   }
   add("u", JsonDouble(got.u));
   add("reference_seconds", JsonDouble(shared.seconds));

@@ -1,9 +1,10 @@
 """Figures, timing-free CSVs and CLAIMS.md for fp8-accumulation from reproduce.sh's OUT_DIR.
 
-Inputs: OUT/error-vs-k/trials.csv and OUT/promote-interval/trials.csv (carrier sweep of the two
-configs here). The accumulator probe (bits retained) runs `carrier eval` on small pair files it
+Inputs: OUT/error-vs-k/trials.csv, OUT/promote-interval/trials.csv and OUT/sage-pv/trials.csv
+(carrier sweep of the three configs here; sage-pv.toml: SageAttention2's two-level FP8 P V
+accumulation). The accumulator probe (bits retained) runs `carrier eval` on small pair files it
 writes under OUT/probe/. Outputs (this folder): data/error-vs-k.csv, data/promote-interval.csv
-(timing-free trials), data/cells.csv (the per-cell statistics every row and figure uses),
+data/sage-pv.csv (timing-free trials), data/cells.csv (the per-cell statistics every row and figure uses),
 data/bits-probe.csv, figures/*.png, CLAIMS.md.
 
 The statistic of a cell (input, schedule, K) is claims.toml's "maximum relative error": over the
@@ -26,6 +27,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REL = "papers/fp8-accumulation"
 SWEEP_K = f"carrier sweep {REL}/error-vs-k.toml"
 SWEEP_NC = f"carrier sweep {REL}/promote-interval.toml"
+SWEEP_SAGE = f"carrier sweep {REL}/sage-pv.toml"
+SAGE_SCHEDULES = [  # sage-pv.toml's schedules
+    ("seq", "IEEE fp32 accumulate (seq)"),
+    ("mma:ada-fp8", "ada-fp8, FP22 over the whole key loop (one level)"),
+    ("mma:ada-fp8:promote:64", "ada-fp8:promote:64, SageAttention2 two-level (FP22 per 64-key block, fp32 buffer)"),
+]
+SAGE_INPUTS = {"blockscaled:0:uniform01": ("U[0,1) (P-like, all positive)", "-"),
+               "blockscaled:0:normal": ("N(0,1)", "--")}
 
 SCHEDULES = [  # (schedule, label) in the config's order
     ("seq", "IEEE fp32 accumulate (seq)"),
@@ -63,11 +72,12 @@ def cells(t, keys):
     return out
 
 
-def write_cells(path, k_cells, nc_cells):
+def write_cells(path, k_cells, nc_cells, sage_cells):
     cols = ["sweep", "input", "schedule", "n", "trials", "maxrel", "median_rel",
             "worst_error_to_bound"]
     rows = []
-    for sweep, cs in (("error-vs-k", k_cells), ("promote-interval", nc_cells)):
+    for sweep, cs in (("error-vs-k", k_cells), ("promote-interval", nc_cells),
+                      ("sage-pv", sage_cells)):
         for (inp, sched, n), c in cs.items():
             rows.append({"sweep": sweep, "input": inp, "schedule": sched, "n": n,
                          "trials": str(c["trials"]), "maxrel": repr(c["maxrel"]),
@@ -175,9 +185,29 @@ def fig_promote_interval(nc_cells):
     plots.save(fig, os.path.join(HERE, "figures", "promote_interval"), ("png",))
 
 
+def fig_sage(sage_cells):
+    fig, ax = plots.new_figure(10.0, 4.8)
+    for inp, (ilabel, ls) in SAGE_INPUTS.items():
+        for i, (sched, slabel) in enumerate(SAGE_SCHEDULES):
+            pts = sorted((int(n), c["maxrel"]) for (ii, s, n), c in sage_cells.items()
+                         if ii == inp and s == sched)
+            if not pts:
+                continue
+            ks, ys = zip(*pts)
+            ax.plot(ks, ys, ls, marker="o", ms=3, color=plots.COLORS[i],
+                    label=f"{slabel}; {ilabel}")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("K (keys in the P V product)")
+    ax.set_ylabel("max |c - c*| / max |c*| over 32 trials")
+    ax.set_title("SageAttention2's FP8 P V accumulation: E4M3 dot products vs K")
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    plots.save(fig, os.path.join(HERE, "figures", "sage_pv"), ("png",))
+
+
 # --- claims ----------------------------------------------------------------------------------
 
-def make_claims(spec, k_cells, nc_cells, bits):
+def make_claims(spec, k_cells, nc_cells, sage_cells, bits):
     cl = []
     pin = k_cells[("blockscaled:0:normal", "mma:hopper-fp8", "4096")]
     cl.append(claims.reproduction(
@@ -221,13 +251,53 @@ def make_claims(spec, k_cells, nc_cells, bits):
             SWEEP_K, f"{repro.fmt(hi / lo)}x ({repro.fmt(lo)} -> {repro.fmt(hi)})",
             f"{'>=' if name.endswith('least') else '<='} {bound:g}x", ok,
             figure="figures/error_vs_k_normal.png"))
+    # SageAttention2 (arXiv 2411.10958): FP22 accumulator, two-level accumulation.
+    cl.append(claims.reproduction(
+        spec, "sage-fp22-bits",
+        "SageAttention2: significant bits of the FP8 mma accumulator ('FP22') on Ada (ada-fp8 "
+        "model, the accumulator probe)",
+        f"carrier eval --op dot --dtype fp8e4m3 --acc fp32 --schedule mma:ada-fp8 --input "
+        f"probe-M.txt (make_figures.py)", f"{bits['mma:ada-fp8']} bits",
+        bits["mma:ada-fp8"], figure=None,
+        note="checks the profile's data (core/mma.md: e8m13 output) against the paper's "
+             "statement, not hardware"))
+    inp = "blockscaled:0:uniform01"
+    one = sage_cells[(inp, "mma:ada-fp8", "4096")]["maxrel"]
+    two = sage_cells[(inp, "mma:ada-fp8:promote:64", "4096")]["maxrel"]
+    f32 = sage_cells[(inp, "seq", "4096")]["maxrel"]
+    cl.append(claims.reproduction(
+        spec, "sage-two-level-gain",
+        "SageAttention2's two-level accumulation: its accuracy gain over one-level FP22 "
+        "accumulation of the FP8 P V product",
+        SWEEP_SAGE, f"K = 4096, all-positive E4M3: two-level / one-level = {repro.fmt(two / one)}",
+        two / one, figure="figures/sage_pv.png"))
+    sage = spec.setting("sage")
+    cl.append(claims.sanity(
+        "SageAttention2 two-level (mma:ada-fp8:promote:64) vs one-level FP22 (mma:ada-fp8): "
+        "K = 4096, all-positive (P-like) E4M3 inputs",
+        SWEEP_SAGE, f"two-level / one-level = {repro.fmt(two / one)} ({repro.fmt(two)} vs "
+                    f"{repro.fmt(one)}; IEEE fp32 accumulate {repro.fmt(f32)})",
+        f"<= {sage['gain_max']:g}", two / one <= sage["gain_max"], figure="figures/sage_pv.png",
+        note="each 64-key block still runs two truncated 14-bit fused steps: the two-level "
+             "scheme bounds the FP22 loss per block, it does not give fp32 accuracy"))
+    lo = sage_cells[(inp, "mma:ada-fp8:promote:64", "1024")]["maxrel"]
+    hi = sage_cells[(inp, "mma:ada-fp8:promote:64", "16384")]["maxrel"]
+    lo1 = sage_cells[(inp, "mma:ada-fp8", "1024")]["maxrel"]
+    hi1 = sage_cells[(inp, "mma:ada-fp8", "16384")]["maxrel"]
+    cl.append(claims.sanity(
+        "mma:ada-fp8:promote:64: error grows at most "
+        f"{sage['growth_max']:g}x from K = 2^10 to 2^14 (all-positive E4M3)",
+        SWEEP_SAGE, f"{repro.fmt(hi / lo)}x ({repro.fmt(lo)} -> {repro.fmt(hi)}; one-level "
+                    f"FP22 {repro.fmt(hi1 / lo1)}x)",
+        f"<= {sage['growth_max']:g}x", hi / lo <= sage["growth_max"],
+        figure="figures/sage_pv.png"))
     eb = spec.setting("error_to_bound_max")
-    worst = max(c["worst_ratio"] for cs in (k_cells, nc_cells) for c in cs.values()
+    worst = max(c["worst_ratio"] for cs in (k_cells, nc_cells, sage_cells) for c in cs.values()
                 if math.isfinite(c["worst_ratio"]))
     cl.append(claims.sanity(
         "every trial under its a-priori bound (rigorous for seq, first order for mma:)",
-        f"{SWEEP_K}; {SWEEP_NC}", f"max error/bound = {repro.fmt(worst)}", f"<= {eb:g}",
-        worst <= eb))
+        f"{SWEEP_K}; {SWEEP_NC}; {SWEEP_SAGE}", f"max error/bound = {repro.fmt(worst)}",
+        f"<= {eb:g}", worst <= eb))
     cl.append(claims.sanity(
         "the IEEE fp32 chain keeps every E4M3 product the probe adds (24-bit accumulator)",
         "carrier eval --op dot --dtype fp8e4m3 --acc fp32 --schedule seq --input probe-M.txt",
@@ -248,21 +318,27 @@ def main():
         tn = repro.write_timing_free(os.path.join(a.out, "promote-interval", "trials.csv"),
                                      os.path.join(HERE, "data", "promote-interval.csv"))
         repro.require_ok(tn, "promote-interval sweep")
+        ts = repro.write_timing_free(os.path.join(a.out, "sage-pv", "trials.csv"),
+                                     os.path.join(HERE, "data", "sage-pv.csv"))
+        repro.require_ok(ts, "sage-pv sweep")
         k_cells = cells(tk, ("input", "schedule", "n"))
         nc_cells = cells(tn, ("input", "schedule", "n"))
-        write_cells(os.path.join(HERE, "data", "cells.csv"), k_cells, nc_cells)
+        sage_cells = cells(ts, ("input", "schedule", "n"))
+        write_cells(os.path.join(HERE, "data", "cells.csv"), k_cells, nc_cells, sage_cells)
         fig_error_vs_k(k_cells, "normal", "error_vs_k_normal")
         fig_error_vs_k(k_cells, "uniform01", "error_vs_k_uniform01")
         fig_promote_interval(nc_cells)
+        fig_sage(sage_cells)
         bits = bits_probe(a.carrier, a.out)
         spec = claims.load_spec(os.path.join(HERE, "claims.toml"))
-        cl = make_claims(spec, k_cells, nc_cells, bits)
+        cl = make_claims(spec, k_cells, nc_cells, sage_cells, bits)
     except (io.AnalysisError, ValueError, KeyError) as e:
         print(f"make_figures: {e}", file=sys.stderr)
         return 2
     claims.write_claims(
         os.path.join(HERE, "CLAIMS.md"),
-        "DeepSeek-V3 (arXiv 2412.19437), FP8 accumulation and promotion: claims", cl,
+        "DeepSeek-V3 (arXiv 2412.19437) and SageAttention2 (arXiv 2411.10958), FP8 "
+        "accumulation and promotion: claims", cl,
         preamble="Regenerate: `bash papers/fp8-accumulation/reproduce.sh`. Every number is the "
                  "model of core/mma.hpp (MMA-Sim's fp8 rule: 13-bit alignment, 14-bit "
                  "truncated output), replayed on the CPU; no GPU ran. The paper states no input "

@@ -10,6 +10,7 @@ source "$HERE/../../scripts/paper-common.sh" "$@"
 "$CARRIER_BIN" sweep "$HERE/error-vs-k.toml" -o "$OUT/error-vs-k" --jobs "$JOBS" --quiet >/dev/null
 "$CARRIER_BIN" sweep "$HERE/promote-interval.toml" -o "$OUT/promote-interval" --jobs "$JOBS" \
   --quiet >/dev/null
+"$CARRIER_BIN" sweep "$HERE/sage-pv.toml" -o "$OUT/sage-pv" --jobs "$JOBS" --quiet >/dev/null
 
 paper_python "$HERE/make_figures.py" --out "$OUT" --carrier "$CARRIER_BIN"
 

@@ -7,7 +7,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=../../scripts/paper-common.sh
 source "$HERE/../../scripts/paper-common.sh" "$@"
 
-# Seven `carrier study attention-deviation` runs (README.md, "How we test it"), 10 trials per
+# Eight `carrier study attention-deviation` runs (README.md, "How we test it"), 10 trials per
 # cell, head dim 64, q k v ~ N(0, 1), seed 2024. Sizes are cut to fit a few minutes on 2 cores:
 # n <= 1024 (the emulated bf16/fp16 models cost about n^2 d rounded operations per algorithm).
 study() {  # NAME ARGS...: one study, its CSV in OUT/NAME.csv
@@ -26,6 +26,10 @@ lane1() {
   # Fig. 6 under the mixed model (below).
   study mixed-tiles --precision "all-bf16;in=fp16" --baseline-precision "torch-bf16;torch-fp16" \
     --algorithm fa1 --n 512 --tiles "$TILES"
+  # FlashAttention-3's FP8 forward against eager bf16 attention on the same e4m3 inputs.
+  study kernel-hopper-fp8 --precision fa3-hopper-fp8 \
+    --baseline-precision "eager-bf16,in=fp8e4m3,mma=hopper-bf16" --algorithm fa2 \
+    --n 128,256,512,1024 --tiles 64x64
 }
 lane2() {
   # The real kernels against PyTorch's eager attention on the same tensor cores.
