@@ -165,8 +165,8 @@ ResolvedTrial ResolveTrial(const TrialSpec& spec) {
   } else {
     t.compute = ParseCompute(acc, t.rounding);
   }
-  if (registry::kMainJobComputeOnly && (t.mixed || t.compute.kind == ComputeKind::kDouble ||
-                                        t.compute.kind == ComputeKind::kMpfr))
+  if (registry::kMainJobComputeOnly &&
+      (t.mixed || t.compute.kind == ComputeKind::kDouble || t.compute.kind == ComputeKind::kMpfr))
     throw SpecError(registry::MainJobComputeNote(acc));
   try {
     registry::ParseExp(spec.exp);

@@ -19,7 +19,6 @@ using internal::kInf;
 using internal::kNaN;
 using internal::Start;
 
-
 // NaN / inf bookkeeping with the sum's rule: NaN, or +inf and -inf together, give NaN.
 struct SpecialSum {
   bool nan = false, pos_inf = false, neg_inf = false;
