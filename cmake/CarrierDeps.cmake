@@ -23,7 +23,9 @@ if(NOT _w STREQUAL "OFF" AND PkgConfig_FOUND)
   pkg_check_modules(MPFR QUIET IMPORTED_TARGET mpfr)
   pkg_check_modules(GMP QUIET IMPORTED_TARGET gmp)
   find_package(Boost 1.74 QUIET)
-  if(MPFR_FOUND AND GMP_FOUND AND Boost_FOUND)
+  # README command (a)'s build (CARRIER_MAIN_JOB_ONLY) has no use for Boost's headers, and
+  # scripts/run-main.sh does not install them (tens of seconds of apt on a bare machine).
+  if(MPFR_FOUND AND GMP_FOUND AND (Boost_FOUND OR CARRIER_MAIN_JOB_ONLY))
     set(_mpfr_found ON)
   endif()
 endif()

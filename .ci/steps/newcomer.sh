@@ -20,3 +20,22 @@ cmake -S . -B build >/dev/null
 cmake --build build --target carrier carrier_python
 cd build
 ctest --output-on-failure -R '^(python: |slurm: )'
+
+# README command (a) as a newcomer gets it: a build folder of its own, configured by run-main.sh
+# (CARRIER_MAIN_JOB_ONLY, unity build, -O1); its rows must equal those CI's command (a) wrote
+# from the full -O3 build into build/main-job, timing columns aside.
+cd ..
+rm -rf build-main
+CARRIER_BUILD_DIR="$PWD/build-main" bash scripts/run-main.sh --quiet >/dev/null
+/usr/bin/python3 - build/main-job/trials.csv build-main/main-job/trials.csv <<'PY'
+import csv, sys
+timing = {"seconds", "reference_seconds"}
+def rows(path):
+    with open(path, newline="") as f:
+        return sorted(tuple(sorted((k, v) for k, v in r.items() if k not in timing))
+                      for r in csv.DictReader(f))
+full, main = rows(sys.argv[1]), rows(sys.argv[2])
+diff = sum(a != b for a, b in zip(full, main)) + abs(len(full) - len(main))
+print(f"main-job build: {len(main)} rows, full build: {len(full)} rows, {diff} differ")
+sys.exit(1 if diff or not full else 0)
+PY

@@ -145,7 +145,7 @@ CARRIER_CUDA_KERNEL_CARRIERS(CARRIER_INSTANTIATE)
 namespace carrier::backends {
 
 namespace {
-[[noreturn]] void NotBuilt() {
+[[noreturn]] void CudaNotBuilt() {
   throw Unavailable(
       "no GPU: backend cuda is not built (nvcc was not found at configure time, or "
       "CARRIER_WITH_CUDA=OFF)");
@@ -154,9 +154,9 @@ namespace {
 
 template <template <class> class CT>
 Result RunCudaCarrier(const Request&) {
-  NotBuilt();
+  CudaNotBuilt();
 }
-Result RunCudaAttention(const Request&) { NotBuilt(); }
+Result RunCudaAttention(const Request&) { CudaNotBuilt(); }
 
 #define CARRIER_INSTANTIATE(CT) template Result RunCudaCarrier<CT>(const Request&);
 CARRIER_CUDA_KERNEL_CARRIERS(CARRIER_INSTANTIATE)

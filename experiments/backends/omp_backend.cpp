@@ -50,17 +50,17 @@ CARRIER_CPU_KERNEL_CARRIERS(CARRIER_INSTANTIATE)
 namespace carrier::backends {
 
 namespace {
-[[noreturn]] void NotBuilt() {
+[[noreturn]] void OmpNotBuilt() {
   throw Unavailable("backend omp is not built: it needs OpenMP and Highway at configure time");
 }
 }  // namespace
 
 template <template <class> class CT>
 Result RunOmpCarrier(const Request&) {
-  NotBuilt();
+  OmpNotBuilt();
 }
-Result RunOmpSoftmax(const Request&) { NotBuilt(); }
-Result RunOmpDot(const Request&) { NotBuilt(); }
+Result RunOmpSoftmax(const Request&) { OmpNotBuilt(); }
+Result RunOmpDot(const Request&) { OmpNotBuilt(); }
 
 #define CARRIER_INSTANTIATE(CT) template Result RunOmpCarrier<CT>(const Request&);
 CARRIER_CPU_KERNEL_CARRIERS(CARRIER_INSTANTIATE)

@@ -50,7 +50,7 @@ CARRIER_CPU_KERNEL_CARRIERS(CARRIER_INSTANTIATE)
 namespace carrier::backends {
 
 namespace {
-[[noreturn]] void NotBuilt() {
+[[noreturn]] void SimdNotBuilt() {
   throw Unavailable(
       "backend simd is not built: Highway (libhwy-dev) was not found at configure time");
 }
@@ -58,10 +58,10 @@ namespace {
 
 template <template <class> class CT>
 Result RunSimdCarrier(const Request&) {
-  NotBuilt();
+  SimdNotBuilt();
 }
-Result RunSimdSoftmax(const Request&) { NotBuilt(); }
-Result RunSimdDot(const Request&) { NotBuilt(); }
+Result RunSimdSoftmax(const Request&) { SimdNotBuilt(); }
+Result RunSimdDot(const Request&) { SimdNotBuilt(); }
 
 #define CARRIER_INSTANTIATE(CT) template Result RunSimdCarrier<CT>(const Request&);
 CARRIER_CPU_KERNEL_CARRIERS(CARRIER_INSTANTIATE)

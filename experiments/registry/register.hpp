@@ -196,7 +196,11 @@ decltype(auto) WithScalar(ScalarKind k, Body&& body) {
     case ScalarKind::kFloat:
       return body.template operator()<float>();
     case ScalarKind::kDouble:
+#if defined(CARRIER_MAIN_JOB_ONLY_BUILD)
+      throw std::invalid_argument(MainJobComputeNote("fp64"));  // ResolveTrial refuses it first
+#else
       return body.template operator()<double>();
+#endif
     case ScalarKind::kEmulated:
       return body.template operator()<Emu>();
     case ScalarKind::kFloat128:
@@ -208,7 +212,11 @@ decltype(auto) WithScalar(ScalarKind k, Body&& body) {
     case ScalarKind::kMpfr:
       break;
   }
+#if defined(CARRIER_MAIN_JOB_ONLY_BUILD)
+  throw std::invalid_argument(MainJobComputeNote("mpfr"));
+#else
   return body.template operator()<Mpfr>();
+#endif
 }
 
 template <class F>
@@ -236,6 +244,11 @@ Replayed FastReplayOf(ScalarKind k, ExpKind e, const Schedule& s, const MergeTre
 
 template <class F>
 Replayed MixedOf(const run::ResolvedTrial& t, const MergeTree& tree, const ReplayInput& in) {
+#if defined(CARRIER_MAIN_JOB_ONLY_BUILD)
+  (void)tree;
+  (void)in;
+  throw run::SpecError(MainJobComputeNote(t.compute.text));  // ResolveTrial refuses it first
+#else
   return run::WithMixedPair(t, [&]<class Ti, class To>() {
     if constexpr (F::kUsesExp && !(kNativeScalar<Ti> && kNativeScalar<To>)) {
       if (t.spec.exp == "portable")
@@ -261,6 +274,7 @@ Replayed MixedOf(const run::ResolvedTrial& t, const MergeTree& tree, const Repla
       return body.template operator()<LibmExp>();
     }
   });
+#endif
 }
 
 template <template <class> class CT, bool kNegInf = false, bool kAffine = false>

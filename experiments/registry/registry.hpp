@@ -202,6 +202,24 @@ inline const char* MainJobOpsNote() {
 #endif
 }
 
+// README command (a)'s build replays only the compute types the default study uses: fp32 and
+// the emulated formats (bf16, fp16, ...), not fp64, mpfr:BITS or two-level INNER>OUTER, which
+// would triple the compile time of every op. True in a full build.
+inline constexpr bool kMainJobComputeOnly =
+#if defined(CARRIER_MAIN_JOB_ONLY_BUILD)
+    true;
+#else
+    false;
+#endif
+// The one-line refusal of such a compute type in that build ("" in a full build).
+inline std::string MainJobComputeNote(const std::string& compute) {
+  if (!kMainJobComputeOnly) return "";
+  return "compute type '" + compute +
+         "' is not in this build (scripts/run-main.sh's CARRIER_MAIN_JOB_ONLY=ON build replays "
+         "fp32 and the emulated formats only; bash scripts/run-tests.sh builds every compute "
+         "type)";
+}
+
 // Every entry in listing order (built-ins by rank, then user carriers by name).
 std::vector<const Entry*> All();
 // Names of the entries with a replay (eval and sweep), a laws hook, a derive hook, and those

@@ -195,6 +195,9 @@ ResolvedTrial ResolveTrial(const TrialSpec& spec) {
   } else {
     t.compute = ParseCompute(acc, t.rounding);
   }
+  if (registry::kMainJobComputeOnly &&
+      (t.mixed || t.compute.kind == ComputeKind::kDouble || t.compute.kind == ComputeKind::kMpfr))
+    throw SpecError(registry::MainJobComputeNote(acc));
   try {
     registry::ParseExp(spec.exp);
   } catch (const std::invalid_argument& e) {

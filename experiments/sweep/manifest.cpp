@@ -14,7 +14,10 @@
 // <cstdint> first: mpfr.h declares its intmax_t functions only after it.
 #include <mpfr.h>
 
+#if __has_include(<boost/version.hpp>)  // not installed for README command (a)'s build
 #include <boost/version.hpp>
+#define CARRIER_MANIFEST_BOOST 1
+#endif
 #endif
 #if defined(CARRIER_MANIFEST_HWY) && CARRIER_MANIFEST_HWY
 #include <hwy/highway.h>
@@ -187,6 +190,8 @@ std::string ManifestJson(const ManifestRun& r) {
   std::string mpfr, boost, hwy;
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
   mpfr = mpfr_get_version();
+#endif
+#if defined(CARRIER_MANIFEST_BOOST)
   boost = BOOST_LIB_VERSION;
 #endif
 #if defined(CARRIER_MANIFEST_HWY) && CARRIER_MANIFEST_HWY

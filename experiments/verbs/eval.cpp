@@ -17,14 +17,17 @@
 // 2^-100 relative (reference_tier "mpfr-carrier"), and it has no a-priori bound (reported as
 // unavailable).
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/args.hpp"
 #include "cli/number_format.hpp"
+#include "cli/progress.hpp"
 #include "verbs/verbs.hpp"
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
@@ -44,6 +47,27 @@
 namespace carrier::cli {
 
 namespace {
+
+constexpr std::uint64_t kEstimateN = std::uint64_t{1} << 16;
+
+// Seconds a trial of n generated inputs should take (reference and replay): one trial of the
+// same spec at 2^16 inputs, timed and scaled linearly; -1 (no estimate) for file inputs or
+// when the small trial cannot run (its own error then comes from the real one).
+double EstimateSeconds(const run::ResolvedTrial& trial, const std::optional<std::string>& gen,
+                       std::uint64_t seed, std::uint64_t n) {
+  if (!gen) return -1;
+  try {
+    const auto t0 = std::chrono::steady_clock::now();
+    const run::TrialInput small =
+        run::MakeInput(trial, inputs::ParseGenerator(*gen), kEstimateN, seed);
+    const run::SharedReference ref = run::ComputeReference(trial, small);
+    run::RunTrial(trial, small, ref);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return s * static_cast<double>(n) / static_cast<double>(kEstimateN);
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
 
 std::string JsonNumber(long double v, run::ComputeKind kind) {
   if (std::isnan(v)) return "\"nan\"";
@@ -173,6 +197,13 @@ int RunEval(const std::vector<std::string>& argv) {
     args.Fail("give the input: --input FILE (or - for stdin) or --gen DIST --n N");
   }
 
+  // A progress line on a terminal for n >= 2^20: the estimate scales one trial at 2^16.
+  std::optional<Ticker> ticker;
+  if (input.n >= 16 * kEstimateN) {
+    const double eta = EstimateSeconds(trial, args.Get("gen"), seed, input.n);
+    if (eta < 0 || eta > 2)
+      ticker.emplace("carrier eval " + op + " n = " + std::to_string(input.n), eta);
+  }
   const run::SharedReference shared = run::ComputeReference(trial, input);
   const reference::Reference& ref = shared.ref;
   run::TrialOutcome got;
@@ -183,6 +214,7 @@ int RunEval(const std::vector<std::string>& argv) {
   } catch (const backends::Unavailable& e) {
     args.Fail(e.what());
   }
+  ticker.reset();
   const run::ComputeKind kind = trial.compute.kind;
 
   std::vector<std::pair<std::string, std::string>> fields;  // key, JSON value

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/progress.hpp"
 #include "core/carriers/all.hpp"
 #include "core/derivations/law_probes.hpp"
 #include "core/laws.hpp"
@@ -387,10 +388,16 @@ std::vector<Row> MeasureWorking(const Options& o, const Corpus& corpus) {
 
 template <template <class> class CT>
 int RunLawsFor(const Options& o, const OpTraits& traits) {
-  const Corpus corpus = MakeCorpus(o, traits);
-  std::vector<Row> rows = o.dtype == "fp64" ? MeasureWorking<CT, double>(o, corpus)
-                                            : MeasureWorking<CT, Working>(o, corpus);
-  std::vector<Row> exact = MeasureExact<CT>(corpus);
+  std::vector<Row> rows, exact;
+  {  // a progress line on a terminal while measuring; gone before the table is printed
+    const Ticker ticker("carrier laws " + o.op + " (" + std::to_string(o.trials) +
+                            " trials x 3 lists, exact laws in MPFR)",
+                        0.0);
+    const Corpus corpus = MakeCorpus(o, traits);
+    rows = o.dtype == "fp64" ? MeasureWorking<CT, double>(o, corpus)
+                             : MeasureWorking<CT, Working>(o, corpus);
+    exact = MeasureExact<CT>(corpus);
+  }
   rows.insert(rows.begin() + 1, exact[0]);
   rows.insert(rows.begin() + 3, exact[1]);
   rows.insert(rows.begin() + 5, exact[2]);

@@ -3,13 +3,17 @@
 //
 // The numerics live in core/fprev.hpp (recovery) and core/tree_hash.hpp (identity); the
 // targets in experiments/probe/targets.cpp. This file parses flags, drives and prints.
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "cli/args.hpp"
+#include "cli/progress.hpp"
 #include "core/carriers/sum.hpp"
 #include "core/fprev.hpp"
 #include "core/replay.hpp"
@@ -49,6 +53,15 @@ int RunProbe(const std::vector<std::string>& argv_in) {
   if (n >= (std::uint64_t{1} << (p - 1)))
     args.Fail("--n must be below 2^" + std::to_string(p - 1) + " for " + dtype +
               " (the masks' sums of ones must be exact)");
+  // Every tree costs FPRev at least n - 1 target calls of n values each (a sequential sum; a
+  // balanced one about (n/2) log2 n calls): past 3.6e13 evaluated values, ten hours even at
+  // 1 ns per value, the probe cannot finish.
+  constexpr double kMaxValues = 3.6e13;
+  if (static_cast<double>(n - 1) * static_cast<double>(n) > kMaxValues)
+    args.Fail("--n " + std::to_string(n) + " needs at least " + std::to_string(n - 1) +
+              " target calls of " + std::to_string(n) +
+              " values each, more than ten hours even at 1 ns per value: use n <= " +
+              std::to_string(static_cast<std::uint64_t>(std::sqrt(kMaxValues))));
   const auto output = args.Get("output");
   const std::string format =
       args.Choice("format", {"text", "json", "dot"}, output ? "json" : "text");
@@ -69,10 +82,20 @@ int RunProbe(const std::vector<std::string>& argv_in) {
   ProbeStats stats;
   const auto t0 = std::chrono::steady_clock::now();
   BinaryTree recovered;
+  // Progress on a terminal: the calls sent so far against FPRev's counts for the two extremes.
+  std::atomic<std::uint64_t> sent{0};
+  const auto balanced = static_cast<std::uint64_t>(std::ceil(
+      static_cast<double>(n) / 2 * std::log2(static_cast<double>(std::max<std::uint64_t>(n, 2)))));
+  std::optional<Ticker> ticker;
+  ticker.emplace("carrier probe " + target_text + " n = " + std::to_string(n), 0.0, [&] {
+    return "; " + std::to_string(sent.load()) + " target calls (a balanced tree needs about " +
+           std::to_string(balanced) + ", a sequential one " + std::to_string(n - 1) + ")";
+  });
   try {
     recovered = RecoverSumTree(
         n,
         [&](std::uint64_t i, const std::vector<std::uint64_t>& js) {
+          sent += js.size();
           return target->Masks(i, m, js);
         },
         stats);
@@ -82,6 +105,7 @@ int RunProbe(const std::vector<std::string>& argv_in) {
   } catch (const probe::TargetError& e) {
     args.Fail(e.what());
   }
+  ticker.reset();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const MergeTree tree = ToMergeTree(recovered, "probe:" + target_text);

@@ -14,9 +14,10 @@ namespace carrier::reference {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kExactLog2 = -std::numeric_limits<double>::infinity();
+using internal::kExactLog2;
+using internal::kInf;
+using internal::kNaN;
+using internal::Start;
 
 // NaN / inf bookkeeping with the sum's rule: NaN, or +inf and -inf together, give NaN.
 struct SpecialSum {
@@ -33,13 +34,6 @@ struct SpecialSum {
   bool Any() const { return nan || pos_inf || neg_inf; }
   double Value() const { return (nan || (pos_inf && neg_inf)) ? kNaN : (pos_inf ? kInf : -kInf); }
 };
-
-Reference Start(const char* op, std::size_t n) {
-  Reference r;
-  r.op = op;
-  r.count = n;
-  return r;
-}
 
 Reference ExactSpecial(Reference r, std::initializer_list<double> components) {
   for (double c : components) internal::AddExactDouble(r, c);

@@ -23,9 +23,11 @@ namespace carrier::reference {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kExactLog2 = -std::numeric_limits<double>::infinity();
+using internal::kExactLog2;
+using internal::kInf;
+using internal::kNaN;
+using internal::Start;
+
 constexpr double kLn2 = 0.69314718055994530942;
 constexpr mpfr_prec_t kFastFinishBits = 256;  // the one log / reciprocal of the fast tier
 
@@ -47,13 +49,6 @@ RowScan Scan(std::span<const double> x) {
     }
   }
   return s;
-}
-
-Reference Start(const char* op, std::size_t n) {
-  Reference r;
-  r.op = op;
-  r.count = n;
-  return r;
 }
 
 void MarkExactSpecial(Reference& r) { internal::MarkExact(r, 53, kExactLog2); }

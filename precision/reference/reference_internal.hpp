@@ -4,7 +4,9 @@
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
 
+#include <cstddef>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "precision/reference/reference.hpp"
@@ -32,6 +34,20 @@ mpfr_prec_t ValueBits(const Options& options);
 
 // Precision of the largest exact intermediate, for Certificate::precision_bits.
 long MaxPrecision(const std::vector<MpfrValue>& values);
+
+// Shared by the exact (reference_exact.cpp) and exp (reference_exp.cpp) tiers.
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+// MarkExact's error_bound_log2 for an exact value: log2(0).
+inline constexpr double kExactLog2 = -std::numeric_limits<double>::infinity();
+
+// An empty reference of `op` over n inputs, to be filled by a tier.
+inline Reference Start(const char* op, std::size_t n) {
+  Reference r;
+  r.op = op;
+  r.count = n;
+  return r;
+}
 
 }  // namespace carrier::reference::internal
 
