@@ -196,7 +196,8 @@ ResolvedTrial ResolveTrial(const TrialSpec& spec) {
     t.compute = ParseCompute(acc, t.rounding);
   }
   if (registry::kMainJobComputeOnly &&
-      (t.mixed || t.compute.kind == ComputeKind::kDouble || t.compute.kind == ComputeKind::kMpfr))
+      (t.mixed || t.compute.kind == ComputeKind::kDouble || t.compute.kind == ComputeKind::kMpfr ||
+       t.compute.kind == ComputeKind::kFloat128))
     throw SpecError(registry::MainJobComputeNote(acc));
   try {
     registry::ParseExp(spec.exp);
