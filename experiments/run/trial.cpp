@@ -349,6 +349,7 @@ TrialOutcome RunTrial(const ResolvedTrial& t, const TrialInput& in, const Shared
   bi.attention_a = shared.attention_a;
   bi.attention_b = shared.attention_b;
   bi.attention_q = shared.attention_q;
+  bi.memo = shared.bound_memo.get();
   if (e.cond) o.cond = e.cond(bi);
   MeasureBound(t, bi, tree, stats, o);
   return o;
