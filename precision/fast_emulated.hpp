@@ -20,7 +20,10 @@
 //             else — zero sums (their sign depends on the mode), results near overflow or in
 //             the subnormal range, non-finite operands, and all of stochastic rounding — calls
 //             Emulated's own out-of-line code, so those cases are Emulated by construction.
-//             / sqrt fma exp exp2 log and conversions always call Emulated's code.
+//             Conversion from double and from integers below 2^53, / (the double quotient
+//             or its round-to-odd from the exact fma remainder, as Emulated) and exp (libm's
+//             value where Emulated does not nudge it) round inline in the same normal-range
+//             case; sqrt fma exp2 log always call Emulated's code.
 //   Formats   Emulated's emulable ones (p <= 26): fp8 e4m3/e5m2, fp16, bf16, tf32, fp32, custom.
 //   Threads   as Emulated: values are doubles; operations read only the calling thread's
 //             context.
@@ -163,11 +166,13 @@ class FastEmulated {
   static constexpr Rounding kRounding = R;
 
   FastEmulated() = default;  // +0
-  explicit FastEmulated(double x) : v_(Slow(x).Value()) {}
+  explicit FastEmulated(double x) : v_(FromDouble(x)) {}
   explicit FastEmulated(float x) : FastEmulated(static_cast<double>(x)) {}
   explicit FastEmulated(long double x) : v_(Slow(x).Value()) {}
+  // Counts (Welford's n): below 2^53 in magnitude Emulated converts the exact double of n with
+  // one Round (emulated.cpp FromMagnitude), which FromDouble is; larger ones are its own.
   template <std::integral I>
-  explicit FastEmulated(I n) : v_(Slow(n).Value()) {}
+  explicit FastEmulated(I n) : v_(FromIntegerValue(n)) {}
   template <class Tag2, Rounding R2>
   explicit FastEmulated(const FastEmulated<Tag2, R2>& x) : FastEmulated(x.Value()) {}
   template <class Tag2, Rounding R2>
@@ -208,8 +213,28 @@ class FastEmulated {
     }
     return SlowMul(a.v_, b.v_);
   }
-  friend FastEmulated operator/(FastEmulated a, FastEmulated b) {
-    return Wrap(a.ToSlow() / b.ToSlow());
+  // Emulated's Div (emulated.cpp) with the rounding inline where RoundNormal applies: the
+  // double quotient (rne with p <= 25: rounded once more, innocuous) or its round-to-odd
+  // from the exact remainder; zero, infinite and NaN quotients go to Emulated's code.
+  [[gnu::always_inline]] friend FastEmulated operator/(FastEmulated a, FastEmulated b) {
+    const double q = a.v_ / b.v_;
+    double out;
+    if constexpr (kStatic) {
+      using S = fast_emulated_detail::StaticShape<Tag>;
+      double v = q;
+      if constexpr (!(R == Rounding::kNearestEven && S::kP <= 25)) v = OddQuotient(q, a.v_, b.v_);
+      if (fast_emulated_detail::RoundNormalStatic<S::kP, S::kEmin, S::kEmax, R>(v, &out))
+        return FromFormatValue(out);
+    } else {
+      const Rounding r = Mode();
+      if (r != Rounding::kStochastic) {
+        const carrier::Format& f = Fmt();
+        const double v =
+            (r == Rounding::kNearestEven && f.precision <= 25) ? q : OddQuotient(q, a.v_, b.v_);
+        if (fast_emulated_detail::RoundNormal(v, f, r, &out)) return FromFormatValue(out);
+      }
+    }
+    return SlowDiv(a.v_, b.v_);
   }
   friend FastEmulated operator-(FastEmulated a) { return FromFormatValue(-a.v_); }
   friend FastEmulated operator+(FastEmulated a) { return a; }
@@ -227,7 +252,43 @@ class FastEmulated {
   }
   friend FastEmulated abs(FastEmulated a) { return FromFormatValue(std::fabs(a.v_)); }
   friend FastEmulated fabs(FastEmulated a) { return FromFormatValue(std::fabs(a.v_)); }
-  friend FastEmulated exp(FastEmulated a) { return Wrap(exp(a.ToSlow())); }
+  // Emulated's Exp (emulated.cpp): libm's y = exp(x), nudged toward the exact value only when
+  // y's low 52 - p bits are all zero (it could then sit on a format value or midpoint); any
+  // other finite nonzero y in the normal range is rounded inline, the rest (that nudge, x = 0,
+  // specials, overflow and underflow) by Emulated's code.
+  friend FastEmulated exp(FastEmulated a) {
+    double out;
+    // exp(+-0) = 1 exactly, which Emulated rounds (to itself) in the deterministic modes: a
+    // carrier's rescale exp(m - m) is this case.
+    if (a.v_ == 0 && Mode() != Rounding::kStochastic) {
+      if constexpr (kStatic) {
+        using S = fast_emulated_detail::StaticShape<Tag>;
+        if (fast_emulated_detail::RoundNormalStatic<S::kP, S::kEmin, S::kEmax, R>(1.0, &out))
+          return FromFormatValue(out);
+      } else {
+        if (fast_emulated_detail::RoundNormal(1.0, Fmt(), Mode(), &out))
+          return FromFormatValue(out);
+      }
+    }
+    const double y = std::exp(a.v_);
+    if constexpr (kStatic) {
+      using S = fast_emulated_detail::StaticShape<Tag>;
+      constexpr std::uint64_t kLow = (std::uint64_t{1} << (52 - S::kP)) - 1;
+      if ((std::bit_cast<std::uint64_t>(y) & kLow) != 0 &&
+          fast_emulated_detail::RoundNormalStatic<S::kP, S::kEmin, S::kEmax, R>(y, &out))
+        return FromFormatValue(out);
+    } else {
+      const Rounding r = Mode();
+      if (r != Rounding::kStochastic) {
+        const carrier::Format& f = Fmt();
+        const std::uint64_t low = (std::uint64_t{1} << (52 - f.precision)) - 1;
+        if ((std::bit_cast<std::uint64_t>(y) & low) != 0 &&
+            fast_emulated_detail::RoundNormal(y, f, r, &out))
+          return FromFormatValue(out);
+      }
+    }
+    return Wrap(exp(a.ToSlow()));
+  }
   friend FastEmulated exp2(FastEmulated a) { return Wrap(exp2(a.ToSlow())); }
   friend FastEmulated log(FastEmulated a) { return Wrap(log(a.ToSlow())); }
 
@@ -235,6 +296,27 @@ class FastEmulated {
 
  private:
   static FastEmulated Wrap(Slow s) { return FromFormatValue(s.Value()); }
+  [[gnu::noinline]] static FastEmulated SlowDiv(double a, double b) {
+    return Wrap(Slow::FromFormatValue(a) / Slow::FromFormatValue(b));
+  }
+  // Div's round-to-odd double of a / b from q = fl(a / b): q itself when the remainder
+  // a - q b (exact by fma) is zero, else q stepped to odd toward the exact quotient.
+  static double OddQuotient(double q, double a, double b) {
+    const double r = std::fma(-q, b, a);
+    const double err = (r == 0) ? 0.0 : (((r > 0) == (b > 0)) ? 1.0 : -1.0);
+    return emulated_detail::RoundToOdd(q, err);
+  }
+  template <std::integral I>
+  static double FromIntegerValue(I n) {
+    constexpr std::uint64_t kExact = std::uint64_t{1} << 53;
+    if constexpr (std::is_signed_v<I>) {
+      if (n > -static_cast<std::int64_t>(kExact) && n < static_cast<std::int64_t>(kExact))
+        return FromDouble(static_cast<double>(n));
+    } else {
+      if (static_cast<std::uint64_t>(n) < kExact) return FromDouble(static_cast<double>(n));
+    }
+    return Slow(n).Value();
+  }
   [[gnu::noinline]] static FastEmulated SlowMul(double a, double b) {
     return Wrap(Slow::FromFormatValue(a) * Slow::FromFormatValue(b));
   }
@@ -252,6 +334,23 @@ class FastEmulated {
     } else {
       return emulated_detail::StaticFormat<Tag>();
     }
+  }
+
+  // Emulated's conversion (emulated.cpp FromDouble: RoundToFormat in the mode in force) with
+  // the normal-range case inline, as in Add; the rest, stochastic rounding included (it draws
+  // from the stream), is Emulated's own code.
+  [[gnu::always_inline]] static double FromDouble(double x) {
+    double out;
+    if constexpr (kStatic) {
+      using S = fast_emulated_detail::StaticShape<Tag>;
+      if (fast_emulated_detail::RoundNormalStatic<S::kP, S::kEmin, S::kEmax, R>(x, &out))
+        return out;
+    } else {
+      const Rounding r = Mode();
+      if (r != Rounding::kStochastic && fast_emulated_detail::RoundNormal(x, Fmt(), r, &out))
+        return out;
+    }
+    return Slow(x).Value();
   }
 
   // Static tag with a known shape and a static deterministic mode: constant masks.

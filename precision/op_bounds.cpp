@@ -30,6 +30,30 @@ long double SumAbs(std::span<const double> x) {
   return s;
 }
 
+void BoundMemo::Get(Slot slot, std::span<const double> x, long double exact, Fill fill,
+                    long double* v) {
+  const std::lock_guard<std::mutex> lock(m_);
+  Entry& e = slots_[slot];
+  // exact compared as a value: a NaN reference never matches, so it is never cached.
+  if (!(e.set && e.data == x.data() && e.size == x.size() && e.exact == exact)) {
+    fill(x, exact, e.v);
+    e.data = x.data();
+    e.size = x.size();
+    e.exact = exact;
+    e.set = true;
+  }
+  for (int i = 0; i < kValues; ++i) v[i] = e.v[i];
+}
+
+long double SumAbsOf(const BoundInputs& in) {
+  if (in.memo == nullptr) return SumAbsOf(in);
+  long double v[BoundMemo::kValues];
+  in.memo->Get(
+      BoundMemo::kSumAbs, in.x, 0,
+      [](std::span<const double> x, long double, long double* out) { out[0] = SumAbs(x); }, v);
+  return v[0];
+}
+
 namespace {
 
 long double SumAbsProducts(std::span<const ValuePair<double>> pairs) {
@@ -63,15 +87,39 @@ SoftmaxParts Parts(std::span<const double> x, long double exact, bool recompute)
   return p;
 }
 
+// Parts(in.x, in.Exact(), false), through in.memo when there is one.
+SoftmaxParts LseParts(const BoundInputs& in) {
+  if (in.memo == nullptr) return Parts(in.x, in.Exact(), false);
+  long double v[BoundMemo::kValues];
+  in.memo->Get(
+      BoundMemo::kSoftmaxParts, in.x, in.Exact(),
+      [](std::span<const double> x, long double exact, long double* out) {
+        const SoftmaxParts p = Parts(x, exact, false);
+        out[0] = p.m;
+        out[1] = p.lse;
+        out[2] = p.weighted;
+        out[3] = p.min_x;
+        out[4] = p.finite ? 1 : 0;
+      },
+      v);
+  SoftmaxParts p;
+  p.m = v[0];
+  p.lse = v[1];
+  p.weighted = v[2];
+  p.min_x = v[3];
+  p.finite = v[4] != 0;
+  return p;
+}
+
 }  // namespace
 
 OpBound SumOpBound(const BoundContext& ctx, const BoundInputs& in) {
-  return {SumBound(ctx.depth, ctx.u, static_cast<double>(SumAbs(in.x))), false};
+  return {SumBound(ctx.depth, ctx.u, static_cast<double>(SumAbsOf(in))), false};
 }
 
 OpBound NeumaierOpBound(const BoundContext& ctx, const BoundInputs& in) {
   return {CompensatedBound(ctx.depth, ctx.u, static_cast<double>(std::fabs(in.Exact())),
-                           static_cast<double>(SumAbs(in.x))),
+                           static_cast<double>(SumAbsOf(in))),
           false};
 }
 
@@ -107,7 +155,7 @@ OpBound AffineOpBound(const BoundContext& ctx, const BoundInputs& in) {
 }
 
 OpBound LseOpBound(const BoundContext& ctx, const BoundInputs& in) {
-  const SoftmaxParts p = Parts(in.x, in.Exact(), false);
+  const SoftmaxParts p = LseParts(in);
   if (!p.finite) return {ExactBound(), false};
   return {LseBound(ctx.depth, ctx.u, ctx.u_exp, ctx.u_log, static_cast<double>(p.lse),
                    static_cast<double>(p.m - p.weighted), static_cast<double>(p.lse - p.m)),
@@ -231,7 +279,7 @@ OpBound FabsumOpBound(const BoundInputs& in, const MergeTree& tree, double u_in,
     }
   }
   OpBound ob;
-  ob.bound.value = worst * static_cast<double>(SumAbs(in.x));
+  ob.bound.value = worst * static_cast<double>(SumAbsOf(in));
   ob.bound.rigorous = false;
   ob.bound.formula =
       "((L-1) u_in + D_out u_out) sum|x|, max over chains (FABsum, first order; blocked:b: L = "
@@ -244,7 +292,7 @@ OpBound FabsumOpBound(const BoundInputs& in, const MergeTree& tree, double u_in,
 
 double SumCondition(const BoundInputs& in) {
   const long double exact = in.exact.empty() ? 0 : in.exact[0];
-  return exact == 0 ? INFINITY : static_cast<double>(SumAbs(in.x) / std::fabs(exact));
+  return exact == 0 ? INFINITY : static_cast<double>(SumAbsOf(in) / std::fabs(exact));
 }
 
 double DotCondition(const BoundInputs& in) {
@@ -253,8 +301,18 @@ double DotCondition(const BoundInputs& in) {
 }
 
 double VarianceConditionOf(const BoundInputs& in) {
-  long double sq = 0;
-  for (double v : in.x) sq += static_cast<long double>(v) * v;
+  auto sum_squares = [](std::span<const double> x, long double, long double* out) {
+    long double sq = 0;
+    for (double v : x) sq += static_cast<long double>(v) * v;
+    out[0] = sq;
+  };
+  long double memo[BoundMemo::kValues];
+  if (in.memo == nullptr) {
+    sum_squares(in.x, 0, memo);
+  } else {
+    in.memo->Get(BoundMemo::kSumSquares, in.x, 0, sum_squares, memo);
+  }
+  const long double sq = memo[0];
   const long double var = in.exact.size() > 1 ? in.exact[1] : 0;
   const long double nvar = var * static_cast<long double>(in.x.size());
   return nvar == 0 ? INFINITY : static_cast<double>(std::sqrt(sq / nvar));

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -40,6 +41,35 @@ struct BoundContext {
 enum class ExpArithmetic { kNativeLibm, kNativePortable, kEmulated, kMpfr };
 double ExpRelativeError(ExpArithmetic a, double u);
 
+// The schedule-independent sums the bounds and condition numbers read from one input (sum |x_i|,
+// sum x_i^2, lse's softmax weights), kept so that the trials of one input under several
+// schedules (a sweep's group) compute each once. A value is remembered together with the
+// input it was computed from (data pointer, length, and the exact reference it used) and is
+// returned only for that same input; it is the value the uncached code gives, computed by that
+// code. Thread-safe: the trials of one input may run on several threads.
+class BoundMemo {
+ public:
+  // The sums' slots, one per kind of ingredient.
+  enum Slot { kSumAbs, kSumSquares, kSoftmaxParts, kSlots };
+  using Fill = void (*)(std::span<const double> x, long double exact, long double* v);
+  // v[0..kValues) of `slot` for the input x (with `exact`, the reference it depends on):
+  // fill(x, exact, v) on first use, the remembered values after that; another input in the
+  // same slot is filled afresh and remembered instead.
+  void Get(Slot slot, std::span<const double> x, long double exact, Fill fill, long double* v);
+  static constexpr int kValues = 5;
+
+ private:
+  struct Entry {
+    const double* data = nullptr;
+    std::size_t size = 0;
+    long double exact = 0;
+    bool set = false;
+    long double v[kValues] = {0, 0, 0, 0, 0};
+  };
+  std::mutex m_;
+  Entry slots_[kSlots];
+};
+
 // What a bound may read: the stored inputs and the certified reference (never the result).
 struct BoundInputs {
   std::span<const double> x;                 // one column (attention: q, k, v concatenated)
@@ -50,6 +80,7 @@ struct BoundInputs {
   std::uint64_t head_dim = 0;                // attention only
   // attention only (run::SharedReference): per output A_j, B_j; per row Q_i.
   std::span<const double> attention_a, attention_b, attention_q;
+  BoundMemo* memo = nullptr;  // optional: the input's cached sums (run::SharedReference)
   long double Exact() const { return main < exact.size() ? exact[main] : 0; }
 };
 
@@ -119,5 +150,7 @@ double VarianceConditionOf(const BoundInputs& in);
 
 // sum |x_i| in long double.
 long double SumAbs(std::span<const double> x);
+// SumAbs(in.x), through in.memo when there is one.
+long double SumAbsOf(const BoundInputs& in);
 
 }  // namespace carrier

@@ -12,18 +12,22 @@ namespace carrier::inputs {
 
 namespace {
 
-double NormalAt(std::uint64_t seed, std::uint64_t i) {
-  double u1 = UniformAt(seed, 2 * i);
-  const double u2 = UniformAt(seed, 2 * i + 1);
+// UniformAt with the stream's constant first step SplitMix64(seed) done once by the caller
+// (the same expression, so the same value).
+inline double UniformMixed(std::uint64_t mixed_seed, std::uint64_t i) {
+  return static_cast<double>(SplitMix64(mixed_seed ^ i) >> 11) * 0x1.0p-53;
+}
+
+double NormalMixed(std::uint64_t mixed_seed, std::uint64_t i) {
+  double u1 = UniformMixed(mixed_seed, 2 * i);
+  const double u2 = UniformMixed(mixed_seed, 2 * i + 1);
   if (u1 <= 0) u1 = 0x1.0p-53;
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586476925 * u2);
 }
 
 }  // namespace
 
-double UniformAt(std::uint64_t seed, std::uint64_t i) {
-  return static_cast<double>(SplitMix64(SplitMix64(seed) ^ i) >> 11) * 0x1.0p-53;
-}
+double UniformAt(std::uint64_t seed, std::uint64_t i) { return UniformMixed(SplitMix64(seed), i); }
 
 GeneratorSpec ParseGenerator(const std::string& text) {
   GeneratorSpec spec;
@@ -223,22 +227,28 @@ std::vector<double> Generate(const GeneratorSpec& spec, std::uint64_t n, std::ui
       for (auto& v : x) v = round(v, context);
     return x;
   }
+  // One loop per distribution (the name compared once, not per value), each value rounded as
+  // it is made: the same values as drawing all, then rounding all.
   std::vector<double> x(n);
-  for (std::uint64_t i = 0; i < n; ++i) {
-    if (spec.dist == "uniform01") {
-      x[i] = UniformAt(seed, i);
-    } else if (spec.dist == "uniform11") {
-      x[i] = 2.0 * UniformAt(seed, i) - 1.0;
-    } else if (spec.dist == "normal") {
-      x[i] = NormalAt(seed, i);
-    } else if (spec.dist == "offset") {
-      x[i] = spec.offset + NormalAt(seed, i);
+  const std::uint64_t ms = SplitMix64(seed);
+  auto fill = [&](auto draw) {
+    if (round) {
+      for (std::uint64_t i = 0; i < n; ++i) x[i] = round(draw(i), context);
     } else {
-      x[i] = std::exp(NormalAt(seed, i));
+      for (std::uint64_t i = 0; i < n; ++i) x[i] = draw(i);
     }
+  };
+  if (spec.dist == "uniform01") {
+    fill([&](std::uint64_t i) { return UniformMixed(ms, i); });
+  } else if (spec.dist == "uniform11") {
+    fill([&](std::uint64_t i) { return 2.0 * UniformMixed(ms, i) - 1.0; });
+  } else if (spec.dist == "normal") {
+    fill([&](std::uint64_t i) { return NormalMixed(ms, i); });
+  } else if (spec.dist == "offset") {
+    fill([&](std::uint64_t i) { return spec.offset + NormalMixed(ms, i); });
+  } else {
+    fill([&](std::uint64_t i) { return std::exp(NormalMixed(ms, i)); });
   }
-  if (round)
-    for (auto& v : x) v = round(v, context);
   if (spec.order == "asc") std::sort(x.begin(), x.end());
   if (spec.order == "desc") std::sort(x.begin(), x.end(), std::greater<double>());
   return x;

@@ -228,9 +228,25 @@ Replayed ReplayOf(ScalarKind k, ExpKind e, const MergeTree& tree, const ReplayIn
 
 // The fast engine's compute scalars: as WithScalar, with FastEmulated (the same bits as Emu in
 // every operation, precision/fast_emulated.hpp) for the emulated kind.
+// bf16 and fp16 in rne (the studies' common case) run as the static-tag FastEmulated, whose
+// rounding has the format's masks as constants (inline, no format read per operation): the
+// same bits, since a static tag's operations are the dynamic type's with that format and mode
+// fixed (engine_equivalence_tests compares both with the oracle). The main-job build, whose
+// compile time is budgeted, keeps the dynamic type alone.
 template <class Body>
 decltype(auto) WithFastScalar(ScalarKind k, Body&& body) {
-  if (k == ScalarKind::kEmulated) return body.template operator()<FastEmulatedDynamic>();
+  if (k == ScalarKind::kEmulated) {
+#if !defined(CARRIER_MAIN_JOB_ONLY_BUILD)
+    const EmulationContext& ctx = ThreadEmulationContext();
+    if (ctx.format != nullptr && ctx.rounding == Rounding::kNearestEven) {
+      if (*ctx.format == BF16Tag::Get())
+        return body.template operator()<FastEmulated<BF16Tag, Rounding::kNearestEven>>();
+      if (*ctx.format == Fp16Tag::Get())
+        return body.template operator()<FastEmulated<Fp16Tag, Rounding::kNearestEven>>();
+    }
+#endif
+    return body.template operator()<FastEmulatedDynamic>();
+  }
   return WithScalar(k, std::forward<Body>(body));
 }
 

@@ -17,6 +17,7 @@
 #include "core/tree_hash.hpp"
 #include "precision/bounds.hpp"
 #include "precision/emulated.hpp"
+#include "precision/fast_emulated.hpp"
 #include "precision/math_policy.hpp"
 #include "precision/metrics.hpp"
 #include "precision/metrics_exact.hpp"
@@ -53,8 +54,15 @@ double ExpError(const ComputeSpec& c, const std::string& exp, double u) {
   }
 }
 
+// RoundToFormat(v, storage, rne). The common case, a value in a normal binade below the top
+// one of a format with p <= 26, is RoundNormal's (precision/fast_emulated.hpp: RoundToFormat's
+// own result there, restated inline); everything else is RoundToFormat itself.
 double RoundStorage(double v, const void* ctx) {
-  return RoundToFormat(v, *static_cast<const Format*>(ctx), Rounding::kNearestEven);
+  const Format& f = *static_cast<const Format*>(ctx);
+  double out;
+  if (f.precision <= 26 && fast_emulated_detail::RoundNormal(v, f, Rounding::kNearestEven, &out))
+    return out;
+  return RoundToFormat(v, f, Rounding::kNearestEven);
 }
 
 // fp128 (rne only) and mpfr:BITS: 2^-p; a format: its unit roundoff under the rounding.
@@ -372,6 +380,7 @@ TrialOutcome RunTrial(const ResolvedTrial& t, const TrialInput& in, const Shared
   bi.attention_a = shared.attention_a;
   bi.attention_b = shared.attention_b;
   bi.attention_q = shared.attention_q;
+  bi.memo = shared.bound_memo.get();
   if (e.cond) o.cond = e.cond(bi);
   MeasureBound(t, bi, tree, stats, o);
   return o;

@@ -52,6 +52,7 @@
 #include "core/schedule.hpp"
 #include "inputs/generators.hpp"
 #include "precision/format.hpp"
+#include "precision/op_bounds.hpp"
 #include "precision/reference/reference.hpp"
 #include "precision/rounding.hpp"
 
@@ -176,6 +177,9 @@ struct SharedReference {
   // the reference output; per row, Q_i = max_k sum_c |q_ic k_kc| / sqrt(d) (scales the error of
   // the scores the replay forms in the compute type). Row-major like the outputs.
   std::vector<double> attention_a, attention_b, attention_q;
+  // The bounds' schedule-independent sums over this input (precision/op_bounds.hpp): computed
+  // by the first trial that needs one, reused by the input's other trials (copies share it).
+  std::shared_ptr<BoundMemo> bound_memo = std::make_shared<BoundMemo>();
 };
 SharedReference ComputeReference(const ResolvedTrial& t, const TrialInput& input);
 

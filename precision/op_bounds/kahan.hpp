@@ -19,7 +19,7 @@ inline OpBound KahanOpBound(const BoundContext& ctx, const BoundInputs& in) {
   const double u = ctx.u;
   const double tree = ctx.combines > 0 ? d * u : 0.0;
   OpBound ob;
-  ob.bound.value = (2 * u + tree + d * d * u * u) * static_cast<double>(SumAbs(in.x));
+  ob.bound.value = (2 * u + tree + d * d * u * u) * static_cast<double>(SumAbsOf(in));
   ob.bound.rigorous = false;
   ob.bound.formula = "(2u + [tree] D u + D^2 u^2) sum|x| (Kahan; first-order estimate)";
   ob.relative = false;

@@ -7,6 +7,7 @@
 
 #include <bit>
 #include <cmath>
+#include <vector>
 
 namespace carrier::reference {
 
@@ -234,6 +235,20 @@ FixedExp FixedExpNeg(double s, double e) {
 ShiftedExpSum SumExpShifted(std::span<const double> x, double m) {
   ShiftedExpSum r;
   constexpr double kSkipBelow = -134.0;  // exp(-134) < 2^-193: below the accumulator's unit
+  // A term is a pure function of v (m is fixed): a direct-mapped memo of the last term per
+  // slot returns the same (mant, shift) FixedExpNeg gave for that v. Narrow storage formats
+  // (bf16, fp16, fp8) repeat a few thousand values, so most terms skip the kernel. Inputs
+  // without repeats (fp32, fp64) would only pay for the lookups: the memo is dropped for the
+  // rest of the input once a window of kWindow kernel terms had fewer than kWindow / 4 hits.
+  constexpr int kMemoBits = 14;
+  constexpr std::uint64_t kWindow = 4096;
+  struct Memo {
+    std::uint64_t key = 0;  // v's bits; 0 (v = +0) never stored, so it marks an empty slot
+    FixedExp term;
+  };
+  std::vector<Memo> memo(std::size_t{1} << kMemoBits);
+  bool use_memo = true;
+  std::uint64_t window = 0, hits = 0;
   for (const double v : x) {
     if (v == m) {
       ++r.exact_terms;
@@ -247,8 +262,24 @@ ShiftedExpSum SumExpShifted(std::span<const double> x, double m) {
     if (!(s > kSkipBelow)) continue;
     const double bb = s - v;
     const double e = (v - (s - bb)) + (-m - bb);
-    const FixedExp t = FixedExpNeg(s, e);
-    AddShifted(r.word, t.mant, t.shift);
+    if (!use_memo) {
+      const FixedExp t = FixedExpNeg(s, e);
+      AddShifted(r.word, t.mant, t.shift);
+      continue;
+    }
+    const auto key = std::bit_cast<std::uint64_t>(v);
+    Memo& slot = memo[(key * 0x9E3779B97F4A7C15ULL) >> (64 - kMemoBits)];
+    if (slot.key != key || key == 0) {
+      slot.key = key;
+      slot.term = FixedExpNeg(s, e);
+    } else {
+      ++hits;
+    }
+    AddShifted(r.word, slot.term.mant, slot.term.shift);
+    if (++window == kWindow) {
+      use_memo = hits >= kWindow / 4;
+      window = hits = 0;
+    }
   }
   return r;
 }

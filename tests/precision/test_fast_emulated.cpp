@@ -83,16 +83,36 @@ template <class S, class F>
 void Compare(double a, double b, double c, const std::string& what, Tally& t) {
   const S sa = S::FromFormatValue(a), sb = S::FromFormatValue(b), sc = S::FromFormatValue(c);
   const F fa = F::FromFormatValue(a), fb = F::FromFormatValue(b), fc = F::FromFormatValue(c);
-  const double slow[] = {(sa + sb).Value(),      (sa - sb).Value(), (sa * sb).Value(),
-                         (sa / sb).Value(),      sqrt(sa).Value(),  fma(sa, sb, sc).Value(),
-                         S(a * 0.75 + b).Value()};
-  const double fast[] = {(fa + fb).Value(),      (fa - fb).Value(), (fa * fb).Value(),
-                         (fa / fb).Value(),      sqrt(fa).Value(),  fma(fa, fb, fc).Value(),
-                         F(a * 0.75 + b).Value()};
-  const char* names[] = {"+", "-", "*", "/", "sqrt", "fma", "from double"};
-  for (int i = 0; i < 7; ++i) {
+  // A count from a (below and above 2^53, both signs), as Welford's T(n) converts one.
+  const std::int64_t k = std::isfinite(a) ? static_cast<std::int64_t>(std::fmod(a, 0x1p62)) : -7;
+  const auto uk = static_cast<std::uint64_t>(k < 0 ? -k : k);
+  const double slow[] = {(sa + sb).Value(),
+                         (sa - sb).Value(),
+                         (sa * sb).Value(),
+                         (sa / sb).Value(),
+                         sqrt(sa).Value(),
+                         fma(sa, sb, sc).Value(),
+                         S(a * 0.75 + b).Value(),
+                         exp(sa).Value(),
+                         exp(sa - sa).Value(),
+                         S(k).Value(),
+                         S(uk).Value()};
+  const double fast[] = {(fa + fb).Value(),
+                         (fa - fb).Value(),
+                         (fa * fb).Value(),
+                         (fa / fb).Value(),
+                         sqrt(fa).Value(),
+                         fma(fa, fb, fc).Value(),
+                         F(a * 0.75 + b).Value(),
+                         exp(fa).Value(),
+                         exp(fa - fa).Value(),
+                         F(k).Value(),
+                         F(uk).Value()};
+  const char* names[] = {"+",           "-",   "*",      "/",          "sqrt",       "fma",
+                         "from double", "exp", "exp(0)", "from int64", "from uint64"};
+  for (int i = 0; i < 11; ++i) {
     if (!ScalarTraits<double>::BitEqual(slow[i], fast[i])) {
-      FAIL_CHECK(what << ": " << names[i] << " a=" << Exact(a) << " b=" << Exact(b)
+      FAIL_CHECK(what << ": " << names[i] << " a=" << Exact(a) << " b=" << Exact(b) << " k=" << k
                       << " c=" << Exact(c) << " Emulated " << Exact(slow[i]) << " FastEmulated "
                       << Exact(fast[i]));
     }
