@@ -10,6 +10,22 @@
 
 namespace carrier {
 
+namespace {
+// OpBound's two common shapes (naming every field would repeat the defaults; a braced list that
+// leaves `detail` out trips -Wmissing-field-initializers).
+OpBound Absolute(Bound b) {
+  OpBound o;
+  o.bound = b;
+  return o;
+}
+OpBound Relative(Bound b) {
+  OpBound o;
+  o.bound = b;
+  o.relative = true;
+  return o;
+}
+}  // namespace
+
 double ExpRelativeError(ExpArithmetic a, double u) {
   switch (a) {
     case ExpArithmetic::kMpfr:
@@ -114,16 +130,15 @@ SoftmaxParts LseParts(const BoundInputs& in) {
 }  // namespace
 
 OpBound SumOpBound(const BoundContext& ctx, const BoundInputs& in) {
-  return {SumBound(ctx.depth, ctx.u, static_cast<double>(SumAbsOf(in))), false};
+  return Absolute(SumBound(ctx.depth, ctx.u, static_cast<double>(SumAbsOf(in))));
 }
 
 OpBound NeumaierOpBound(const BoundContext& ctx, const BoundInputs& in) {
-  return {CompensatedBound(ctx.depth, ctx.u, static_cast<double>(std::fabs(in.Exact())),
-                           static_cast<double>(SumAbsOf(in))),
-          false};
+  return Absolute(CompensatedBound(ctx.depth, ctx.u, static_cast<double>(std::fabs(in.Exact())),
+                                   static_cast<double>(SumAbsOf(in))));
 }
 
-OpBound ExactOpBound(const BoundContext&, const BoundInputs&) { return {ExactBound(), false}; }
+OpBound ExactOpBound(const BoundContext&, const BoundInputs&) { return Absolute(ExactBound()); }
 
 OpBound Norm2OpBound(const BoundContext& ctx, const BoundInputs& in) {
   const double norm = static_cast<double>(in.Exact());
@@ -137,11 +152,11 @@ OpBound Norm2OpBound(const BoundContext& ctx, const BoundInputs& in) {
                      4 * static_cast<double>(ctx.combines) * ctx.eta;
     b.value = std::expm1(2 * std::log1p(ctx.u) + std::log1p(g) / 2) * norm + ctx.eta / 2;
   }
-  return {b, false};
+  return Absolute(b);
 }
 
 OpBound DotOpBound(const BoundContext& ctx, const BoundInputs& in) {
-  return {DotBound(ctx.depth, ctx.u, static_cast<double>(SumAbsProducts(in.pairs))), false};
+  return Absolute(DotBound(ctx.depth, ctx.u, static_cast<double>(SumAbsProducts(in.pairs))));
 }
 
 OpBound AffineOpBound(const BoundContext& ctx, const BoundInputs& in) {
@@ -151,20 +166,20 @@ OpBound AffineOpBound(const BoundContext& ctx, const BoundInputs& in) {
     s += weight * std::fabs(static_cast<long double>(in.pairs[k].b));
     weight *= std::fabs(static_cast<long double>(in.pairs[k].a));
   }
-  return {AffineBBound(in.pairs.size(), ctx.depth, ctx.u, static_cast<double>(s)), false};
+  return Absolute(AffineBBound(in.pairs.size(), ctx.depth, ctx.u, static_cast<double>(s)));
 }
 
 OpBound LseOpBound(const BoundContext& ctx, const BoundInputs& in) {
   const SoftmaxParts p = LseParts(in);
-  if (!p.finite) return {ExactBound(), false};
-  return {LseBound(ctx.depth, ctx.u, ctx.u_exp, ctx.u_log, static_cast<double>(p.lse),
-                   static_cast<double>(p.m - p.weighted), static_cast<double>(p.lse - p.m)),
-          false};
+  if (!p.finite) return Absolute(ExactBound());
+  return Absolute(LseBound(ctx.depth, ctx.u, ctx.u_exp, ctx.u_log, static_cast<double>(p.lse),
+                           static_cast<double>(p.m - p.weighted),
+                           static_cast<double>(p.lse - p.m)));
 }
 
 OpBound SoftmaxOpBound(const BoundContext& ctx, const BoundInputs& in) {
   const SoftmaxParts p = Parts(in.x, 0, true);
-  if (!p.finite) return {ExactBound(), true};
+  if (!p.finite) return Relative(ExactBound());
   // The componentwise bound is largest for the smallest element. Outputs below the normal
   // range lose relative accuracy: e^{x_i - m} and the division by d each round to a multiple
   // of the subnormal spacing eta, an absolute error of at most eta apiece, so component i
@@ -177,16 +192,15 @@ OpBound SoftmaxOpBound(const BoundContext& ctx, const BoundInputs& in) {
         p_min > 0 ? static_cast<double>(2 * static_cast<long double>(ctx.eta) / p_min) : INFINITY;
     b.formula = "rho + u_e + u(M - x_i) + 2u + 2 eta / p_i (relative; eta: subnormal spacing)";
   }
-  return {b, true};
+  return Relative(b);
 }
 
 OpBound WelfordOpBound(const BoundContext& ctx, const BoundInputs& in) {
   const double n = static_cast<double>(in.x.size());
   const long double exact_mean = in.exact.empty() ? 0 : in.exact[0];
   const double m2 = static_cast<double>(in.Exact() * static_cast<long double>(in.x.size()));
-  return {WelfordVarianceRelBound(ctx.depth, ctx.u,
-                                  VarianceCondition(n, static_cast<double>(exact_mean), m2)),
-          true};
+  return Relative(WelfordVarianceRelBound(
+      ctx.depth, ctx.u, VarianceCondition(n, static_cast<double>(exact_mean), m2)));
 }
 
 OpBound AttentionOpBound(const BoundContext& ctx, const BoundInputs& in) {
