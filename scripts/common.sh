@@ -10,7 +10,8 @@ CARRIER_BUILD_DIR="${CARRIER_BUILD_DIR:-$CARRIER_ROOT/build}"
 # part (CARRIER_MAIN_PACKAGES: the replay-only `carrier` and its figures) and the rest, which
 # README command (b) needs for the kernels, the tests and the Python module.
 CARRIER_MAIN_PACKAGES=(cmake g++ ninja-build pkg-config libboost-dev libmpfr-dev libgmp-dev
-                       libtomlplusplus-dev python3-matplotlib python3-numpy)
+                       libtomlplusplus-dev nlohmann-json3-dev libcli11-dev python3-matplotlib
+                       python3-numpy)
 CARRIER_PACKAGES=("${CARRIER_MAIN_PACKAGES[@]}" catch2 libhwy-dev python3-scipy
                   python3-dev pybind11-dev python3-pandas python3-pytest)
 
