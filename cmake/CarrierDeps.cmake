@@ -1,3 +1,20 @@
+# nlohmann-json and CLI11 (Debian nlohmann-json3-dev, libcli11-dev; header-only) are required:
+# every JSON carrier writes or reads goes through nlohmann-json (core/tree_io.cpp,
+# experiments/io/json.cpp) and every verb's command line through CLI11 (experiments/cli/args.cpp).
+# Results: nlohmann_json::nlohmann_json, CLI11::CLI11.
+find_package(nlohmann_json 3 CONFIG QUIET)
+if(NOT nlohmann_json_FOUND)
+  message(FATAL_ERROR "carrier needs nlohmann-json 3 (Debian package nlohmann-json3-dev: "
+                      "sudo apt-get install nlohmann-json3-dev, or scripts/common.sh "
+                      "carrier_install_deps); its CMake config nlohmann_json was not found")
+endif()
+find_package(CLI11 CONFIG QUIET)
+if(NOT CLI11_FOUND)
+  message(FATAL_ERROR "carrier needs CLI11 (Debian package libcli11-dev: sudo apt-get install "
+                      "libcli11-dev, or scripts/common.sh carrier_install_deps); its CMake "
+                      "config CLI11 was not found")
+endif()
+
 # Third-party dependencies, each behind its CARRIER_WITH_* switch. Results:
 # CARRIER_HAVE_MPFR (PkgConfig::MPFR, PkgConfig::GMP, Boost::headers), CARRIER_HAVE_HWY
 # (hwy::hwy, hwy::hwy_contrib), CARRIER_HAVE_OPENMP (OpenMP::OpenMP_CXX), and Catch2.

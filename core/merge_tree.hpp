@@ -172,10 +172,10 @@ inline std::uint64_t RandomOver(Builder& b, std::uint64_t seed, std::uint64_t lo
 // The tree of a `cuda:` schedule: core/cuda_tree.hpp (included at the end of this file).
 inline MergeTree BuildCudaTree(const CudaSchedule& s, std::uint64_t n);
 
-// Orders from outside: canonical:L (core/canonical_tree.hpp) and file:PATH (core/tree_io.hpp),
-// both included at the end of this file.
+// Orders from outside: canonical:L (core/canonical_tree.hpp, included at the end of this file)
+// and file:PATH (core/tree_io.hpp; defined in core/tree_io.cpp, which parses with nlohmann-json).
 inline MergeTree BuildCanonicalTree(const Schedule& s, std::uint64_t n);
-inline MergeTree LoadTreeFile(const std::string& path, std::uint64_t n);
+MergeTree LoadTreeFile(const std::string& path, std::uint64_t n);
 // ---- The tree of an `mma:` schedule ----
 // One kFused chain over [0, n), or with promote:N the kFused chains [jN, min((j+1)N, n)) merged
 // left to right (the fp32 accumulator the partials are promoted into). The tree carries the
@@ -528,37 +528,9 @@ inline std::string ToDot(const MergeTree& t) {
   return os.str();
 }
 
-inline std::string ToJson(const MergeTree& t) {
-  const TreeStats st = ComputeStats(t);
-  std::ostringstream os;
-  os << "{\"schedule\":\"" << t.schedule << "\",\"n\":" << t.n
-     << ",\"permutes\":" << (t.permutes ? "true" : "false")
-     << ",\"stats\":{\"chains\":" << st.chains << ",\"combines\":" << st.combines
-     << ",\"longest_chain\":" << st.longest_chain << ",\"combine_depth\":" << st.combine_depth
-     << ",\"max_leaf_depth\":" << st.max_leaf_depth << ",\"mean_leaf_depth\":" << st.mean_leaf_depth
-     << "},\"chains\":[";
-  for (std::uint64_t k = 0; k < t.chains.size(); ++k) {
-    const Chain& c = t.chains[k];
-    os << (k ? "," : "") << "{\"first\":" << c.first << ",\"count\":" << c.count
-       << ",\"stride\":" << c.stride << ",\"mode\":\""
-       << (c.mode == ChainMode::kLiftTile ? "tile"
-           : c.mode == ChainMode::kFused  ? "fused"
-                                          : "push")
-       << "\"}";
-  }
-  os << "]";
-  if (t.UsesFusedNode())
-    os << ",\"fused\":{\"input\":\"" << MmaInputName(t.fused.input)
-       << "\",\"terms\":" << t.fused.terms << ",\"frac_bits\":" << t.fused.frac_bits
-       << ",\"align\":\"" << (t.fused.align == MmaAlign::kFloor ? "floor" : "truncate")
-       << "\",\"output\":\"" << MmaOutputName(t.fused.output)
-       << "\",\"two_stage\":" << (t.fused.two_stage ? "true" : "false") << "}";
-  os << ",\"combines\":[";
-  for (std::uint64_t m = 0; m < t.combines.size(); ++m)
-    os << (m ? "," : "") << "[" << t.combines[m].left << "," << t.combines[m].right << "]";
-  os << "]}\n";
-  return os.str();
-}
+// JSON (format: core/tree_io.hpp), one line; the schedule string escaped by nlohmann-json.
+// Defined in core/tree_io.cpp.
+std::string ToJson(const MergeTree& t);
 
 // Human-readable: the statistics, then the tree drawn root first (left operand above right)
 // when it has at most max_nodes nodes.

@@ -10,7 +10,7 @@ CARRIER_BUILD_DIR="${CARRIER_BUILD_DIR:-$CARRIER_ROOT/build}"
 # part (CARRIER_MAIN_PACKAGES: the replay-only `carrier` and its figures) and the rest, which
 # README command (b) needs for the kernels, the tests and the Python module.
 CARRIER_MAIN_BUILD_PACKAGES=(cmake g++ ninja-build pkg-config libmpfr-dev libgmp-dev
-                             libtomlplusplus-dev)
+                             libtomlplusplus-dev nlohmann-json3-dev libcli11-dev)
 CARRIER_MAIN_PLOT_PACKAGES=(python3-matplotlib python3-numpy)
 CARRIER_MAIN_PACKAGES=("${CARRIER_MAIN_BUILD_PACKAGES[@]}" "${CARRIER_MAIN_PLOT_PACKAGES[@]}")
 CARRIER_PACKAGES=("${CARRIER_MAIN_PACKAGES[@]}" libboost-dev catch2 libhwy-dev python3-scipy

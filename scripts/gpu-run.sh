@@ -4,8 +4,9 @@
 #
 #   bash scripts/gpu-run.sh [OUTPUT_DIR]          (default: gpu-results/)
 #
-# What it does: finds nvcc (PATH or /usr/local/cuda/bin); finds Catch2 v2, or unpacks the carried
-# .debs (`apt-get download catch2` on a Debian machine into .debs/, git-ignored) into a prefix
+# What it does: finds nvcc (PATH or /usr/local/cuda/bin); finds Catch2 v2, nlohmann-json and
+# CLI11, or unpacks the carried .debs (`apt-get download catch2 nlohmann-json3-dev libcli11-dev`
+# on a Debian machine into .debs/, git-ignored) into a prefix
 # under /tmp with dpkg -x (never into /); configures build-gpu/ with MPFR, Highway and OpenMP off
 # and CUDA on (sm_80 and sm_90; CUDA_ARCHS=... overrides); builds the GPU tests and
 # carrier_gpu_bench; runs `ctest -L gpu` (the kernels against their CPU replay, bit for bit),
@@ -40,15 +41,25 @@ tests=ON
 have_catch2() {
   [ -f /usr/include/catch2/catch.hpp ] || [ -f /usr/local/include/catch2/catch.hpp ]
 }
-if ! have_catch2; then
-  debs=("$root"/.debs/catch2_*.deb)
+# nlohmann-json and CLI11 (header-only) are required: from the carried .debs when not installed.
+have_header() { [ -f "/usr/include/$1" ] || [ -f "/usr/local/include/$1" ]; }
+if ! have_header nlohmann/json.hpp || ! have_header CLI/CLI.hpp; then
+  if ! ls "$root"/.debs/nlohmann-json3-dev_*.deb "$root"/.debs/libcli11-dev_*.deb >/dev/null 2>&1; then
+    echo "gpu-run: nlohmann-json or CLI11 not installed and not in .debs/ (apt-get download" \
+         "nlohmann-json3-dev libcli11-dev on a Debian machine, into .debs/)" >&2
+    exit 2
+  fi
+fi
+if ! have_catch2 || ! have_header nlohmann/json.hpp || ! have_header CLI/CLI.hpp; then
+  debs=("$root"/.debs/*.deb)
   if [ -e "${debs[0]}" ] && command -v dpkg >/dev/null; then
     prefix="/tmp/carrier-prefix"
     mkdir -p "$prefix"
     for deb in "$root"/.debs/*.deb; do dpkg -x "$deb" "$prefix"; done
     prefix_args=(-DCMAKE_PREFIX_PATH="$prefix/usr")
-    echo "gpu-run: Catch2 from carried .debs, unpacked into $prefix"
-  else
+    echo "gpu-run: packages from carried .debs, unpacked into $prefix"
+  fi
+  if ! have_catch2 && ! ls "$root"/.debs/catch2_*.deb >/dev/null 2>&1; then
     tests=OFF
     echo "gpu-run: Catch2 v2 not found and no .debs/catch2_*.deb to unpack: building the" \
          "benchmark only (GPU tests NOT built)"

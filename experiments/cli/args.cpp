@@ -1,38 +1,79 @@
 #include "cli/args.hpp"
 
+#include <CLI/CLI.hpp>
 #include <charconv>
+#include <map>
 
 namespace carrier::cli {
 
+// The parsing is CLI11's (one CLI::App per verb; this is the only file that includes it: it is
+// heavy to compile). CLI11's own errors and leftovers are turned into the one-line UsageError
+// texts below, the same as before CLI11, so every bad command line still exits 2 with one line.
 Args::Args(std::string verb, const std::vector<std::string>& argv, std::set<std::string> valued,
            std::set<std::string> switches, std::size_t max_positional)
     : verb_(std::move(verb)) {
-  for (std::size_t i = 0; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    if (a.rfind("--", 0) != 0 || a == "--") {
-      if (positional_.size() >= max_positional) Fail("unexpected argument '" + a + "'");
-      positional_.push_back(a);
-      continue;
+  CLI::App app("carrier " + verb_);
+  app.set_help_flag();  // --help is main.cpp's hand-written text, never reaches here
+  app.allow_extras();   // unknown flags and surplus arguments come back in remaining()
+  std::map<std::string, CLI::Option*> options, flags;
+  for (const auto& name : valued)
+    // TakeAll: a flag given twice is refused below with its own message.
+    options[name] =
+        app.add_option("--" + name)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  for (const auto& name : switches) flags[name] = app.add_flag("--" + name);
+  // The positionals: all taken here (allow_extra_args: CLI11 otherwise stops at the minimum),
+  // the ones past max_positional refused below.
+  CLI::Option* positional = max_positional == 0
+                                ? nullptr
+                                : app.add_option("positional")
+                                      ->expected(0, CLI::detail::expected_max_vector_size)
+                                      ->allow_extra_args()
+                                      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+
+  // `--name=` is an empty value, as before CLI11 (which would take the next argument instead).
+  std::vector<std::string> args;
+  for (const auto& a : argv) {
+    if (a.size() > 3 && a.rfind("--", 0) == 0 && a.back() == '=' &&
+        valued.count(a.substr(2, a.size() - 3))) {
+      args.push_back(a.substr(0, a.size() - 1));
+      args.emplace_back();
+    } else {
+      args.push_back(a);
     }
-    std::string name = a.substr(2);
-    std::optional<std::string> value;
-    if (auto eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-    }
-    if (switches.count(name)) {
-      if (value) Fail("flag --" + name + " takes no value");
-      present_.insert(name);
-      continue;
-    }
-    if (!valued.count(name)) Fail("unknown flag '--" + name + "'");
-    if (!value) {
-      if (i + 1 >= argv.size()) Fail("flag --" + name + " needs a value");
-      value = argv[++i];
-    }
-    if (present_.count(name)) Fail("flag --" + name + " given twice");
+  }
+  try {
+    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11's parse order
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    // The one error CLI11 raises for these options is a missing value, which happens only when
+    // the flag is the last argument (CLI11 takes the next argument whatever it looks like).
+    const std::string last = args.empty() ? "" : args.back();
+    if (last.rfind("--", 0) == 0 && valued.count(last.substr(2)))
+      Fail("flag " + last + " needs a value");
+    Fail(e.what());
+  }
+  for (const auto& extra : app.remaining()) {
+    if (extra.rfind("--", 0) == 0 && extra != "--")
+      Fail("unknown flag '" + extra.substr(0, extra.find('=')) + "'");
+    Fail("unexpected argument '" + extra + "'");
+  }
+  if (positional != nullptr) {
+    positional_ = positional->results();
+    if (positional_.size() > max_positional)
+      Fail("unexpected argument '" + positional_[max_positional] + "'");
+  }
+  for (const auto& [name, o] : options) {
+    if (o->count() == 0) continue;
+    if (o->results().size() > 1) Fail("flag --" + name + " given twice");
     present_.insert(name);
-    values_[name] = *value;
+    values_[name] = o->results().front();
+  }
+  for (const auto& [name, o] : flags) {
+    if (o->count() == 0) continue;
+    // A bare switch's result is CLI11's "true"; `--name=VALUE` leaves VALUE.
+    for (const auto& r : o->results())
+      if (r != "true") Fail("flag --" + name + " takes no value");
+    present_.insert(name);
   }
 }
 

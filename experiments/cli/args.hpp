@@ -3,6 +3,11 @@
 // Flags are `--name VALUE`, `--name=VALUE` or a bare `--switch`; every verb declares the flags
 // it knows, and anything else (an unknown flag, a missing value, a stray argument, a value
 // that does not parse) is a UsageError: the CLI prints its one-line message and exits 2.
+// CLI11 does the parsing, in args.cpp alone (each valued flag a CLI::Option taking one string,
+// each switch a CLI11 flag, the positionals one option); its errors become the same one-line
+// texts: "carrier VERB: unknown flag '--x' (see carrier VERB --help)", "flag --x needs a value",
+// "flag --x given twice", "flag --x takes no value", "unexpected argument 'a'". A value is the
+// next argument whatever it looks like (`--n -5` is n = "-5"); `--x=` is an empty value.
 #pragma once
 
 #include <cstdint>

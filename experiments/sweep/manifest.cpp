@@ -4,9 +4,10 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <optional>
 #include <string>
 
-#include "cli/number_format.hpp"
+#include "io/json.hpp"
 #include "sweep/csv.hpp"
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
@@ -64,7 +65,7 @@ std::string CpuModel() {
   return "";
 }
 
-std::string Null(const std::string& s) { return s.empty() ? "null" : JsonQuote(s); }
+std::string Null(const std::string& s) { return s.empty() ? "null" : io::JsonQuote(s); }
 
 struct Machine {
   std::string git_commit, git_dirty, cpu, simd, gpu;
@@ -94,86 +95,8 @@ const Machine& GetMachine() {
 
 }  // namespace
 
-std::string JsonQuote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
-std::string JsonUnquote(const std::string& raw) {
-  if (raw.size() < 2 || raw.front() != '"') return raw;
-  std::string out;
-  for (std::size_t i = 1; i + 1 < raw.size(); ++i) {
-    char c = raw[i];
-    if (c == '\\' && i + 2 < raw.size()) {
-      c = raw[++i];
-      if (c == 'n')
-        c = '\n';
-      else if (c == 't')
-        c = '\t';
-      else if (c == 'u') {
-        // \uXXXX: four hex digits (JsonQuote writes them for control characters). Anything
-        // else is kept as written: a damaged manifest must give resume and merge their one-line
-        // error, not an exception from a number parser (tests/fuzz/fuzz_manifest found that).
-        unsigned code = 0;
-        bool hex = i + 4 < raw.size();
-        for (std::size_t k = 1; hex && k <= 4; ++k) {
-          const char h = raw[i + k];
-          const int d = h >= '0' && h <= '9'   ? h - '0'
-                        : h >= 'a' && h <= 'f' ? h - 'a' + 10
-                        : h >= 'A' && h <= 'F' ? h - 'A' + 10
-                                               : -1;
-          hex = d >= 0;
-          code = code * 16 + static_cast<unsigned>(d < 0 ? 0 : d);
-        }
-        if (!hex) {
-          out += "\\u";
-          continue;
-        }
-        i += 4;
-        if (code >= 0x80) {  // UTF-8, as JSON means it
-          if (code >= 0x800) {
-            out += static_cast<char>(0xE0 | (code >> 12));
-            out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-          } else {
-            out += static_cast<char>(0xC0 | (code >> 6));
-          }
-          c = static_cast<char>(0x80 | (code & 0x3F));
-        } else {
-          c = static_cast<char>(code);
-        }
-      }
-    }
-    out += c;
-  }
-  return out;
-}
-
 std::optional<std::string> ManifestField(const std::string& json, const std::string& key) {
-  // Top-level keys are written one per line as `  "key": value,` by ManifestJson.
-  const std::string needle = "\n  " + JsonQuote(key) + ": ";
-  auto pos = json.find(needle);
-  if (pos == std::string::npos) return std::nullopt;
-  pos += needle.size();
-  auto end = json.find('\n', pos);
-  std::string v = json.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-  if (!v.empty() && v.back() == ',') v.pop_back();
-  return v;
+  return io::JsonMemberText(json, key);
 }
 
 std::string UtcNow() {
@@ -198,37 +121,34 @@ std::string ManifestJson(const ManifestRun& r) {
   hwy =
       std::to_string(HWY_MAJOR) + "." + std::to_string(HWY_MINOR) + "." + std::to_string(HWY_PATCH);
 #endif
-  std::string j = "{\n";
-  auto add = [&](const std::string& k, const std::string& v) {
-    j += "  " + JsonQuote(k) + ": " + v + ",\n";
-  };
-  add("carrier_version", JsonQuote(CARRIER_VERSION));
-  add("git_commit", Null(m.git_commit));
-  add("git_dirty", m.git_dirty.empty() ? "null" : m.git_dirty);
-  add("compiler", JsonQuote(std::string("g++ ") + __VERSION__));
-  add("cxx_flags", JsonQuote(std::string(CARRIER_CXX_FLAGS) + " (" + CARRIER_BUILD_TYPE + ")"));
-  add("cpu_model", Null(m.cpu));
-  add("simd_target", Null(m.simd));
-  add("gpu", Null(m.gpu));
-  add("mpfr_version", Null(mpfr));
-  add("highway_version", Null(hwy));
-  add("boost_version", Null(boost));
-  add("config_path", JsonQuote(r.config_path));
-  add("config_hash", JsonQuote(r.config_hash));
-  add("start_time", JsonQuote(r.start_time));
-  add("end_time", Null(r.end_time));
-  add("trials_total", std::to_string(r.trials_total));
-  add("trials_in_shard", std::to_string(r.trials_in_shard));
-  add("trials_done", std::to_string(r.trials_done));
-  add("trials_failed", std::to_string(r.trials_failed));
-  add("shard", Null(r.shard));
-  add("jobs", std::to_string(r.jobs));
-  add("wall_seconds", CsvNumber(r.wall_seconds));
-  add("reference_seconds_total", CsvNumber(r.reference_seconds_total));
-  add("trial_seconds_total", CsvNumber(r.trial_seconds_total));
+  io::JsonObject j;
+  j.String("carrier_version", CARRIER_VERSION);
+  j.Raw("git_commit", Null(m.git_commit));
+  j.Raw("git_dirty", m.git_dirty.empty() ? "null" : m.git_dirty);
+  j.String("compiler", std::string("g++ ") + __VERSION__);
+  j.String("cxx_flags", std::string(CARRIER_CXX_FLAGS) + " (" + CARRIER_BUILD_TYPE + ")");
+  j.Raw("cpu_model", Null(m.cpu));
+  j.Raw("simd_target", Null(m.simd));
+  j.Raw("gpu", Null(m.gpu));
+  j.Raw("mpfr_version", Null(mpfr));
+  j.Raw("highway_version", Null(hwy));
+  j.Raw("boost_version", Null(boost));
+  j.String("config_path", r.config_path);
+  j.String("config_hash", r.config_hash);
+  j.String("start_time", r.start_time);
+  j.Raw("end_time", Null(r.end_time));
+  j.Raw("trials_total", std::to_string(r.trials_total));
+  j.Raw("trials_in_shard", std::to_string(r.trials_in_shard));
+  j.Raw("trials_done", std::to_string(r.trials_done));
+  j.Raw("trials_failed", std::to_string(r.trials_failed));
+  j.Raw("shard", Null(r.shard));
+  j.Raw("jobs", std::to_string(r.jobs));
+  j.Number("wall_seconds", CsvNumber(r.wall_seconds));
+  j.Number("reference_seconds_total", CsvNumber(r.reference_seconds_total));
+  j.Number("trial_seconds_total", CsvNumber(r.trial_seconds_total));
   // The config text last: it is the only multi-line value (escaped onto one line).
-  j += "  \"config\": " + JsonQuote(r.config_text) + "\n}\n";
-  return j;
+  j.String("config", r.config_text);
+  return j.Pretty() + "\n";
 }
 
 }  // namespace carrier::sweep

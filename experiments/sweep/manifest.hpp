@@ -29,13 +29,10 @@ struct ManifestRun {
 // The whole manifest, with the machine and build fields filled in here.
 std::string ManifestJson(const ManifestRun& run);
 
-// The raw JSON text of a top-level field of a manifest this module wrote (a number, true,
-// false, null or a quoted string); nullopt when absent.
+// The raw JSON text of a top-level field of a manifest (a number, true, false, null or a quoted
+// string; io::JsonMemberText, nlohmann-json); nullopt when absent or when the text is not a JSON
+// object (a damaged manifest: resume and merge then give their one-line error).
 std::optional<std::string> ManifestField(const std::string& json, const std::string& key);
-// A quoted JSON string's contents (the escapes ManifestJson writes undone).
-std::string JsonUnquote(const std::string& raw);
-std::string JsonQuote(const std::string& s);
-
 std::string UtcNow();
 
 }  // namespace carrier::sweep

@@ -26,6 +26,7 @@
 #include "cli/args.hpp"
 #include "cli/number_format.hpp"
 #include "io/atomic_file.hpp"
+#include "io/json.hpp"
 #include "sweep/csv.hpp"
 #include "sweep/manifest.hpp"
 #include "util/stats.hpp"
@@ -369,15 +370,15 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
   if (have_csv) {
     const std::string m = Slurp(manifest_path);
     const auto mh = ManifestField(m, "config_hash");
-    if (!mh || JsonUnquote(*mh) != hash)
+    if (!mh || io::JsonUnquote(*mh) != hash)
       throw cli::UsageError("carrier sweep: --resume: " + manifest_path +
                             " is missing or records "
                             "another config (hash " +
-                            (mh ? JsonUnquote(*mh) : "none") + ", this config " + hash + ")");
+                            (mh ? io::JsonUnquote(*mh) : "none") + ", this config " + hash + ")");
     const auto ms = ManifestField(m, "shard");
-    if (!ms || (*ms == "null" ? "" : JsonUnquote(*ms)) != shard)
+    if (!ms || (*ms == "null" ? "" : io::JsonUnquote(*ms)) != shard)
       throw cli::UsageError("carrier sweep: --resume: " + dir + " was run as shard '" +
-                            (ms ? JsonUnquote(*ms) : "?") + "', not '" + shard + "'");
+                            (ms ? io::JsonUnquote(*ms) : "?") + "', not '" + shard + "'");
     CsvFile f;
     try {
       f = ReadTrialsCsv(csv);
@@ -417,7 +418,7 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
   if (have_csv) {
     // A resumed run keeps its first start time.
     const auto st = ManifestField(Slurp(manifest_path), "start_time");
-    if (st && *st != "null") mr.start_time = JsonUnquote(*st);
+    if (st && *st != "null") mr.start_time = io::JsonUnquote(*st);
   }
   // trials.csv is created last: a folder with a trials.csv always has the manifest that
   // --resume checks it against, whenever a crash stops this sequence.

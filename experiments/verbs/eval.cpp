@@ -35,6 +35,7 @@
 #include "backends/backends.hpp"
 #include "inputs/generators.hpp"
 #include "inputs/read_numbers.hpp"
+#include "io/json.hpp"
 #include "precision/precision_policy.hpp"
 #include "precision/role_bounds.hpp"
 #include "registry/registry.hpp"
@@ -42,7 +43,6 @@
 #include "run/memory.hpp"
 #include "run/tree_shape.hpp"
 #include "run/trial.hpp"
-#include "sweep/manifest.hpp"
 
 namespace carrier::cli {
 
@@ -69,27 +69,23 @@ double EstimateSeconds(const run::ResolvedTrial& trial, const std::optional<std:
   }
 }
 
+// Numbers through the project's formatter (Shortest, in the compute type's own precision);
+// io::JsonNumberText quotes nan, inf and -inf, which JSON has no numbers for.
 std::string JsonNumber(long double v, run::ComputeKind kind) {
-  if (std::isnan(v)) return "\"nan\"";
-  if (std::isinf(v)) return v > 0 ? "\"inf\"" : "\"-inf\"";
-  if (kind == run::ComputeKind::kFloat) return Shortest(static_cast<float>(v));
-  if (kind == run::ComputeKind::kMpfr) return Shortest(v);
-  return Shortest(static_cast<double>(v));
+  if (kind == run::ComputeKind::kFloat) return io::JsonNumberText(Shortest(static_cast<float>(v)));
+  if (kind == run::ComputeKind::kMpfr) return io::JsonNumberText(Shortest(v));
+  return io::JsonNumberText(Shortest(static_cast<double>(v)));
 }
-std::string JsonDouble(double v) {
-  if (std::isnan(v)) return "\"nan\"";
-  if (std::isinf(v)) return v > 0 ? "\"inf\"" : "\"-inf\"";
-  return Shortest(v);
-}
+std::string JsonDouble(double v) { return io::JsonNumberText(Shortest(v)); }
 std::string Text(const std::string& json_number) {
   if (!json_number.empty() && json_number.front() == '"')
     return json_number.substr(1, json_number.size() - 2);
   return json_number;
 }
 
-// The project's one JSON string escaper (sweep/manifest.hpp: quotes, backslashes and every
-// control character), so an --input path with a control character stays valid JSON.
-std::string JsonString(const std::string& s) { return sweep::JsonQuote(s); }
+// Strings through nlohmann-json's escaping (io/json.hpp): quotes, backslashes and every
+// control character, so an --input path with a control character stays valid JSON.
+std::string JsonString(const std::string& s) { return io::JsonQuote(s); }
 
 }  // namespace
 
@@ -217,8 +213,8 @@ int RunEval(const std::vector<std::string>& argv) {
   ticker.reset();
   const run::ComputeKind kind = trial.compute.kind;
 
-  std::vector<std::pair<std::string, std::string>> fields;  // key, JSON value
-  auto add = [&](const std::string& k, const std::string& v) { fields.push_back({k, v}); };
+  io::JsonObject fields;  // key, JSON value, in print order
+  auto add = [&](const std::string& k, const std::string& v) { fields.Raw(k, v); };
   add("op", JsonString(op));
   add("dtype", JsonString(trial.storage.name));
   add("acc", JsonString(trial.compute.text));
@@ -331,12 +327,9 @@ int RunEval(const std::vector<std::string>& argv) {
   add("seconds", JsonDouble(got.seconds));
 
   if (format_out == "json") {
-    std::cout << "{";
-    for (std::size_t i = 0; i < fields.size(); ++i)
-      std::cout << (i ? "," : "") << JsonString(fields[i].first) << ":" << fields[i].second;
-    std::cout << "}\n";
+    std::cout << fields.Compact() << "\n";
   } else {
-    for (const auto& [k, v] : fields)
+    for (const auto& [k, v] : fields.Members())
       std::cout << std::left << std::setw(27) << k << Text(v) << "\n";
   }
   return ref.cert.certified ? 0 : 1;

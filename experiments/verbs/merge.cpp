@@ -14,6 +14,7 @@
 
 #include "cli/args.hpp"
 #include "io/atomic_file.hpp"
+#include "io/json.hpp"
 #include "sweep/csv.hpp"
 #include "sweep/manifest.hpp"
 #include "sweep/runner.hpp"
@@ -40,7 +41,7 @@ std::string Slurp(const std::string& path) {
 
 std::string Field(const std::string& manifest, const std::string& key) {
   const auto v = sweep::ManifestField(manifest, key);
-  return v ? sweep::JsonUnquote(*v) : "";
+  return v ? io::JsonUnquote(*v) : "";
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "core/fprev.hpp"
 #include "core/replay.hpp"
 #include "core/tree_hash.hpp"
+#include "io/json.hpp"
 #include "probe/targets.hpp"
 #include "verbs/verbs.hpp"
 
@@ -164,15 +165,20 @@ int RunProbe(const std::vector<std::string>& argv_in) {
   if (format == "dot") {
     body = ToDot(tree);
   } else if (format == "json") {
-    std::ostringstream probe_json;
-    probe_json << "{\"probe\":{\"target\":\"" << target_text << "\",\"dtype\":\"" << dtype
-               << "\",\"calls\":" << stats.calls << ",\"batches\":" << stats.batches
-               << ",\"verified\":" << agree << ",\"verify\":" << verify << ",\"named\":[";
+    std::string names = "[";
     for (std::size_t k = 0; k < named.size(); ++k)
-      probe_json << (k ? "," : "") << "\"" << named[k] << "\"";
-    probe_json << "],\"tree_hash\":\"" << exact_hash << "\",\"binary_hash\":\"" << binary_hash
-               << "\"},";
-    body = probe_json.str() + ToJson(tree).substr(1);
+      names += (k ? "," : "") + io::JsonQuote(named[k]);
+    io::JsonObject probe_json;
+    probe_json.String("target", target_text)
+        .String("dtype", dtype)
+        .Raw("calls", std::to_string(stats.calls))
+        .Raw("batches", std::to_string(stats.batches))
+        .Raw("verified", std::to_string(agree))
+        .Raw("verify", std::to_string(verify))
+        .Raw("named", names + "]")
+        .String("tree_hash", exact_hash)
+        .String("binary_hash", binary_hash);
+    body = "{\"probe\":" + probe_json.Compact() + "," + ToJson(tree).substr(1);
   } else {
     body = report.str() + ToText(tree);
   }

@@ -22,6 +22,7 @@
 #include "cli/progress.hpp"
 #include "core/merge_tree.hpp"
 #include "core/tree_hash.hpp"
+#include "io/json.hpp"
 #include "verbs/verbs.hpp"
 
 namespace carrier::cli {
@@ -90,8 +91,8 @@ int RunTree(const std::vector<std::string>& argv) {
     const std::string hash = TreeHash(tree), binary = TreeHash(tree, TreeForm::kBinary);
     if (format == "dot") return ToDot(tree);
     if (format == "json")
-      return "{\"tree_hash\":\"" + hash + "\",\"binary_hash\":\"" + binary + "\"," +
-             ToJson(tree).substr(1);
+      return "{\"tree_hash\":" + io::JsonQuote(hash) + ",\"binary_hash\":" + io::JsonQuote(binary) +
+             "," + ToJson(tree).substr(1);
     const std::string text_out = ToText(tree, max_nodes);
     const std::size_t cut = text_out.find("permutes inputs");
     const std::size_t eol = text_out.find('\n', cut);

@@ -304,6 +304,10 @@ TEST_CASE("a file: tree that is not a merge order is refused with one line", "[f
       {R"({"n":2,"chains":[{"first":0,"count":2}],"combines":[]} x)", "trailing"},
       {R"({"n":2,"chains":[{"first":0,"count":2})", "expected"},
       {R"({"chains":[],"combines":[]})", "missing key"},
+      // nlohmann-json's number overflow (out_of_range, not parse_error; fuzz_tree_json found it).
+      {R"({"n":1e999,"chains":[],"combines":[]})", "not valid JSON"},
+      {R"({"n":2,"chains":[{"first":0,"count":2,"mode":3}],"combines":[]})",
+       "mode must be a string"},
       {R"({"n":2,"chains":[{"first":0,"count":2,"mode":"fused"}],"combines":[]})",
        "\"fused\" node is missing"},
       {R"({"n":2,"chains":[{"first":0,"count":2}],"combines":[],"fused":{"input":"fp16",)"

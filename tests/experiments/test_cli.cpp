@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -280,9 +281,10 @@ TEST_CASE("carrier eval rejects bad input with one line and exit 2", "[fast][cli
   std::system(("rm -rf " + dir).c_str());
 }
 
-// eval's JSON is valid whatever the --input path holds: its one escaper (shared with
-// manifest.json) writes every control character as \u00XX, and the field names are the sweep
-// CSV's (FORMAT.md: reference_bits, cond, seconds, schedule_used).
+// eval's JSON is valid whatever the --input path holds: its strings go through nlohmann-json
+// (experiments/io/json.hpp, shared with manifest.json and the tree JSON), which writes every
+// control character escaped (\t, \u0001), and nlohmann's parser accepts the line; the field
+// names are the sweep CSV's (FORMAT.md: reference_bits, cond, seconds, schedule_used).
 TEST_CASE("carrier eval JSON escapes control characters and uses the CSV's names",
           "[fast][cli][eval]") {
   const std::string path = "/tmp/carrier_cli_ctl_" + std::to_string(getpid()) + "_\x01\ttab.txt";
@@ -300,6 +302,8 @@ TEST_CASE("carrier eval JSON escapes control characters and uses the CSV's names
             << " raw control characters before the final newline\n";
   CHECK(controls == 0);
   CHECK(r.out.find("\\u0001\\ttab.txt") != std::string::npos);
+  CHECK(nlohmann::json::accept(r.out));
+  CHECK(nlohmann::json::parse(r.out).at("input") == "file:" + path);
   for (const char* key : {"\"reference_bits\":", "\"cond\":", "\"seconds\":", "\"schedule_used\":"})
     CHECK(r.out.find(key) != std::string::npos);
   for (const char* old_key : {"reference_precision_bits", "condition_number", "compute_seconds"})

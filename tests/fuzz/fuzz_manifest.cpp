@@ -3,14 +3,27 @@
 // and JsonUnquote (no crash, no exception: a damaged manifest must give a one-line error, not
 // an internal error), or a ManifestRun whose strings come from the input, written by
 // ManifestJson and read back field by field (config text, path, hash, shard, times, counts).
+// JSON strings are UTF-8: bytes that are not become U+FFFD on writing (io/json.hpp), so the
+// round trips are asserted for valid UTF-8 input, and the written text must parse for any.
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "fuzz_check.hpp"
+#include "io/json.hpp"
 #include "sweep/manifest.hpp"
 
 namespace {
+
+bool IsUtf8(const std::string& s) {
+  try {
+    (void)nlohmann::json(s).dump();  // the strict error handler throws on a bad byte
+    return true;
+  } catch (const nlohmann::json::type_error&) {
+    return false;
+  }
+}
 
 const char* const kKeys[] = {"config_hash",  "config",     "config_path",
                              "shard",        "start_time", "end_time",
@@ -21,12 +34,15 @@ void CheckRead(const std::string& text) {
     const auto v = carrier::sweep::ManifestField(text, key);
     if (!v) continue;
     FUZZ_CHECK(v->find('\n') == std::string::npos, "a field value holds a line break");
-    (void)carrier::sweep::JsonUnquote(*v);
+    (void)carrier::io::JsonUnquote(*v);
   }
-  (void)carrier::sweep::JsonUnquote(text);
-  // Quote and unquote are inverse on any bytes.
-  FUZZ_CHECK(carrier::sweep::JsonUnquote(carrier::sweep::JsonQuote(text)) == text,
-             "JsonUnquote(JsonQuote(s)) != s for s = '" + text + "'");
+  (void)carrier::io::JsonUnquote(text);
+  // Quote and unquote are inverse on UTF-8; any bytes quote to a JSON string.
+  const std::string quoted = carrier::io::JsonQuote(text);
+  FUZZ_CHECK(nlohmann::json::accept(quoted), "JsonQuote(s) is not JSON for s = '" + text + "'");
+  if (IsUtf8(text))
+    FUZZ_CHECK(carrier::io::JsonUnquote(quoted) == text,
+               "JsonUnquote(JsonQuote(s)) != s for s = '" + text + "'");
 }
 
 void CheckWrite(const std::string& text) {
@@ -48,10 +64,12 @@ void CheckWrite(const std::string& text) {
   r.config_hash = "0123456789abcdef";
   r.trials_total = text.size();
   const std::string json = carrier::sweep::ManifestJson(r);
+  FUZZ_CHECK(nlohmann::json::accept(json), "the written manifest is not JSON");
+  if (!IsUtf8(text)) return;
   auto field = [&](const char* key) {
     const auto v = carrier::sweep::ManifestField(json, key);
     FUZZ_CHECK(v.has_value(), std::string("the written manifest lacks ") + key);
-    return carrier::sweep::JsonUnquote(*v);
+    return carrier::io::JsonUnquote(*v);
   };
   FUZZ_CHECK(field("config") == r.config_text, "config text does not round-trip");
   FUZZ_CHECK(field("config_path") == r.config_path, "config_path does not round-trip");
