@@ -62,7 +62,7 @@ void BoundMemo::Get(Slot slot, std::span<const double> x, long double exact, Fil
 }
 
 long double SumAbsOf(const BoundInputs& in) {
-  if (in.memo == nullptr) return SumAbsOf(in);
+  if (in.memo == nullptr) return SumAbs(in.x);
   long double v[BoundMemo::kValues];
   in.memo->Get(
       BoundMemo::kSumAbs, in.x, 0,
