@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "support/cli_support.hpp"
+#include "sweep_test_util.hpp"
 
 using carrier_test::Carrier;
 using carrier_test::Run;
@@ -18,25 +19,6 @@ using carrier_test::Slurp;
 using carrier_test::TempPath;
 
 namespace {
-
-std::vector<std::string> SplitCsv(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool q = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (q && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-      out.back() += '"';
-      ++i;
-    } else if (c == '"') {
-      q = !q;
-    } else if (c == ',' && !q) {
-      out.emplace_back();
-    } else {
-      out.back() += c;
-    }
-  }
-  return out;
-}
 
 // trials.csv as one map column -> value per row.
 std::vector<std::map<std::string, std::string>> ReadRows(const std::string& path) {
@@ -48,7 +30,7 @@ std::vector<std::map<std::string, std::string>> ReadRows(const std::string& path
     const std::size_t nl = all.find('\n', pos);
     const std::string line = all.substr(pos, nl - pos);
     pos = nl == std::string::npos ? all.size() : nl + 1;
-    const auto f = SplitCsv(line);
+    const auto f = sweep_test::Split(line);
     if (header.empty()) {
       header = f;
       continue;
