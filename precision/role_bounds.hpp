@@ -100,6 +100,17 @@ inline double FirstOrder(const std::vector<RoleTerm>& terms) {
   return s;
 }
 
+// The tail shared by the sum-like rigorous bounds: theta over the terms so far, then the output
+// rounding (dropped when out equals acc and combine: the result is already in out's format):
+//   value = theta mass + u_out (|result| + theta mass).
+inline void FinishSumLike(const PrecisionPolicy& p, double mass, double abs_result, RoleBound& b) {
+  const double theta = Theta(b.terms);
+  const bool out_exact = p.out.format == p.acc.format && p.out.format == p.combine.format;
+  const double u_out = out_exact ? 0.0 : RoleUnitRoundoff(p.out);
+  b.terms.push_back({"out", out_exact ? 0.0 : 1.0, RoleUnitRoundoff(p.out), "output rounding"});
+  b.value = theta * mass + u_out * (abs_result + theta * mass);
+}
+
 }  // namespace role_bounds_detail
 
 // Sum, rigorous: the inputs rounded once to in (x~ = x(1 + d), |d| <= u_in), each passes at most
@@ -118,11 +129,7 @@ inline RoleBound SumRoleBound(const PrecisionPolicy& p, PathCounts path, double 
   b.terms = {{"in", include_in ? 1.0 : 0.0, RoleUnitRoundoff(p.in), "input storage"},
              {"acc", path.chain, RoleUnitRoundoff(p.acc), "chain additions"},
              {"combine", path.combines, RoleUnitRoundoff(p.combine), "tree combines"}};
-  const double theta = role_bounds_detail::Theta(b.terms);
-  const bool out_exact = p.out.format == p.acc.format && p.out.format == p.combine.format;
-  const double u_out = out_exact ? 0.0 : RoleUnitRoundoff(p.out);
-  b.terms.push_back({"out", out_exact ? 0.0 : 1.0, RoleUnitRoundoff(p.out), "output rounding"});
-  b.value = theta * sum_abs + u_out * (abs_sum + theta * sum_abs);
+  role_bounds_detail::FinishSumLike(p, sum_abs, abs_sum, b);
   b.formula =
       "theta sum|x| + u_out (|s| + theta sum|x|), theta = (1+u_in)(1+u_acc)^(L-1)"
       "(1+u_combine)^C - 1";
@@ -148,11 +155,7 @@ inline RoleBound DotRoleBound(const PrecisionPolicy& p, PathCounts path, double 
              {"prod", prod_exact ? 0.0 : 1.0, RoleUnitRoundoff(p.prod), "products"},
              {"acc", path.chain, RoleUnitRoundoff(p.acc), "chain additions"},
              {"combine", path.combines, RoleUnitRoundoff(p.combine), "tree combines"}};
-  const double theta = role_bounds_detail::Theta(b.terms);
-  const bool out_exact = p.out.format == p.acc.format && p.out.format == p.combine.format;
-  const double u_out = out_exact ? 0.0 : RoleUnitRoundoff(p.out);
-  b.terms.push_back({"out", out_exact ? 0.0 : 1.0, RoleUnitRoundoff(p.out), "output rounding"});
-  b.value = theta * sum_abs_products + u_out * (abs_dot + theta * sum_abs_products);
+  role_bounds_detail::FinishSumLike(p, sum_abs_products, abs_dot, b);
   b.formula =
       "theta sum|ab| + u_out (|d| + theta sum|ab|), theta = (1+u_in)^2 (1+u_prod)"
       "(1+u_acc)^(L-1)(1+u_combine)^C - 1 (prod exact when it holds every in x in product)";
