@@ -69,18 +69,25 @@ void Online(M& mem, const float* x, float* y, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) mem.Store(y + i, mem.Exp(mem.Load(x + i) - m) / d);
 }
 
+// online-branch's update of (m, d) by one element: a new maximum rescales d and adds exp(0) = 1
+// (one exp per element, as the authors' kernel), otherwise d gains exp(x - m).
+template <class M>
+inline void OnlineBranchStep(M& mem, float xi, float& m, float& d) {
+  if (xi > m) {
+    d = d * mem.Exp(m - xi) + 1.0f;
+    m = xi;
+  } else {
+    d += mem.Exp(xi - m);
+  }
+}
+
 template <class M>
 void OnlineBranch(M& mem, const float* x, float* y, std::size_t n) {
   float m = -std::numeric_limits<float>::infinity();
   float d = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const float xi = mem.Load(x + i);
-    if (xi > m) {
-      d = d * mem.Exp(m - xi) + 1.0f;
-      m = xi;
-    } else {
-      d += mem.Exp(xi - m);
-    }
+    OnlineBranchStep(mem, xi, m, d);
   }
   for (std::size_t i = 0; i < n; ++i) mem.Store(y + i, mem.Exp(mem.Load(x + i) - m) / d);
 }
@@ -227,12 +234,7 @@ void OnlineTopK(M& mem, const float* x, std::size_t n, std::uint64_t k, float* t
   std::uint64_t filled = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const float xi = mem.Load(x + i);
-    if (xi > m) {
-      d = d * mem.Exp(m - xi) + 1.0f;
-      m = xi;
-    } else {
-      d += mem.Exp(xi - m);
-    }
+    OnlineBranchStep(mem, xi, m, d);
     TopKInsert(xi, static_cast<std::uint32_t>(i), k, top, index, filled);
   }
   for (std::uint64_t j = 0; j < filled; ++j) mem.Store(top + j, mem.Exp(top[j] - m) / d);
