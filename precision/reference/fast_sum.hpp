@@ -6,16 +6,18 @@
 // exact value (same MPFR precision and bits), and the certificate (tier exact, certified,
 // correctly rounded, precision_bits, error_bound_log2 = -inf) — tests/precision/
 // test_fast_sum.cpp compares the two on random, ill-conditioned, huge-range, cancelling and
-// special inputs. What changes is how the exact sum is formed: one pass of ExactSum::Add
-// (exact_sum.hpp: a 68-limb carry-save accumulator of radix 2^32, three limb updates per term,
-// no rounding anywhere; the style of Neal's small superaccumulator, arXiv 1505.05571) instead
-// of n MPFR conversions and one mpfr_sum, and one conversion of the accumulator to MPFR at the
-// end. The precision it reports is ReferenceSum's: top - low + bits(n) + 1, with top the largest
-// MPFR exponent of a nonzero term and low the weight of the lowest set bit of any term.
-// ExactSum states merge exactly (Combine), so a caller may split the pass across threads.
+// special inputs. What changes is how the exact sum is formed: one pass of ChunkSum
+// (chunk_sum.hpp: ExactSum's 68 limbs of radix 2^32 in four lanes, each term two limb updates
+// whose digits overlap, carries deferred to a pass every 1024 terms per lane, no rounding
+// anywhere; the design of Neal's small superaccumulator, arXiv 1505.05571) instead of n MPFR
+// conversions and one mpfr_sum, and one conversion of the result to MPFR at the end. The
+// precision it reports is ReferenceSum's: top - low + bits(n) + 1, with top the largest MPFR
+// exponent of a nonzero term and low the weight of the lowest set bit of any term (ChunkSum keeps
+// the OR of the significands per binade for them).
+// ChunkSum scans merge exactly (ChunkSum::Merge), so a caller may split the pass across threads.
 //
 // Special values as reference.hpp: NaN, or +inf and -inf together -> NaN; else the inf; empty,
-// all zeros or an exact zero sum -> +0. Cost: about one ns per term plus O(68) at the end.
+// all zeros or an exact zero sum -> +0. Cost: a few ns per term plus O(2047) at the end.
 #pragma once
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
@@ -28,15 +30,16 @@ namespace carrier::reference {
 
 Reference ReferenceSumFast(std::span<const double> x);
 
-// ReferenceWelford(x) (default options), field for field, from two exact ExactSum passes (x,
-// and x^2 split exactly into x*x and fma(x, x, -x*x)) instead of 2n MPFR terms and two
-// mpfr_sum; then ReferenceWelford's own exact steps (n m2 = n sum x^2 - (sum x)^2) and its three
-// correctly rounded quotients. Inputs with a nonzero |x| outside [2^-484, 2^511) (where the
-// split of x^2 could round), special values, and n < 2 are answered by ReferenceWelford itself.
+// ReferenceWelford(x) (default options), field for field, from one ChunkSum pass forming the
+// exact sums of x and of x^2 (the 106-bit integer square of the significand, four limb
+// updates) instead of 2n MPFR terms and two mpfr_sum; then ReferenceWelford's own exact steps (n m2
+// = n sum x^2 - (sum x)^2) and its three correctly rounded quotients. Inputs with a nonzero |x|
+// outside [2^-484, 2^511) (where the split of x^2 could round), special values, and n < 2 are
+// answered by ReferenceWelford itself.
 Reference ReferenceWelfordFast(std::span<const double> x);
 
 // ReferenceNorm2(x) (default options), field for field: the exact sum of squares from one
-// ExactSum pass (same split and fallback rule), then ReferenceNorm2's one correctly rounded root.
+// ChunkSum pass (same fallback rule), then ReferenceNorm2's one correctly rounded root.
 Reference ReferenceNorm2Fast(std::span<const double> x);
 
 }  // namespace carrier::reference

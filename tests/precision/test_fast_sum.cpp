@@ -7,8 +7,11 @@
 #include <cmath>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <vector>
 
+#include "precision/reference/chunk_sum.hpp"
+#include "precision/reference/exact_sum.hpp"
 #include "precision/reference/fast_sum.hpp"
 #include "precision/reference/reference.hpp"
 #include "support/test_support.hpp"
@@ -190,4 +193,113 @@ TEST_CASE("ReferenceWelfordFast and ReferenceNorm2Fast == theirs, field for fiel
   std::cout
       << "ReferenceWelfordFast == ReferenceWelford and ReferenceNorm2Fast == ReferenceNorm2 in "
       << cases + 9 << " cases\n";
+}
+
+// ChunkSum (precision/reference/chunk_sum.hpp) defers its carries for ChunkSum::kBlock terms per
+// lane and splits terms across ChunkSum::kLanes lanes: inputs long enough to cross several carry
+// passes, with every limb near its bound (largest significands, one sign), with carries that
+// cancel across lanes, over the whole exponent range, in the subnormal range, and with special
+// values after a carry pass. Each must equal ExactSum's own fold (the canonical state, bit for
+// bit) and give ReferenceSum's / ReferenceWelford's / ReferenceNorm2's Reference field for field.
+TEST_CASE("ChunkSum's deferred carries equal ExactSum and the MPFR references",
+          "[fast][reference][fast_sum]") {
+  const std::uint64_t seed = 7170;
+  Rng rng(seed);
+  const std::size_t pass = ChunkSum::kLanes * ChunkSum::kBlock;  // terms per carry pass
+  auto same_state = [&](const std::vector<double>& x, const std::string& kind) {
+    ExactSum::State want = ExactSum::Identity();
+    for (const double v : x) ExactSum::Add(want, v);
+    want = ExactSum::Canonical(want);
+    const auto chunks = std::make_unique<ChunkSum>();
+    chunks->Scan<true, false>(x.data(), x.size());
+    INFO("reproduce: seed=" << seed << " n=" << x.size() << " kind=" << kind);
+    REQUIRE(!chunks->HasSpecial());
+    chunks->Finish();
+    const ExactSum::State& got = chunks->Values();
+    for (int i = 0; i < ExactSum::kLimbs; ++i) {
+      INFO("limb " << i);
+      REQUIRE(got.limb[i] == want.limb[i]);
+    }
+    REQUIRE(got.pending == want.pending);
+  };
+  // The same input scanned in three parts of random lengths, merged (as threads would).
+  auto merged_state = [&](const std::vector<double>& x, const std::string& kind) {
+    const std::size_t a = rng.Below(x.size() + 1), b = a + rng.Below(x.size() - a + 1);
+    std::vector<std::unique_ptr<ChunkSum>> part;
+    for (int k = 0; k < 3; ++k) part.push_back(std::make_unique<ChunkSum>());
+    part[0]->Scan<true, true>(x.data(), a);
+    part[1]->Scan<true, true>(x.data() + a, b - a);
+    part[2]->Scan<true, true>(x.data() + b, x.size() - b);
+    part[2]->Merge(*part[0]);
+    part[2]->Merge(*part[1]);
+    const auto whole = std::make_unique<ChunkSum>();
+    whole->Scan<true, true>(x.data(), x.size());
+    part[2]->Finish();
+    whole->Finish();
+    INFO("reproduce: seed=" << seed << " n=" << x.size() << " kind=" << kind << " split at " << a
+                            << ", " << b);
+    for (int i = 0; i < ExactSum::kLimbs; ++i) {
+      INFO("limb " << i);
+      REQUIRE(part[2]->Values().limb[i] == whole->Values().limb[i]);
+      REQUIRE(part[2]->Squares().limb[i] == whole->Squares().limb[i]);
+    }
+    REQUIRE(part[2]->Top() == whole->Top());
+    REQUIRE(part[2]->Low() == whole->Low());
+    REQUIRE(part[2]->MaxMagnitude() == whole->MaxMagnitude());
+    REQUIRE(part[2]->OutOfSquareRange() == whole->OutOfSquareRange());
+  };
+  auto check = [&](const std::vector<double>& x, const std::string& kind) {
+    same_state(x, kind);
+    merged_state(x, kind);
+    RequireSame(x, kind, seed);
+  };
+  const double big = std::nextafter(2.0, 0.0);  // significand 2^53 - 1
+  for (const std::size_t n : {pass - 1, pass, pass + 3, 3 * pass + 7}) {
+    const std::string at = " n=" + std::to_string(n);
+    std::vector<double> x(n);
+    for (auto& v : x) v = std::ldexp(big, 1023 - 1);  // one sign, every limb near its bound
+    check(x, "largest, one sign" + at);
+    for (auto& v : x) v = -std::ldexp(big, static_cast<int>(rng.Below(32)));  // all 32 shifts
+    check(x, "negative, all shifts" + at);
+    for (std::size_t i = 0; i < n; ++i)  // +a in one lane, -a in the next: carries cancel
+      x[i] = (i % 2 ? -1.0 : 1.0) * std::ldexp(big, static_cast<int>(rng.Below(40)) - 20);
+    x[n / 2] += 0x1p-30;
+    check(x, "alternating cancellation" + at);
+    for (auto& v : x) v = std::ldexp(rng.Normal(), static_cast<int>(rng.Below(2089)) - 1074);
+    check(x, "whole exponent range" + at);
+    for (auto& v : x)
+      v = (rng.Below(2) ? -1.0 : 1.0) *
+          std::ldexp(static_cast<double>(rng.Below(1ULL << 52)), -1074);
+    check(x, "subnormals" + at);
+    std::vector<double> y(n);
+    for (std::size_t i = 0; i < n / 2; ++i)
+      y[i] = std::ldexp(rng.Normal(), static_cast<int>(rng.Below(600)) - 300);
+    for (std::size_t i = n / 2; i < n; ++i) y[i] = -y[i - n / 2];  // exact zero sum
+    check(y, "exact zero" + at);
+    y[n - 1] = 0x1p-1074;  // exact zero but one subnormal
+    check(y, "subnormal survivor" + at);
+    // Special values after a carry pass (the first terms went through Carry already).
+    std::vector<double> z(n, 1.5);
+    z[n - 1] = NAN;
+    RequireSame(z, "nan last" + at, seed);
+    z[n - 1] = -INFINITY;
+    RequireSame(z, "-inf last" + at, seed);
+    z[1] = INFINITY;
+    RequireSame(z, "both infs" + at, seed);
+    // Squares: the range edges and cancellation in the variance, across carry passes.
+    std::vector<double> w(n);
+    for (auto& v : w) v = std::ldexp(1.0 + rng.Uniform01(), 509);
+    RequireSameWelford(w, "squares near 2^511" + at, seed);
+    for (auto& v : w) v = (rng.Below(2) ? -1.0 : 1.0) * std::ldexp(1.0 + rng.Uniform01(), -484);
+    RequireSameWelford(w, "squares near 2^-484" + at, seed);
+    for (auto& v : w) v = 1e8 + rng.Normal();
+    RequireSameWelford(w, "ill-conditioned variance" + at, seed);
+    for (auto& v : w) v = std::ldexp(rng.Normal(), static_cast<int>(rng.Below(990)) - 484);
+    w[n / 3] = 0.0;
+    RequireSameWelford(w, "squares over the split range" + at, seed);
+    w[n - 1] = 0x1p-485;  // below the split range, after a carry pass: the definition answers
+    RequireSameWelford(w, "one below the split range" + at, seed);
+  }
+  std::cout << "ChunkSum == ExactSum and the references on inputs of " << pass - 1 << " to "
+            << 3 * pass + 7 << " terms\n";
 }
