@@ -17,9 +17,11 @@
 //             inline when the result lies in a normal binade below the top one (with
 //             constant masks for a predefined static tag and a static mode) (where no
 //             overflow, underflow or subnormal rule can apply: the common case); everything
-//             else — zero sums (their sign depends on the mode), results near overflow or in
-//             the subnormal range, non-finite operands, and all of stochastic rounding — calls
-//             Emulated's own out-of-line code, so those cases are Emulated by construction.
+//             else — results near overflow or in the subnormal range, non-finite operands,
+//             and all of stochastic rounding — calls Emulated's own out-of-line code, so those
+//             cases are Emulated by construction. Exact zeros (a zero sum, product, quotient or
+//             converted value) are inline too in the deterministic modes: Emulated rounds +-0 to
+//             itself, and a zero sum's sign is its ZeroSum rule (-0 under rd), restated.
 //             Conversion from double and from integers below 2^53, / (the double quotient
 //             or its round-to-odd from the exact fma remainder, as Emulated) and exp (libm's
 //             value where Emulated does not nudge it) round inline in the same normal-range
@@ -172,7 +174,7 @@ class FastEmulated {
   // Counts (Welford's n): below 2^53 in magnitude Emulated converts the exact double of n with
   // one Round (emulated.cpp FromMagnitude), which FromDouble is; larger ones are its own.
   template <std::integral I>
-  explicit FastEmulated(I n) : v_(FromIntegerValue(n)) {}
+  [[gnu::always_inline]] explicit FastEmulated(I n) : v_(FromIntegerValue(n)) {}
   template <class Tag2, Rounding R2>
   explicit FastEmulated(const FastEmulated<Tag2, R2>& x) : FastEmulated(x.Value()) {}
   template <class Tag2, Rounding R2>
@@ -211,6 +213,9 @@ class FastEmulated {
       if (r != Rounding::kStochastic && fast_emulated_detail::RoundNormal(p, Fmt(), r, &out))
         return FromFormatValue(out);
     }
+    // An exact zero product (a zero operand): Emulated rounds it to itself, sign included, in
+    // every deterministic mode (RoundToFormat returns +-0 unchanged).
+    if (p == 0 && Deterministic()) return FromFormatValue(p);
     return SlowMul(a.v_, b.v_);
   }
   // Emulated's Div (emulated.cpp) with the rounding inline where RoundNormal applies: the
@@ -234,6 +239,7 @@ class FastEmulated {
         if (fast_emulated_detail::RoundNormal(v, f, r, &out)) return FromFormatValue(out);
       }
     }
+    if (q == 0 && Deterministic()) return FromFormatValue(q);  // Emulated: Round(+-0) = +-0
     return SlowDiv(a.v_, b.v_);
   }
   friend FastEmulated operator-(FastEmulated a) { return FromFormatValue(-a.v_); }
@@ -307,7 +313,7 @@ class FastEmulated {
     return emulated_detail::RoundToOdd(q, err);
   }
   template <std::integral I>
-  static double FromIntegerValue(I n) {
+  [[gnu::always_inline]] static double FromIntegerValue(I n) {
     constexpr std::uint64_t kExact = std::uint64_t{1} << 53;
     if constexpr (std::is_signed_v<I>) {
       if (n > -static_cast<std::int64_t>(kExact) && n < static_cast<std::int64_t>(kExact))
@@ -326,6 +332,14 @@ class FastEmulated {
       return ThreadEmulationContext().rounding;
     } else {
       return R;
+    }
+  }
+  // Not stochastic rounding (whose every operation draws from the stream, zeros included).
+  static bool Deterministic() {
+    if constexpr (R == kDynamicRounding) {
+      return Mode() != Rounding::kStochastic;
+    } else {
+      return R != Rounding::kStochastic;
     }
   }
   static const carrier::Format& Fmt() {
@@ -350,6 +364,7 @@ class FastEmulated {
       if (r != Rounding::kStochastic && fast_emulated_detail::RoundNormal(x, Fmt(), r, &out))
         return out;
     }
+    if (x == 0 && Deterministic()) return x;  // +-0: RoundToFormat's own result
     return Slow(x).Value();
   }
 
@@ -385,6 +400,14 @@ class FastEmulated {
         }
         if (fast_emulated_detail::RoundNormal(v, f, r, &out)) return FromFormatValue(out);
       }
+    }
+    // An exact zero sum (the double sum of two format values is zero only when the exact one
+    // is: Welford's 0 + 0 and Kahan's vanishing corrections): Emulated's ZeroSum, which
+    // RoundToFormat returns unchanged; -0 under rd, else the double sum's own sign.
+    if (hi == 0 && Deterministic()) {
+      if (Mode() == Rounding::kDown)
+        return FromFormatValue((std::signbit(a) || std::signbit(b)) ? -0.0 : 0.0);
+      return FromFormatValue(hi);
     }
     return SlowAdd(a, b);
   }

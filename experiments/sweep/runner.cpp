@@ -32,6 +32,7 @@
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
 #include "backends/backends.hpp"
+#include "registry/registry.hpp"
 #include "run/memory.hpp"
 #include "run/trial.hpp"
 #endif
@@ -106,12 +107,23 @@ struct Job {
   run::ResolvedTrial trial;
   std::string spec_error;  // non-empty: the trial cannot run
   std::string group;       // input + reference key
+  std::string input_key;   // the input alone: groups of several ops on one input share it
+};
+
+// One generated input, shared by the groups (reference keys) that read it: sum's, lse's and
+// welford's group of one (dtype, n, input, trial) generate it once, not once each.
+struct InputEntry {
+  std::mutex m;
+  bool ready = false;
+  std::shared_ptr<const run::TrialInput> input;
+  std::string error;
+  std::uint64_t remaining = 0;  // trials still to run on it
 };
 
 struct CacheEntry {
   std::mutex m;
   bool ready = false;
-  std::unique_ptr<run::TrialInput> input;
+  std::shared_ptr<const run::TrialInput> input;
   std::unique_ptr<run::SharedReference> ref;
   std::string error;
   std::uint64_t remaining = 0;
@@ -221,6 +233,11 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
       j.group = run::ReferenceKey(j.trial) + "|" + p.dtype + "|" + p.input + "|" +
                 std::to_string(p.n) + "|" + std::to_string(p.head_dim) + "|" +
                 std::to_string(p.trial);
+      // MakeInput reads the op's input kind, the storage dtype, the generator, n, head_dim
+      // and the seed, nothing else.
+      j.input_key = std::to_string(static_cast<int>(j.trial.op->input)) + "|" + p.dtype + "|" +
+                    p.input + "|" + std::to_string(p.n) + "|" + std::to_string(p.head_dim) + "|" +
+                    std::to_string(p.input_seed);
       group_names.insert(j.group);
     } catch (const run::SpecError& e) {
       j.spec_error = OneLine(e.what());
@@ -353,19 +370,26 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
     throw cli::UsageError("carrier sweep: " + std::string(e.what()));
   }
 
-  // What is left, ordered so that each group's trials run together.
+  // What is left, ordered so that each group's trials run together, and the groups of one
+  // input one after another (FORMAT.md: rows come in completion order), so that an input is
+  // generated once and held only while its groups run.
   std::vector<Job*> todo;
-  std::unordered_map<std::string, std::size_t> group_rank;
-  std::unordered_map<std::string, std::uint64_t> group_count;
+  std::unordered_map<std::string, std::size_t> group_rank, input_rank;
+  std::unordered_map<std::string, std::uint64_t> group_count, input_count;
   for (auto& j : jobs) {
     if (done.count(j.p->trial_id)) continue;
     todo.push_back(&j);
     if (!j.group.empty()) {
       group_rank.emplace(j.group, group_rank.size());
       ++group_count[j.group];
+      input_rank.emplace(j.input_key, input_rank.size());
+      ++input_count[j.input_key];
     }
   }
   std::stable_sort(todo.begin(), todo.end(), [&](const Job* a, const Job* b) {
+    const std::size_t ia = a->group.empty() ? 0 : input_rank[a->input_key] + 1;
+    const std::size_t ib = b->group.empty() ? 0 : input_rank[b->input_key] + 1;
+    if (ia != ib) return ia < ib;
     const std::size_t ra = a->group.empty() ? 0 : group_rank[a->group] + 1;
     const std::size_t rb = b->group.empty() ? 0 : group_rank[b->group] + 1;
     return ra < rb;
@@ -379,6 +403,7 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
   }
   std::mutex cache_mutex, write_mutex;
   std::unordered_map<std::string, std::shared_ptr<CacheEntry>> cache;
+  std::unordered_map<std::string, std::shared_ptr<InputEntry>> input_cache;
   std::atomic<std::size_t> next{0};
   std::uint64_t finished = 0, failed = 0;
   double ref_total = 0, trial_total = 0;
@@ -419,6 +444,7 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
         continue;
       }
       std::shared_ptr<CacheEntry> e;
+      std::shared_ptr<InputEntry> ie;
       {
         std::lock_guard<std::mutex> lock(cache_mutex);
         auto& slot = cache[j.group];
@@ -427,20 +453,41 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
           slot->remaining = group_count[j.group];
         }
         e = slot;
+        auto& islot = input_cache[j.input_key];
+        if (!islot) {
+          islot = std::make_shared<InputEntry>();
+          islot->remaining = input_count[j.input_key];
+        }
+        ie = islot;
       }
       double ref_seconds = 0;
       {
+        // Lock order: the group's entry, then its input's (never the other way).
         std::lock_guard<std::mutex> lock(e->m);
         if (!e->ready) {
-          try {
-            const auto gen = inputs::ParseGenerator(p.input);
-            e->input =
-                std::make_unique<run::TrialInput>(run::MakeInput(j.trial, gen, p.n, p.input_seed));
-            e->ref =
-                std::make_unique<run::SharedReference>(run::ComputeReference(j.trial, *e->input));
-            ref_seconds = e->ref->seconds;
-          } catch (const std::exception& ex) {
-            e->error = "input or reference: " + OneLine(ex.what());
+          {
+            std::lock_guard<std::mutex> ilock(ie->m);
+            if (!ie->ready) {
+              try {
+                const auto gen = inputs::ParseGenerator(p.input);
+                ie->input = std::make_shared<const run::TrialInput>(
+                    run::MakeInput(j.trial, gen, p.n, p.input_seed));
+              } catch (const std::exception& ex) {
+                ie->error = "input or reference: " + OneLine(ex.what());
+              }
+              ie->ready = true;
+            }
+            e->input = ie->input;
+            e->error = ie->error;
+          }
+          if (e->error.empty()) {
+            try {
+              e->ref =
+                  std::make_unique<run::SharedReference>(run::ComputeReference(j.trial, *e->input));
+              ref_seconds = e->ref->seconds;
+            } catch (const std::exception& ex) {
+              e->error = "input or reference: " + OneLine(ex.what());
+            }
           }
           e->ready = true;
         }
@@ -466,6 +513,7 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
       {
         std::lock_guard<std::mutex> lock(cache_mutex);
         if (--e->remaining == 0) cache.erase(j.group);
+        if (--ie->remaining == 0) input_cache.erase(j.input_key);
       }
     }
     run::ReleaseThreadCaches();
