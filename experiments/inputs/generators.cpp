@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/hash.hpp"
+#include "precision/parallel_pass.hpp"
 
 namespace carrier::inputs {
 
@@ -231,12 +232,17 @@ std::vector<double> Generate(const GeneratorSpec& spec, std::uint64_t n, std::ui
   // it is made: the same values as drawing all, then rounding all.
   std::vector<double> x(n);
   const std::uint64_t ms = SplitMix64(seed);
+  // Each value is a function of (seed, i) alone, so the fill may be split across
+  // PassThreads() (precision/parallel_pass.hpp; round must then be thread-safe, as every
+  // RoundFn given here is: a pure function of the value and the format).
   auto fill = [&](auto draw) {
-    if (round) {
-      for (std::uint64_t i = 0; i < n; ++i) x[i] = round(draw(i), context);
-    } else {
-      for (std::uint64_t i = 0; i < n; ++i) x[i] = draw(i);
-    }
+    SplitPass(n, PassParts(n), [&](std::size_t, std::uint64_t lo, std::uint64_t hi) {
+      if (round) {
+        for (std::uint64_t i = lo; i < hi; ++i) x[i] = round(draw(i), context);
+      } else {
+        for (std::uint64_t i = lo; i < hi; ++i) x[i] = draw(i);
+      }
+    });
   };
   if (spec.dist == "uniform01") {
     fill([&](std::uint64_t i) { return UniformMixed(ms, i); });

@@ -20,6 +20,7 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -127,11 +128,57 @@ std::vector<typename C::Input> ToInputs(const ReplayInput& in) {
   return x;
 }
 
+// Whether converting stored doubles to scalar T is a pure function of T and the thread's
+// emulation context (format and rounding; `context` names them): float, double and the
+// emulated types under a deterministic rounding. Not under stochastic rounding, whose every
+// conversion draws from the thread's stream (a kept copy would leave the stream where another
+// trial's draws put it), nor Mpfr (its precision is the thread's) and Float128.
+template <class T>
+bool PureConversion(std::string& context) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    return true;
+  } else if constexpr (requires {
+                         typename T::FormatTag;
+                         T::GetFormat();
+                         T::GetRounding();
+                       }) {
+    const auto r = T::GetRounding();
+    if (r == decltype(r)::kStochastic) return false;
+    context = T::GetFormat().name + "|" + std::to_string(static_cast<int>(r));
+    return true;
+  } else {
+    return false;
+  }
+}
+
+// ToInputs(in), or the thread's kept copy of it (registry.hpp ConvertedInput); `own` holds
+// the conversion when none is kept.
+template <class C>
+std::span<const typename C::Input> CachedInputs(const ReplayInput& in,
+                                                std::vector<typename C::Input>& own) {
+  using I = typename C::Input;
+  ConvertedInput& c = ThreadConvertedInput();
+  std::string context;
+  if (!c.enabled || in.id == 0 || !PureConversion<typename C::Scalar>(context)) {
+    own = ToInputs<C>(in);
+    return own;
+  }
+  if (c.data == nullptr || c.id != in.id || c.type != &typeid(I) || c.context != context) {
+    c.data.reset();  // the previous copy goes before the next is made (peak memory)
+    c.data = std::make_shared<const std::vector<I>>(ToInputs<C>(in));
+    c.id = in.id;
+    c.type = &typeid(I);
+    c.context = std::move(context);
+  }
+  return *static_cast<const std::vector<I>*>(c.data.get());
+}
+
 template <class C>
 Replayed ReplayCarrier(const MergeTree& tree, const ReplayInput& in) {
-  const auto x = ToInputs<C>(in);
+  std::vector<typename C::Input> own;
+  const std::span<const typename C::Input> x = CachedInputs<C>(in, own);
   Replayed out;
-  AppendComponents<C>(C::Finalize(Replay<C>(tree, std::span<const typename C::Input>(x))), out);
+  AppendComponents<C>(C::Finalize(Replay<C>(tree, x)), out);
   return out;
 }
 
@@ -139,8 +186,8 @@ Replayed ReplayCarrier(const MergeTree& tree, const ReplayInput& in) {
 // tree when one is given, else by the schedule without building the tree.
 template <class C>
 Replayed FastReplayCarrier(const Schedule& s, const MergeTree* tree, const ReplayInput& in) {
-  const auto x = ToInputs<C>(in);
-  const std::span<const typename C::Input> xs(x);
+  std::vector<typename C::Input> own;
+  const std::span<const typename C::Input> xs = CachedInputs<C>(in, own);
   Replayed out;
   AppendComponents<C>(C::Finalize(tree ? FastReplay<C>(*tree, xs) : FastReplay<C>(s, xs)), out);
   return out;

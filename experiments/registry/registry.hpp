@@ -40,6 +40,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -121,12 +122,56 @@ struct Replayed {
 };
 
 // Where the replay reads its input: a (and b for pairs), the reduction's length n (attention:
-// the sequence length) and the head dimension (attention).
+// the sequence length) and the head dimension (attention). id: the input's identity
+// (run::TrialInput::id, unique per input made in this process, never reused), or 0; with a
+// non-zero id and a ConvertedInputScope on the thread, the replay's conversion of the input to
+// the carrier's Input type is kept for the thread's next trial on the same input.
 struct ReplayInput {
   std::span<const double> a;
   std::span<const double> b;
   std::uint64_t n = 0;
   std::uint64_t head_dim = 0;
+  std::uint64_t id = 0;
+};
+
+// The input of the thread's last replay converted to its carrier's Input type (register.hpp
+// CachedInputs): a sweep runs every schedule and every op of an input on it, and the ops whose
+// Input types agree (sum, kahan, lse, welford in one compute type) read the same converted
+// copy, so each thread converts an input once per Input type instead of once per trial (the
+// conversion rounds every element and, at n = 2^28, faults in up to 2 GB of fresh pages).
+// Active only inside a ConvertedInputScope (the sweep's workers); elsewhere (eval, Python)
+// every replay converts its own copy and frees it. Keyed by (id, Input type, the thread's
+// emulated format and rounding), so a dynamic emulated type never reads another format's copy.
+struct ConvertedInput {
+  bool enabled = false;
+  std::uint64_t id = 0;
+  const void* type = nullptr;  // &typeid(Input)
+  std::string context;         // the emulation context of a dynamic emulated Input
+  std::shared_ptr<const void> data;
+};
+inline ConvertedInput& ThreadConvertedInput() {
+  thread_local ConvertedInput c;
+  return c;
+}
+// Frees the thread's kept conversion unless it is of input `id` (a sweep worker calls it before
+// the next trial's input is made, so a finished input's copy never overlaps the next input).
+inline void DropConvertedInputUnless(std::uint64_t id) {
+  ConvertedInput& c = ThreadConvertedInput();
+  if (c.id != id) {
+    c.data.reset();
+    c.id = 0;
+  }
+}
+// Enables the cache on this thread for the scope's life and frees it at the end.
+class ConvertedInputScope {
+ public:
+  ConvertedInputScope() {
+    ThreadConvertedInput() = ConvertedInput{};
+    ThreadConvertedInput().enabled = true;
+  }
+  ~ConvertedInputScope() { ThreadConvertedInput() = ConvertedInput{}; }
+  ConvertedInputScope(const ConvertedInputScope&) = delete;
+  ConvertedInputScope& operator=(const ConvertedInputScope&) = delete;
 };
 
 using ReplayFn = Replayed (*)(ScalarKind, ExpKind, const MergeTree&, const ReplayInput&);

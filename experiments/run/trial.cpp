@@ -8,6 +8,7 @@
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 
@@ -147,7 +148,7 @@ registry::Replayed Execute(const ResolvedTrial& t, const TrialInput& in, MergeTr
     if (shape.permutes && !e.commutative)
       throw SpecError("schedule '" + shape.schedule + "' reorders inputs, but " + e.name +
                       "'s combine is not commutative");
-    const registry::ReplayInput ri{in.a, in.b, in.n, t.spec.head_dim};
+    const registry::ReplayInput ri{in.a, in.b, in.n, t.spec.head_dim, in.id};
     const registry::ExpKind exp = registry::ParseExp(t.spec.exp);
     auto replay = [&](registry::ScalarKind k) {
       if (!fast) return e.replay(k, exp, tree, ri);
@@ -295,10 +296,16 @@ void MeasureBound(const ResolvedTrial& t, const BoundInputs& bi, const MergeTree
 
 }  // namespace
 
+std::uint64_t NewInputId() {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1);
+}
+
 TrialInput MakeInput(const ResolvedTrial& t, const inputs::GeneratorSpec& gen, std::uint64_t n,
                      std::uint64_t seed) {
   TrialInput in;
   in.n = n;
+  in.id = NewInputId();
   switch (t.op->input) {
     case registry::InputKind::kAttention: {
       // q and k (n x head_dim each) from the generator, v normal: a = q, k, v concatenated.
@@ -326,6 +333,7 @@ TrialInput MakeInput(const ResolvedTrial& t, const inputs::GeneratorSpec& gen, s
 TrialInput MakeInputFromValues(const ResolvedTrial& t, std::vector<double> a, std::vector<double> b,
                                std::string text) {
   TrialInput in;
+  in.id = NewInputId();
   in.a = std::move(a);
   in.b = std::move(b);
   in.n = in.a.size();

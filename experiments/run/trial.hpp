@@ -160,7 +160,12 @@ struct TrialInput {
   std::vector<double> b;
   std::uint64_t n = 0;  // the reduction's length (attention: the sequence length)
   std::string text;     // how it was made, for eval's output
+  // Unique per input MakeInput or MakeInputFromValues made in this process (never 0, never
+  // reused): the key of a replay's kept conversion (registry.hpp ConvertedInput). An input
+  // changed after it was made must be given a new id (NewInputId) or 0.
+  std::uint64_t id = 0;
 };
+std::uint64_t NewInputId();
 TrialInput MakeInput(const ResolvedTrial& t, const inputs::GeneratorSpec& gen, std::uint64_t n,
                      std::uint64_t seed);
 // From numbers already read (a file): rounds them to the storage format.

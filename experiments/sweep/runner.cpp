@@ -32,6 +32,7 @@
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
 #include "backends/backends.hpp"
+#include "precision/parallel_pass.hpp"
 #include "registry/registry.hpp"
 #include "run/memory.hpp"
 #include "run/trial.hpp"
@@ -433,6 +434,8 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
   };
 
   auto worker = [&] {
+    // Each input's conversion to the compute type is made once per thread, not per trial.
+    const registry::ConvertedInputScope keep_conversions;
     for (;;) {
       if (stop.load() || io::StopSignal() != 0) break;
       const std::size_t i = next.fetch_add(1);
@@ -459,6 +462,11 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
           islot->remaining = input_count[j.input_key];
         }
         ie = islot;
+      }
+      {
+        // A kept conversion of another input is freed before this input is made or converted.
+        std::lock_guard<std::mutex> ilock(ie->m);
+        registry::DropConvertedInputUnless(ie->ready && ie->input ? ie->input->id : 0);
       }
       double ref_seconds = 0;
       {
@@ -520,6 +528,9 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
   };
   const unsigned n_threads =
       std::max(1u, std::min<unsigned>(opt.jobs, std::max<std::size_t>(todo.size(), 1)));
+  // An input's generation and its reference's exact passes split across the --jobs cores
+  // (precision/parallel_pass.hpp): the other workers wait on that input meanwhile.
+  const PassThreadsScope pass_threads(static_cast<int>(opt.jobs));
   std::vector<std::thread> threads;
   for (unsigned t = 0; t < n_threads; ++t) threads.emplace_back(worker);
   for (auto& t : threads) t.join();

@@ -34,7 +34,10 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
+#include "precision/parallel_pass.hpp"
 #include "precision/reference/exact_sum.hpp"
 #include "precision/reference/fixed_point.hpp"
 
@@ -202,6 +205,26 @@ void ChunkSum::Scan(const double* x, std::size_t n) {
   }
   max_mag_ = max_mag;
   out_of_range_ = bad;
+}
+
+// One Scan of x[0..n) split across PassThreads() (precision/parallel_pass.hpp): part 0 into
+// `into` (fresh), each other part into its own ChunkSum, merged into `into` in part order.
+// Merge is exact, so after Finish every observable (Values, Squares, Top, Low, MaxMagnitude,
+// HasSpecial, OutOfSquareRange) is that of into.Scan(x, n).
+template <bool kValues, bool kSquares>
+void ScanParallel(ChunkSum& into, const double* x, std::size_t n) {
+  const std::size_t parts = PassParts(n);
+  if (parts <= 1) {
+    into.Scan<kValues, kSquares>(x, n);
+    return;
+  }
+  std::vector<std::unique_ptr<ChunkSum>> rest(parts - 1);  // about 40 KB each: on the heap
+  for (auto& r : rest) r = std::make_unique<ChunkSum>();
+  SplitPass(n, parts, [&](std::size_t part, std::uint64_t lo, std::uint64_t hi) {
+    ChunkSum& c = part == 0 ? into : *rest[part - 1];
+    c.Scan<kValues, kSquares>(x + lo, static_cast<std::size_t>(hi - lo));
+  });
+  for (auto& r : rest) into.Merge(*r);
 }
 
 }  // namespace carrier::reference

@@ -43,7 +43,7 @@ Reference ReferenceSumFast(std::span<const double> x) {
   // highest and lowest set bits that ReferenceSum's precision rule needs.
   const auto owned = std::make_unique<ChunkSum>();  // about 40 KB: not on the stack
   ChunkSum& chunks = *owned;
-  chunks.Scan<true, false>(x.data(), x.size());
+  ScanParallel<true, false>(chunks, x.data(), x.size());  // split: PassThreads()
   if (chunks.HasSpecial()) {
     const ExactSum::State s = SpecialFlags(x);
     const double special = (s.has_nan || (s.has_pos_inf && s.has_neg_inf))

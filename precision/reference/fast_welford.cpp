@@ -50,7 +50,7 @@ struct SquareScan {
   long top1 = LONG_MIN, low1 = LONG_MAX, top2 = LONG_MIN, low2 = LONG_MAX;
 
   explicit SquareScan(std::span<const double> x) {
-    chunks.Scan<kWithSum, true>(x.data(), x.size());
+    ScanParallel<kWithSum, true>(chunks, x.data(), x.size());  // split: PassThreads()
     usable = !chunks.OutOfSquareRange();
     if (!usable) return;
     chunks.Finish();

@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -305,6 +306,91 @@ TEST_CASE("engine fast equals engine oracle over the replay matrix", "[fast][eng
   std::cout << "engines: " << tally.trials << " trials equal in every field, " << tally.refused
             << " refused alike, " << tally.references << " references equal\n";
   REQUIRE(tally.trials > 10000);
+}
+
+TEST_CASE("a sweep thread's kept input conversions give every trial its own conversion's outcome",
+          "[fast][engine]") {
+  // registry.hpp ConvertedInput: inside a ConvertedInputScope, a replay keeps its converted
+  // input for the thread's next trial with the same (input id, Input type, format, rounding).
+  // The sequence below alternates two inputs of one length and dtype (a cache keyed on the
+  // length, or on nothing, would hand one input's copy to the other), runs formats of one
+  // dynamic Input type on one input (fp16 stored, acc bf16 / fp8e4m3 / tf32 under rz: a key
+  // without the format would reuse a copy rounded to another format), and stochastic
+  // rounding (never kept: its conversion draws from the stream). Every outcome must equal the
+  // same trial run alone, without the scope.
+  struct Step {
+    const char* op;
+    const char* dtype;
+    const char* acc;
+    const char* round;
+    const char* schedule;
+    int input;  // 0 or 1
+  };
+  const std::vector<Step> steps = {
+      {"sum", "bf16", "same", "rne", "pairwise", 0},
+      {"kahan", "bf16", "same", "rne", "seq", 0},
+      {"sum", "bf16", "same", "rne", "random:1", 1},
+      {"lse", "bf16", "same", "rne", "seq", 0},
+      {"welford", "bf16", "same", "rne", "blocked:7", 1},
+      {"sum", "fp16", "bf16", "rz", "seq", 2},
+      {"sum", "fp16", "fp8e4m3", "rz", "seq", 2},
+      {"kahan", "fp16", "tf32", "rz", "pairwise", 2},
+      {"sum", "fp16", "bf16", "rz", "random:2", 3},
+      {"sum", "bf16", "same", "sr", "pairwise", 0},
+      {"sum", "bf16", "same", "sr", "pairwise", 0},
+      {"dot", "bf16", "same", "rne", "pairwise", 0},
+      {"argmax", "bf16", "same", "rne", "seq", 1},
+      {"sum", "fp32", "same", "rne", "pairwise", 4},
+      {"kahan", "fp32", "same", "rne", "seq", 5},
+      {"sum", "fp32", "same", "rne", "random:1", 4},
+      {"sum", "fp32", "same", "rne", "seq", 5},
+  };
+  const std::uint64_t n = 1000;
+  auto resolve = [](const Step& st) {
+    run::TrialSpec spec;
+    spec.op = st.op;
+    spec.dtype = st.dtype;
+    spec.acc = st.acc;
+    spec.round = st.round;
+    spec.schedule = st.schedule;
+    return run::ResolveTrial(spec);
+  };
+  // Inputs 0/1 (bf16), 2/3 (fp16), 4/5 (fp32): each pair of one length and dtype, other seeds;
+  // made for each step's op (pairs for dot) once, then reused as a sweep reuses them.
+  std::map<std::pair<int, std::string>, run::TrialInput> inputs;
+  auto input_for = [&](const Step& st, const run::ResolvedTrial& t) -> const run::TrialInput& {
+    const auto key = std::make_pair(st.input, std::string(st.op) == "dot" ? "pairs" : "column");
+    auto it = inputs.find(key);
+    if (it == inputs.end())
+      it = inputs
+               .emplace(key, run::MakeInput(t, inputs::ParseGenerator("normal"), n,
+                                            static_cast<std::uint64_t>(11 + st.input)))
+               .first;
+    return it->second;
+  };
+  std::vector<run::TrialOutcome> alone;
+  for (const Step& st : steps) {
+    const run::ResolvedTrial t = resolve(st);
+    const run::TrialInput& in = input_for(st, t);
+    alone.push_back(run::RunTrial(t, in, run::ComputeReference(t, in)));
+  }
+  {
+    const registry::ConvertedInputScope keep;
+    for (int pass = 0; pass < 2; ++pass) {
+      for (std::size_t i = 0; i < steps.size(); ++i) {
+        const Step& st = steps[i];
+        INFO("pass " << pass << " step " << i << ": --op " << st.op << " --dtype " << st.dtype
+                     << " --acc " << st.acc << " --round " << st.round << " --schedule "
+                     << st.schedule << " --gen normal --n " << n << " --seed " << 11 + st.input);
+        const run::ResolvedTrial t = resolve(st);
+        const run::TrialInput& in = input_for(st, t);
+        RequireSameOutcome(run::RunTrial(t, in, run::ComputeReference(t, in)), alone[i]);
+      }
+    }
+    REQUIRE(registry::ThreadConvertedInput().data != nullptr);  // the last fp32 step kept one
+  }
+  REQUIRE(registry::ThreadConvertedInput().data == nullptr);  // the scope's end freed it
+  std::cout << "kept conversions: " << 2 * steps.size() << " trials equal to their own runs\n";
 }
 
 #ifdef CARRIER_EXE

@@ -8,8 +8,10 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "precision/parallel_pass.hpp"
 #include "precision/reference/chunk_sum.hpp"
 #include "precision/reference/exact_sum.hpp"
 #include "precision/reference/fast_sum.hpp"
@@ -302,4 +304,37 @@ TEST_CASE("ChunkSum's deferred carries equal ExactSum and the MPFR references",
   }
   std::cout << "ChunkSum == ExactSum and the references on inputs of " << pass - 1 << " to "
             << 3 * pass + 7 << " terms\n";
+}
+
+TEST_CASE("references split across PassThreads equal the one-thread pass, field for field",
+          "[fast][reference][fast_sum]") {
+  // precision/parallel_pass.hpp: with PassThreads() > 1 the exact-sum scans (sum, welford,
+  // norm2) and the lse fast tier's shifted exponential sum run in parts merged exactly; every
+  // field must be the one-thread pass's. n spans two and three parts (kMinPassPart each) and
+  // an odd tail; the inputs mix binades so the parts' limbs, binade ORs and maxima differ.
+  const std::uint64_t seed = 20261202;
+  Rng rng(seed);
+  for (const std::uint64_t n : {2 * kMinPassPart + 3, 3 * kMinPassPart + 12345}) {
+    std::vector<double> x(n);
+    for (auto& v : x) v = std::ldexp(rng.Normal(), static_cast<int>(rng.Below(80)) - 40);
+    x[n - 1] = 0x1p-300;  // the lowest bit, in the last part only
+    x[7] = 0x1p+60;       // the largest, in the first part only
+    // lse on values of one scale, so that nearly every term goes through the exp kernel.
+    std::vector<double> y(n);
+    for (auto& v : y) v = 4 * rng.Normal();
+    const Reference sum1 = ReferenceSumFast(x), wel1 = ReferenceWelfordFast(x),
+                    nrm1 = ReferenceNorm2Fast(x), lse1 = ReferenceLse(y);
+    for (const int threads : {2, 3, 4}) {
+      const PassThreadsScope scope(threads);
+      const std::string at = " n=" + std::to_string(n) + " threads=" + std::to_string(threads) +
+                             " parts=" + std::to_string(PassParts(n));
+      REQUIRE(PassParts(n) >= 2);
+      RequireSameMulti(sum1, ReferenceSumFast(x), x, "split sum" + at, seed);
+      RequireSameMulti(wel1, ReferenceWelfordFast(x), x, "split welford" + at, seed);
+      RequireSameMulti(nrm1, ReferenceNorm2Fast(x), x, "split norm2" + at, seed);
+      RequireSameMulti(lse1, ReferenceLse(y), y, "split lse" + at, seed);
+    }
+    REQUIRE(PassThreads() == 1);  // the scopes restored the default
+  }
+  std::cout << "split reference passes equal the one-thread pass at n = 2 and 3 parts\n";
 }
