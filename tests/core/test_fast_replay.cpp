@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/carriers/all.hpp"
+#include "core/carriers/kahan.hpp"
 #include "core/fast_replay.hpp"
 #include "support/fast_replay_check.hpp"
 #include "support/test_support.hpp"
