@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/carriers/all.hpp"
+#include "core/carriers/kahan.hpp"
 #include "core/fast_replay.hpp"
 #include "support/fast_replay_check.hpp"
 #include "support/test_support.hpp"
@@ -196,4 +197,72 @@ TEST_CASE("FastReplay refuses what Replay refuses, with the same message", "[fas
   const std::span<const float> none;
   CHECK(FastReplay<Sum<float>>(ParseSchedule("pairwise"), none).s == 0.0f);
   CHECK(!std::signbit(FastReplay<Sum<float>>(ParseSchedule("strided:3"), none).s));
+}
+
+TEST_CASE("FastReplay's random:S splitter is tree_detail::RandomSplit", "[fast][fast_replay]") {
+  // The hoisted Mix(seed) must not change a single split: edge intervals (the 3-input minimum,
+  // the region bound kRandomRegion, 32-bit and 64-bit sizes) and random ones, several seeds.
+  Rng rng(20261202);
+  const std::uint64_t region = fast_replay_detail::kRandomRegion;
+  const std::uint64_t big = ~std::uint64_t{0};
+  long checks = 0;
+  for (std::uint64_t seed : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{99}, big}) {
+    const fast_replay_detail::RandomSplitter split{tree_detail::Mix(seed)};
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> spans = {
+        {0, 3},          {5, 8},          {0, region}, {0, region + 1}, {7, region + 7},
+        {0, 1ULL << 32}, {1, 1ULL << 33}, {0, big},    {big - 3, big},  {big / 2, big - 1}};
+    for (int i = 0; i < 20000; ++i) {
+      const std::uint64_t lo = rng.Below(2) ? rng.Below(1 << 20) : rng.Next() >> 1;
+      const std::uint64_t len = 3 + rng.Below(rng.Below(2) ? 4 * region : std::uint64_t{1} << 40);
+      if (lo <= big - len) spans.push_back({lo, lo + len});
+    }
+    for (auto [lo, hi] : spans) {
+      const std::uint64_t want = tree_detail::RandomSplit(seed, lo, hi);
+      const std::uint64_t got = split(lo, hi);
+      INFO("reproduce: seed=" << seed << " lo=" << lo << " hi=" << hi);
+      REQUIRE(got == want);
+      REQUIRE(got > lo);
+      REQUIRE(got < hi);
+      ++checks;
+    }
+  }
+  std::cout << "RandomSplitter == RandomSplit on " << checks << " intervals\n";
+  CHECK(checks > 40000);
+}
+
+TEST_CASE("FastReplay random:S equals Replay for every n to 300, region edges and seeds",
+          "[fast][fast_replay]") {
+  // The breadth-first region evaluation (core/fast_replay.hpp, RandomRegion) against the tree:
+  // every n in 1..300 (every small shape's pair/leaf/node mix), sizes around kRandomRegion and
+  // its multiples (region reached by recursion), random larger ones; carriers whose Combine
+  // differs in shape: sum, Kahan, Neumaier-style compensated, Welford, online softmax (lse).
+  Rng rng(20261203);
+  const std::uint64_t region = fast_replay_detail::kRandomRegion;
+  std::vector<std::uint64_t> sizes;
+  for (std::uint64_t n = 1; n <= 300; ++n) sizes.push_back(n);
+  for (std::uint64_t n : {region - 1, region, region + 1, 2 * region - 1, 2 * region,
+                          2 * region + 1, 3 * region + 17})
+    sizes.push_back(n);
+  for (int i = 0; i < test::Trials(4); ++i) sizes.push_back(1 + rng.Below(40000));
+  FastReplayTally tally;
+  for (std::uint64_t n : sizes) {
+    const std::uint64_t seed = n <= 300 ? n % 7 : rng.Next();
+    const std::string schedule = "random:" + std::to_string(seed);
+    const bool specials = rng.Below(4) == 0;
+    std::vector<float> x(n);
+    for (auto& e : x) e = Draw<float>(rng, specials);
+    CheckFastReplay<Sum<float>>(x, schedule, "Sum<float>", seed, tally);
+    CheckFastReplay<Kahan<float>>(x, schedule, "Kahan<float>", seed, tally);
+    CheckFastReplay<Compensated<float>>(x, schedule, "Compensated<float>", seed, tally);
+    CheckFastReplay<Welford<float>>(x, schedule, "Welford<float>", seed, tally);
+    CheckFastReplay<OnlineSoftmax<float>>(x, schedule, "OnlineSoftmax<float>", seed, tally);
+    if (n <= 64 || n == region + 1) {
+      std::vector<double> xd(x.begin(), x.end());
+      CheckFastReplay<Sum<double>>(xd, schedule, "Sum<double>", seed, tally);
+    }
+  }
+  std::cout << "FastReplay == Replay on random:S: " << tally.equal << " states bit-identical over "
+            << sizes.size() << " sizes\n";
+  CHECK(tally.equal >= 5 * 300);
+  CHECK(tally.refused == 0);
 }

@@ -16,6 +16,7 @@
 
 #include "core/carriers/all.hpp"
 #include "core/fast_replay.hpp"
+#include "precision/fast_emulated.hpp"
 #include "precision/math_policy.hpp"
 #include "precision/scalars.hpp"
 #include "support/fast_replay_check.hpp"
@@ -159,3 +160,55 @@ TEST_CASE("FastReplay == Replay: Mpfr 64 and 256 bits", "[fast][fast_replay]") {
   }
 }
 #endif
+
+TEST_CASE("FastReplay == Replay: random:S over emulated bf16, every n to 300 and region edges",
+          "[fast][fast_replay]") {
+  // core/fast_replay.hpp evaluates random:S subtrees breadth first (RandomRegion); over
+  // FastEmulated (the bench's scalar, static and dynamic) and Emulated, rne and rz, the states
+  // must be Replay's bits for every small shape and across the region bound.
+  Rng rng(20261204);
+  const std::uint64_t region = fast_replay_detail::kRandomRegion;
+  std::vector<std::uint64_t> sizes;
+  for (std::uint64_t n = 1; n <= 300; ++n) sizes.push_back(n);
+  for (std::uint64_t n : {region, region + 1, 2 * region + 3}) sizes.push_back(n);
+  for (int i = 0; i < test::Trials(2); ++i) sizes.push_back(1 + rng.Below(20000));
+  FastReplayTally tally;
+  for (std::uint64_t n : sizes) {
+    const std::uint64_t seed = n <= 300 ? n % 5 : rng.Next();
+    const std::string schedule = "random:" + std::to_string(seed);
+    std::vector<double> v(n);
+    for (auto& e : v) e = DrawDouble(rng, rng.Below(4) == 0);
+    {
+      using T = FastEmulated<BF16Tag, Rounding::kNearestEven>;
+      std::vector<T> x;
+      for (double e : v) x.push_back(T(e));
+      CheckFastReplay<Sum<T>>(x, schedule, "Sum<FastEmulated bf16/rne>", seed, tally);
+      CheckFastReplay<Welford<T>>(x, schedule, "Welford<FastEmulated bf16/rne>", seed, tally);
+    }
+    {
+      using T = FastEmulated<BF16Tag, Rounding::kTowardZero>;
+      std::vector<T> x;
+      for (double e : v) x.push_back(T(e));
+      CheckFastReplay<Sum<T>>(x, schedule, "Sum<FastEmulated bf16/rz>", seed, tally);
+      CheckFastReplay<Compensated<T>>(x, schedule, "Compensated<FastEmulated bf16/rz>", seed,
+                                      tally);
+    }
+    if (n <= 100 || n == region + 1) {
+      EmulationScope scope(BF16(), Rounding::kTowardZero, seed);
+      std::vector<FastEmulatedDynamic> xf;
+      std::vector<EmulatedDynamic> xs;
+      for (double e : v) {
+        xs.push_back(EmulatedDynamic(e));
+        xf.push_back(FastEmulatedDynamic::FromFormatValue(xs.back().Value()));
+      }
+      CheckFastReplay<Sum<FastEmulatedDynamic>>(xf, schedule, "Sum<FastEmulatedDynamic bf16/rz>",
+                                                seed, tally);
+      CheckFastReplay<OnlineSoftmax<EmulatedDynamic>>(
+          xs, schedule, "OnlineSoftmax<EmulatedDynamic bf16/rz>", seed, tally);
+    }
+  }
+  std::cout << "FastReplay == Replay on random:S over emulated bf16: " << tally.equal
+            << " states bit-identical over " << sizes.size() << " sizes\n";
+  CHECK(tally.equal >= 4 * 300);
+  CHECK(tally.refused == 0);
+}
