@@ -7,26 +7,47 @@
 // the whole bound is a short sum (derived below), with no case analysis of floating-point
 // exponents; and it is as fast (a 128x128-bit product is four hardware multiplies).
 //
-// FixedExpNeg(s, e): exp(y) for y = s + e <= 0 (e the low part of a double-double, 0 if none),
-// -2^14 < s. Result (mant, shift): exp(y) ~ mant * 2^(-127 - shift), mant in Q1.127 with value
-// in [0.5, 1 + 2^-110]. Relative error at most kFixedExpRelError = 2^-111. Derivation (u_k =
-// one unit of 2^-k):
+// FixedExpNeg(s, e): exp(y) for y = s + e <= 0 (e the low part of a double-double, |e| <=
+// 2^-52 |s|, 0 if none), -2^14 < s. Result (mant, shift): exp(y) ~ mant * 2^(-127 - shift), mant
+// in Q1.127 with value in [0.5, 1 + 2^-110] (mant >= T[u] >= 1/2 below); q = 0 gives exactly 1.
+// Relative error at most kFixedExpRelError = 2^-111. Derivation:
 //   q = -y truncated to units 2^-114 (both parts):                   |dq| < 2^-113
 //   t = floor(q * log2(e)), log2(e) rounded to Q1.127 (error <= 2^-128, times q < 2^14) and
 //       the product truncated to units 2^-113:  |dt| < (1.4427 + 0.5 + 1) 2^-113
 //                                                     = 2.943 * 2^-113,
 //       so 2^-t differs from exp(y) by a factor within exp(+-ln2 * 2.943 * 2^-113)
 //       (relative < 2.04 * 2^-113 = 2^-111.97);
-//   t = e + f, f in [0, 1): 2^-f = T[i] * 2^h exactly, with T[i] = 2^(-(i+1)/256) (i = top 8
-//       bits of f) and h = (i+1)/256 - f in (0, 2^-8]; T[i] rounded to Q1.127, relative
-//       error <= 2^-127 (T >= 1/2);
-//   2^h = sum_k (h ln2)^k / k! by Horner to degree 10 in Q1.127: truncation of the series
-//       <= (2^-8 ln2)^11 / 11! * 1.003 < 2^-119, coefficient roundings (<= 2^-128) and
-//       product truncations (< 2^-127) damped by h <= 2^-8: < 1.51 * 2^-127 = 2^-126.4;
-//   mant = floor(T[i] * 2^h) in Q1.127: < 2^-127 absolute, relative < 2^-126.
-// Total: (1 + 2^-111.97)(1 + 2^-127)(1 + 2^-118.9)(1 + 2^-126) - 1 < 2^-111.9 <= 2^-111.
-// The test in tests/precision/test_reference_fast.cpp checks the constants against MPFR and
-// prints the worst error it meets on random arguments.
+//   t = w + f, f in [0, 1): 2^-f = T[u] * 2^h exactly, with T[u] = 2^(-(u+1)/4096) (u = top 12
+//       bits of f) and h = (u+1)/4096 - f in (0, 2^-12] (a multiple of 2^-113, so exact in
+//       Q1.127); T[u] rounded to Q1.127, relative error <= 2^-127 (T >= 1/2);
+//   2^h = sum_k c_k h^k, c_k = (ln 2)^k / k!, by Horner to degree 7: the series' tail is at most
+//       c_8 h^8 / (1 - h ln2 / 9) < 2^-115.53 (h <= 2^-12). Horner with a perturbation eta_k
+//       at step k (p_k = c_k + h p_(k+1) + eta_k, p_7 = c_7 + eta_7) returns exactly
+//       sum_k (c_k + eta_k) h^k, so the arithmetic adds at most sum_k |eta_k| h^k. Each step
+//       keeps only the bits its h^k weight needs:
+//       degree 7: c_7 rounded to 2^-64:                           |eta_7| <= 2^-65;
+//       degrees 6, 5 in units 2^-64, one 64x64 product each, h truncated to 2^-64: c_k
+//         rounded (<= 2^-65), h's truncation times p_(k+1) < 2^-9 (< 2^-73), the product's
+//         (< 2^-64):                                              |eta_k| < 1.51 * 2^-64;
+//       degree 4 in units 2^-70 (c_4 2^70 < 2^64), h truncated to 2^-75: c_4 rounded
+//         (<= 2^-71), the product's truncation (< 2^-70), h's times p_5 < 2^-9.5:
+//                                                                 |eta_4| < 1.51 * 2^-70;
+//       degree 3 in Q1.127 from the exact 128-bit product of h (to 2^-75) and p_4 < 2^-6.69:
+//         c_3 rounded (<= 2^-128), shifted product (< 2^-127), h's truncation times p_4:
+//                                                                 |eta_3| < 2^-81.69;
+//       degrees 2, 1 in Q1.127 with MulQ127Short (the exact product less a0 b0 < 2^128, so
+//         within 3 units of 2^-127 below it) and c_k rounded:    |eta_k| < 3.5 * 2^-127;
+//       degree 0: g = h p_1 by MulQ127Short and p_0 = 1 + g:      |eta_0| < 3 * 2^-127.
+//       With h <= 2^-12: sum_k |eta_k| h^k < 3 * 2^-127 + 3.5 * 2^-139 * 1.001 + 2^-117.69 +
+//       1.51 * 2^-118 + 1.51 * 2^-124 * 1.001 + 2^-149 < 2^-116.53. Total for 2^h >= 1:
+//       relative < 2^-115.53 + 2^-116.53 < 2^-114.94;
+//   mant = T[u] + MulQ127Short(g, T[u]) = T[u] * p_0 less under 3 units of 2^-127: relative
+//       < 6 * 2^-127 * (1 + 2^-110) < 2^-124.41 (T[u] * p_0 >= 1/2 (1 - 2^-111)).
+// Total: (1 + 2^-111.97)(1 + 2^-127)(1 + 2^-114.94)(1 + 2^-124.41) - 1 < 2^-111.79 <= 2^-111.
+// Cost: 4 (t) + 2 (degrees 6, 5) + 2 (degrees 4, 3) + 3 * 3 (degrees 2..0) + 3 (T[u] p_0) = 20
+// 64x64-bit products (48 before, with a 256-entry table, degree 10 and full 128-bit
+// products). The test in tests/precision/test_reference_fast.cpp checks the constants and the
+// table against MPFR and prints the worst error it meets on random arguments.
 //
 // SumExpShifted(x, m): S = sum_i exp(x_i - m) for x_i <= m (m = max x, finite, no NaN; -inf
 // elements contribute exactly 0), in a Q64.192 accumulator (four 64-bit words). x_i - m is
@@ -34,7 +55,10 @@
 // truncated to 2^-192 (terms below exp(-134) < 2^-193 are skipped, a smaller loss). With k
 // such terms and S >= 1 (the maximum's own term):
 //   |S_hat - S| <= (kFixedExpRelError + k 2^-192) S = RelErrorBound() * S.
-// Valid for up to 2^62 elements. Cost: about 11 128-bit fixed-point products per term.
+// The kernel terms are summed exactly per shift (a 192-bit sum of mantissas for each shift
+// 0..255) and each nonempty sum is truncated to 2^-192 once at the end: at most one truncation
+// per kernel term, so the k 2^-192 term holds.
+// Valid for up to 2^62 elements. Cost: about 20 64x64-bit products per term.
 #pragma once
 
 #include <cstdint>
@@ -68,15 +92,19 @@ struct ShiftedExpSum {
 
 ShiftedExpSum SumExpShifted(std::span<const double> x, double m);
 
-// The fixed-point constants, exposed so that a test can check them against MPFR: log2(e),
-// the Horner coefficients (ln 2)^k / k! (k = 0..10) and the table 2^(-(i+1)/256), all rounded
-// to nearest in Q1.127.
+// The fixed-point constants, exposed so that a test can check them against MPFR: log2(e), the
+// Horner coefficients (ln 2)^k / k! (k = 0..kWideDegree in Q1.127, Coefficient; k =
+// kWideDegree + 1..kDegree in units 2^-NarrowScale(k), NarrowCoefficient) and the table
+// 2^(-(i+1)/4096), all rounded to nearest (Q1.127 unless said).
 namespace fixed_exp_constants {
+inline constexpr int kDegree = 7;
+inline constexpr int kWideDegree = 3;
+inline constexpr int kTableBits = 12;
 U128 Log2E();
 U128 Coefficient(int k);
+std::uint64_t NarrowCoefficient(int k);  // round(c_k 2^NarrowScale(k))
+int NarrowScale(int k);                  // 70 for k = kWideDegree + 1, else 64
 U128 Table(int i);
-inline constexpr int kDegree = 10;
-inline constexpr int kTableBits = 8;
 }  // namespace fixed_exp_constants
 
 }  // namespace carrier::reference
