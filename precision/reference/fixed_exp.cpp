@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "precision/parallel_pass.hpp"
+
 namespace carrier::reference {
 
 namespace {
@@ -145,21 +147,37 @@ U128 Table(int i) { return Get(kTable[i]); }
 
 FixedExp FixedExpNeg(double s, double e) { return ExpOfFixed(NegToFixed114(s, e)); }
 
-ShiftedExpSum SumExpShifted(std::span<const double> x, double m) {
-  ShiftedExpSum r;
-  constexpr double kSkipBelow = -134.0;  // exp(-134) < 2^-193: below the accumulator's unit
-  // Kernel terms are summed exactly per exponent: bucket[shift] holds the 192-bit sum of the
-  // mantissas with that shift (each < 2^128, at most 2^62 of them). A term with s > -134 has
-  // q < (134 + 2^-46) 2^114, so shift = floor(t) <= floor(134.00001 * 1.4427) = 193.
-  struct Bucket {
-    U128 sum = 0;
-    std::uint64_t carry = 0;
-  };
-  constexpr int kBuckets = 256;
+namespace {
+
+// Kernel terms are summed exactly per exponent: bucket[shift] holds the 192-bit sum of the
+// mantissas with that shift (each < 2^128, at most 2^62 of them). A term with s > -134 has
+// q < (134 + 2^-46) 2^114, so shift = floor(t) <= floor(134.00001 * 1.4427) = 193.
+struct Bucket {
+  U128 sum = 0;
+  std::uint64_t carry = 0;
+};
+constexpr int kBuckets = 256;
+struct TermSums {
   std::array<Bucket, kBuckets> bucket{};
-  auto add_term = [&bucket](const FixedExp& t) {
+  std::uint64_t exact_terms = 0, approx_terms = 0;
+  // Adds another part's sums: exact (192-bit integer additions), so parts merge to one pass.
+  void Merge(const TermSums& o) {
+    for (int b = 0; b < kBuckets; ++b) {
+      const U128 before = bucket[b].sum;
+      bucket[b].sum += o.bucket[b].sum;
+      bucket[b].carry += o.bucket[b].carry + (bucket[b].sum < before ? 1 : 0);
+    }
+    exact_terms += o.exact_terms;
+    approx_terms += o.approx_terms;
+  }
+};
+
+// The terms of x[0..n) into r's buckets and counts.
+void ScanTerms(const double* x, std::size_t n, double m, TermSums& r) {
+  constexpr double kSkipBelow = -134.0;  // exp(-134) < 2^-193: below the accumulator's unit
+  auto add_term = [&r](const FixedExp& t) {
     if (t.shift >= kBuckets) throw std::logic_error("SumExpShifted: exp shift out of range");
-    Bucket& b = bucket[t.shift];
+    Bucket& b = r.bucket[t.shift];
     const U128 before = b.sum;
     b.sum += t.mant;
     b.carry += b.sum < before ? 1 : 0;
@@ -178,7 +196,8 @@ ShiftedExpSum SumExpShifted(std::span<const double> x, double m) {
   std::vector<Memo> memo(std::size_t{1} << kMemoBits);
   bool use_memo = true;
   std::uint64_t window = 0, hits = 0;
-  for (const double v : x) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const double v = x[i];
     if (v == m) {
       ++r.exact_terms;
       continue;
@@ -208,9 +227,27 @@ ShiftedExpSum SumExpShifted(std::span<const double> x, double m) {
       window = hits = 0;
     }
   }
+}
+
+}  // namespace
+
+ShiftedExpSum SumExpShifted(std::span<const double> x, double m) {
+  // The scan split across PassThreads() (precision/parallel_pass.hpp): each part sums its terms
+  // into its own buckets, merged exactly before the one truncation per bucket, so the result is
+  // the one-pass result bit for bit (the memo changes no term).
+  const std::size_t parts = PassParts(x.size());
+  std::vector<TermSums> part(parts);
+  SplitPass(x.size(), parts, [&](std::size_t p, std::uint64_t lo, std::uint64_t hi) {
+    ScanTerms(x.data() + lo, static_cast<std::size_t>(hi - lo), m, part[p]);
+  });
+  for (std::size_t p = 1; p < parts; ++p) part[0].Merge(part[p]);
+  const TermSums& t = part[0];
+  ShiftedExpSum r;
+  r.exact_terms = t.exact_terms;
+  r.approx_terms = t.approx_terms;
   for (int b = 0; b < kBuckets; ++b)
-    if (bucket[b].sum != 0 || bucket[b].carry != 0)
-      AddShifted(r.word, bucket[b].carry, Hi64(bucket[b].sum), Lo64(bucket[b].sum), b);
+    if (t.bucket[b].sum != 0 || t.bucket[b].carry != 0)
+      AddShifted(r.word, t.bucket[b].carry, Hi64(t.bucket[b].sum), Lo64(t.bucket[b].sum), b);
   r.word[3] += r.exact_terms;  // each exactly 1; S < 2^62 keeps word 3 from wrapping
   return r;
 }

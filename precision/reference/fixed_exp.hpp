@@ -57,7 +57,9 @@
 //   |S_hat - S| <= (kFixedExpRelError + k 2^-192) S = RelErrorBound() * S.
 // The kernel terms are summed exactly per shift (a 192-bit sum of mantissas for each shift
 // 0..255) and each nonempty sum is truncated to 2^-192 once at the end: at most one truncation
-// per kernel term, so the k 2^-192 term holds.
+// per kernel term, so the k 2^-192 term holds. The scan splits across PassThreads()
+// (precision/parallel_pass.hpp): the parts' per-shift sums add exactly before that truncation,
+// so S_hat is the one-pass value bit for bit.
 // Valid for up to 2^62 elements. Cost: about 20 64x64-bit products per term.
 #pragma once
 

@@ -17,7 +17,6 @@
 #include <string>
 #include <vector>
 
-#include "precision/parallel_pass.hpp"
 #include "precision/reference/fixed_exp.hpp"
 
 namespace carrier::reference {
@@ -99,33 +98,8 @@ void EvaluateLse(std::span<const double> x, double m, mpfr_prec_t p, std::vector
 // The fast tier's lse. Error budget (all absolute, in lse): |log S_hat - log S| <= rho / (1 -
 // rho) with rho = S.RelErrorBound(); the log and the addition of m each round once at 256
 // bits (at most 2^-256 relative, counted only when MPFR reports them inexact).
-// SumExpShifted(x, m) split across PassThreads() (precision/parallel_pass.hpp): each part's
-// Q64.192 accumulator is an exact integer sum of the same per-term values, so the parts' words
-// add (with carries) to the one pass's words, and the term counts add.
-ShiftedExpSum SumExpShiftedSplit(std::span<const double> x, double m) {
-  const std::size_t parts = PassParts(x.size());
-  if (parts <= 1) return SumExpShifted(x, m);
-  std::vector<ShiftedExpSum> part(parts);
-  SplitPass(x.size(), parts, [&](std::size_t p, std::uint64_t lo, std::uint64_t hi) {
-    part[p] = SumExpShifted(x.subspan(lo, hi - lo), m);
-  });
-  ShiftedExpSum r = part[0];
-  for (std::size_t p = 1; p < parts; ++p) {
-    U128 carry = 0;
-    for (int i = 0; i < 4; ++i) {
-      const U128 s = static_cast<U128>(r.word[i]) + part[p].word[i] + carry;
-      r.word[i] = static_cast<std::uint64_t>(s);
-      carry = s >> 64;
-    }
-    if (carry != 0) throw std::logic_error("reference: shifted exponential sum overflowed");
-    r.exact_terms += part[p].exact_terms;
-    r.approx_terms += part[p].approx_terms;
-  }
-  return r;
-}
-
 void FastLse(std::span<const double> x, double m, const Options& options, Reference& r) {
-  const ShiftedExpSum sum = SumExpShiftedSplit(x, m);
+  const ShiftedExpSum sum = SumExpShifted(x, m);  // split: PassThreads()
   MpfrValue s;
   SumToMpfr(sum, s.get());
   MpfrValue log_s(kFastFinishBits), lse(kFastFinishBits);
