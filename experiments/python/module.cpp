@@ -27,6 +27,7 @@
 #include "core/schedule.hpp"
 #include "inputs/generators.hpp"
 #include "run/defaults.hpp"
+#include "run/memory.hpp"
 #include "run/trial.hpp"
 #include "verbs/verbs.hpp"
 
@@ -100,7 +101,9 @@ EvalResult Eval(const std::string& op, py::object x, const std::string& dtype,
   } else {
     if (gen.empty()) Bad("give the input: x (an array) or gen (a generator) with n");
     if (n == 0) Bad("n must be at least 1");
-    if (n > (std::uint64_t{1} << 26)) Bad("n must be at most 2^26 for eval");
+    if (n > run::kMaxTrialN) Bad("n must be at most 2^30 for eval");
+    // Before anything is generated: one line naming the bytes needed, as the CLI's eval.
+    Guarded([&] { run::CheckTrialMemory(trial, n); });
     inputs::GeneratorSpec g = Guarded([&] { return inputs::ParseGenerator(gen); });
     input = Guarded([&] { return run::MakeInput(trial, g, n, seed); });
   }

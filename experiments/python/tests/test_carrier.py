@@ -78,6 +78,8 @@ def test_non_float64_and_strided_arrays_are_accepted():
     (dict(op="sum", x=np.ones(0), dtype="fp32"), "empty"),
     (dict(op="sum", dtype="fp32"), "give the input"),
     (dict(op="sum", x=np.ones(4), dtype="fp32", acc="fp32", precision="fp64"), "either"),
+    (dict(op="sum", gen="normal", n=2**31, dtype="fp32"), "at most 2^30"),
+    (dict(op="attention", gen="normal", n=2**30, dtype="fp32", head_dim=64), "needs about"),
     (dict(op="lse", x=np.ones(4), dtype="fp32", backend="simd", exp="libm"),
      ("portable", "simd is not built")),
 ])
