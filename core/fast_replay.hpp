@@ -343,24 +343,22 @@ StateOf<C> RandomRegion(const InputOf<C>* x, const RandomSplitter& split, std::u
       qmid[k] = static_cast<std::uint32_t>(split(lo + qa[k], lo + qb[k]) - lo);
     for (; j < level_end; ++j) {
       const std::uint32_t a = qa[j], b = qb[j], mid = qmid[j];
-      // Both children are written to the next free pair and queue entries; the counters
-      // advance only for the kind the child is. Every write is inside cap: of the m - 1
-      // internal nodes at least one is a pair (the deepest), so tail <= m - 2, and pairs <=
-      // m / 2 (disjoint input pairs).
-      std::uint32_t size = mid - a;
-      pair[pairs] = a;
-      qa[tail] = a;
-      qb[tail] = mid;
-      w.left[j] = RandomChildSlot(size, a, cap + pairs, 2 * cap + tail);
-      pairs += size == 2;
-      tail += size >= 3;
-      size = b - mid;
-      pair[pairs] = mid;
-      qa[tail] = mid;
-      qb[tail] = b;
-      w.right[j] = RandomChildSlot(size, mid, cap + pairs, 2 * cap + tail);
-      pairs += size == 2;
-      tail += size >= 3;
+      // A child [c0, c1) is written to the next free pair and queue entries; the counters
+      // advance only for the kind it is. Every write is inside cap: of the m - 1 internal
+      // nodes at least one is a pair (the deepest), so tail <= m - 2, and pairs <= m / 2
+      // (disjoint input pairs). Returns the child's state slot.
+      auto place = [&](std::uint32_t c0, std::uint32_t c1) {
+        const std::uint32_t size = c1 - c0;
+        pair[pairs] = c0;
+        qa[tail] = c0;
+        qb[tail] = c1;
+        const std::uint32_t slot = RandomChildSlot(size, c0, cap + pairs, 2 * cap + tail);
+        pairs += size == 2;
+        tail += size >= 3;
+        return slot;
+      };
+      w.left[j] = place(a, mid);
+      w.right[j] = place(mid, b);
     }
   }
   for (std::uint32_t i = 0; i < m; ++i) S[i] = PushOne<C>(C::Identity(), x[lo + i]);

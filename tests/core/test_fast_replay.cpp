@@ -238,12 +238,10 @@ TEST_CASE("FastReplay random:S equals Replay for every n to 300, region edges an
   // differs in shape: sum, Kahan, Neumaier-style compensated, Welford, online softmax (lse).
   Rng rng(20261203);
   const std::uint64_t region = fast_replay_detail::kRandomRegion;
-  std::vector<std::uint64_t> sizes;
-  for (std::uint64_t n = 1; n <= 300; ++n) sizes.push_back(n);
-  for (std::uint64_t n : {region - 1, region, region + 1, 2 * region - 1, 2 * region,
-                          2 * region + 1, 3 * region + 17})
-    sizes.push_back(n);
-  for (int i = 0; i < test::Trials(4); ++i) sizes.push_back(1 + rng.Below(40000));
+  const std::vector<std::uint64_t> sizes = test::RandomTreeSizes(
+      rng,
+      {region - 1, region, region + 1, 2 * region - 1, 2 * region, 2 * region + 1, 3 * region + 17},
+      4, 40000);
   FastReplayTally tally;
   for (std::uint64_t n : sizes) {
     const std::uint64_t seed = n <= 300 ? n % 7 : rng.Next();

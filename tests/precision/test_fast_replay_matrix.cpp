@@ -168,10 +168,8 @@ TEST_CASE("FastReplay == Replay: random:S over emulated bf16, every n to 300 and
   // must be Replay's bits for every small shape and across the region bound.
   Rng rng(20261204);
   const std::uint64_t region = fast_replay_detail::kRandomRegion;
-  std::vector<std::uint64_t> sizes;
-  for (std::uint64_t n = 1; n <= 300; ++n) sizes.push_back(n);
-  for (std::uint64_t n : {region, region + 1, 2 * region + 3}) sizes.push_back(n);
-  for (int i = 0; i < test::Trials(2); ++i) sizes.push_back(1 + rng.Below(20000));
+  const std::vector<std::uint64_t> sizes =
+      test::RandomTreeSizes(rng, {region, region + 1, 2 * region + 3}, 2, 20000);
   FastReplayTally tally;
   for (std::uint64_t n : sizes) {
     const std::uint64_t seed = n <= 300 ? n % 5 : rng.Next();

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <catch2/catch.hpp>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
@@ -148,6 +149,19 @@ inline std::vector<std::uint64_t> FastReplaySizes(std::uint64_t seed, int random
   Rng rng(seed);
   for (int i = 0; i < Trials(random_count); ++i) n.push_back(1 + rng.Below(max_random));
   return n;
+}
+
+// random:S sizes: every n in 1..300 (every small shape's mix of leaves, pairs and nodes), the
+// given sizes around kRandomRegion (the breadth-first region's bound), then `random_count`
+// draws from rng in [1, max_random] (scaled by CARRIER_TEST_MULTIPLIER).
+inline std::vector<std::uint64_t> RandomTreeSizes(Rng& rng,
+                                                  std::initializer_list<std::uint64_t> edges,
+                                                  int random_count, std::uint64_t max_random) {
+  std::vector<std::uint64_t> sizes;
+  for (std::uint64_t n = 1; n <= 300; ++n) sizes.push_back(n);
+  sizes.insert(sizes.end(), edges.begin(), edges.end());
+  for (int i = 0; i < Trials(random_count); ++i) sizes.push_back(1 + rng.Below(max_random));
+  return sizes;
 }
 
 }  // namespace carrier::test
