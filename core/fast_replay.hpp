@@ -58,6 +58,7 @@
 
 #include "core/carrier.hpp"
 #include "core/merge_tree.hpp"
+#include "core/random_splits.hpp"
 #include "core/replay.hpp"
 #include "core/schedule.hpp"
 
@@ -282,16 +283,9 @@ StateOf<C> Strided(const InputOf<C>* x, std::uint64_t n, const Schedule& s) {
   return PairwiseOverStates<C>(lane.data(), 0, K);
 }
 
-// random:SEED. The split of [lo, hi) is tree_detail::RandomSplit(seed, lo, hi) with its
-// constant first step Mix(seed) hoisted (the same function; a test compares the two).
-struct RandomSplitter {
-  std::uint64_t mixed_seed;
-  std::uint64_t operator()(std::uint64_t lo, std::uint64_t hi) const {
-    const std::uint64_t h = tree_detail::Mix(tree_detail::Mix(mixed_seed ^ lo) ^ hi);
-    return lo + 1 + h % (hi - lo - 1);
-  }
-};
-
+// random:SEED. The split of [lo, hi) is tree_detail::RandomSplit(seed, lo, hi) through
+// core/random_splits.hpp (RandomSplitter, and RandomSplitLevel: a level's splits eight at a
+// time where the CPU has AVX-512; the same function, tests compare the two).
 // Subtrees of at most kRandomRegion inputs are evaluated breadth first, in two passes, with no
 // recursion and no data-dependent branch: the old one-node-at-a-time recursion spent most of
 // its ~9 ns per node waiting on each split's hash and 64-bit division before it could descend
@@ -303,67 +297,47 @@ struct RandomSplitter {
 //   2. States: the leaves PushOne(Identity, x[i]) in input order, then the pairs, then the
 //      queued nodes in reverse queue order (every node's children come later in the queue), each
 //      Combine(left, right) with the operands the tree names.
-// Measured alternatives that were not faster here and are not used: an exact double-quotient
-// remainder instead of `%`, and AVX-512 splits of eight nodes at once.
+// A level's splits go eight at a time where the CPU has AVX-512 (core/random_splits.hpp: the
+// hashes in 64-bit lanes, the remainder in exact double steps instead of the integer divider).
 inline constexpr std::uint32_t kRandomRegion = 2048;
 
 struct RandomScratch {
   explicit RandomScratch(std::uint32_t largest)
-      : cap(largest), a(cap), b(cap), mid(cap), left(cap), right(cap), pair(cap) {}
+      : cap(largest),
+        a(cap + kRandomQueueSlack),
+        b(cap + kRandomQueueSlack),
+        mid(cap + kRandomQueueSlack),
+        left(cap + kRandomQueueSlack),
+        right(cap + kRandomQueueSlack),
+        pair(cap + kRandomQueueSlack) {}
   // The largest region. State slots: leaves [0, cap), pairs [cap, 2 cap), nodes [2 cap, 3 cap).
   std::uint32_t cap;
-  // queued nodes as offsets [a, b) from the region's first input, their splits, child slots
-  std::vector<std::uint32_t> a, b, mid, left, right;
-  std::vector<std::uint32_t> pair;  // first input offset of each pair
+  // core/random_splits.hpp RandomQueue's arrays
+  std::vector<std::uint32_t> a, b, mid, left, right, pair;
 };
-
-// size == 1 ? leaf : size == 2 ? pair : node, without a branch (the size is unpredictable).
-inline std::uint32_t RandomChildSlot(std::uint32_t size, std::uint32_t leaf, std::uint32_t pair,
-                                     std::uint32_t node) {
-  const std::uint32_t is1 = 0u - static_cast<std::uint32_t>(size == 1);
-  const std::uint32_t is2 = 0u - static_cast<std::uint32_t>(size == 2);
-  return (is1 & leaf) | (is2 & pair) | (~(is1 | is2) & node);
-}
 
 // The subtree over [lo, lo + m), 3 <= m <= w.cap; S holds 3 w.cap states.
 template <Carrier C>
 StateOf<C> RandomRegion(const InputOf<C>* x, const RandomSplitter& split, std::uint64_t lo,
                         std::uint32_t m, RandomScratch& w, StateOf<C>* S) {
   const std::uint32_t cap = w.cap;
-  std::uint32_t* const qa = w.a.data();
-  std::uint32_t* const qb = w.b.data();
-  std::uint32_t* const qmid = w.mid.data();
-  std::uint32_t* const pair = w.pair.data();
-  std::uint32_t tail = 1, pairs = 0, j = 0;
-  qa[0] = 0;
-  qb[0] = m;
-  while (j < tail) {
-    const std::uint32_t level_end = tail;
-    for (std::uint32_t k = j; k < level_end; ++k)
-      qmid[k] = static_cast<std::uint32_t>(split(lo + qa[k], lo + qb[k]) - lo);
-    for (; j < level_end; ++j) {
-      const std::uint32_t a = qa[j], b = qb[j], mid = qmid[j];
-      // A child [c0, c1) is written to the next free pair and queue entries; the counters
-      // advance only for the kind it is. Every write is inside cap: of the m - 1 internal
-      // nodes at least one is a pair (the deepest), so tail <= m - 2, and pairs <= m / 2
-      // (disjoint input pairs). Returns the child's state slot.
-      auto place = [&](std::uint32_t c0, std::uint32_t c1) {
-        const std::uint32_t size = c1 - c0;
-        pair[pairs] = c0;
-        qa[tail] = c0;
-        qb[tail] = c1;
-        const std::uint32_t slot = RandomChildSlot(size, c0, cap + pairs, 2 * cap + tail);
-        pairs += size == 2;
-        tail += size >= 3;
-        return slot;
-      };
-      w.left[j] = place(a, mid);
-      w.right[j] = place(mid, b);
-    }
+  RandomQueue q{cap,           w.a.data(),     w.b.data(), w.mid.data(), w.left.data(),
+                w.right.data(), w.pair.data(), 1,          0};
+  // Every write is inside cap (plus the vector path's slack): of the m - 1 internal nodes at
+  // least one is a pair (the deepest), so tail <= m - 2, and pairs <= m / 2 (disjoint pairs).
+  q.a[0] = 0;
+  q.b[0] = m;
+  for (std::uint32_t j = 0; j < q.tail;) {
+    const std::uint32_t level_end = q.tail;
+    RandomSplitLevel(split, lo, q.a + j, q.b + j, q.mid + j, level_end - j);
+    RandomPlaceLevel(q, j, level_end);
+    j = level_end;
   }
   for (std::uint32_t i = 0; i < m; ++i) S[i] = PushOne<C>(C::Identity(), x[lo + i]);
-  for (std::uint32_t k = 0; k < pairs; ++k) S[cap + k] = C::Combine(S[pair[k]], S[pair[k] + 1]);
-  for (std::uint32_t q = tail; q-- > 0;) S[2 * cap + q] = C::Combine(S[w.left[q]], S[w.right[q]]);
+  for (std::uint32_t k = 0; k < q.pairs; ++k)
+    S[cap + k] = C::Combine(S[q.pair[k]], S[q.pair[k] + 1]);
+  for (std::uint32_t t = q.tail; t-- > 0;)
+    S[2 * cap + t] = C::Combine(S[q.left[t]], S[q.right[t]]);
   return S[2 * cap];
 }
 

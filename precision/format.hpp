@@ -80,6 +80,14 @@ struct Format {
   void Validate() const;
 };
 
+// Whether every finite value of `inner` is a value of `outer`: inner's precision at most
+// outer's and its exponent range, subnormals included, inside outer's. Converting such a
+// value to outer is exact in every rounding mode.
+constexpr bool ValuesWithin(const Format& inner, const Format& outer) {
+  return inner.precision <= outer.precision && inner.emax <= outer.emax &&
+         inner.emin >= outer.emin && inner.emin - inner.precision >= outer.emin - outer.precision;
+}
+
 // Predefined formats (OCP 8-bit floating point spec v1.0, IEEE 754 binary16/32/64, Google
 // bfloat16, NVIDIA TensorFloat-32).
 Format Fp8E4M3();     // p=4, emin=-6, emax=8, no inf, one NaN pattern per sign, max 448

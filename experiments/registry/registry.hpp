@@ -148,6 +148,7 @@ struct ConvertedInput {
   const void* type = nullptr;  // &typeid(Input)
   std::string context;         // the emulation context of a dynamic emulated Input
   std::shared_ptr<const void> data;
+  bool in_place = false;  // the input converts to itself: read the stored doubles, no copy
 };
 inline ConvertedInput& ThreadConvertedInput() {
   thread_local ConvertedInput c;
@@ -159,6 +160,7 @@ inline void DropConvertedInputUnless(std::uint64_t id) {
   ConvertedInput& c = ThreadConvertedInput();
   if (c.id != id) {
     c.data.reset();
+    c.in_place = false;
     c.id = 0;
   }
 }
@@ -200,6 +202,9 @@ struct Entry {
   int rank = 1000;    // listing order: built-ins by rank, then user carriers by name
   bool user = false;  // registered by CARRIER_REGISTER (a user carrier)
   InputKind input = InputKind::kColumn;
+  // C::Input is the compute scalar itself (one column, no index): a replay in fp64, or in an
+  // emulated format holding every stored value, reads the stored doubles in place (no copy).
+  bool input_is_scalar = false;
   bool commutative = false;    // kCommutative: may a schedule permute the inputs?
   std::size_t components = 0;  // number of result components; 0 = one per input (vector)
   std::vector<std::string> component_names;

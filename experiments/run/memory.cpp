@@ -19,6 +19,13 @@ namespace {
 
 std::uint64_t ComputeValueBytes(const ResolvedTrial& t) {
   const ComputeSpec& c = t.mixed ? t.inner : t.compute;
+  // register.hpp CachedInputs: fp64, or an emulated format holding every stored value under a
+  // deterministic rounding, reads the stored doubles in place.
+  const bool in_place = !t.mixed && t.op->input_is_scalar &&
+                        (c.kind == ComputeKind::kDouble ||
+                         (c.kind == ComputeKind::kEmulated && t.rounding != Rounding::kStochastic &&
+                          ValuesWithin(t.storage, c.format)));
+  if (in_place) return 0;
   switch (c.kind) {
     case ComputeKind::kFloat:
       return 4;

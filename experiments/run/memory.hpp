@@ -5,8 +5,10 @@
 // Contract
 //   TrialBytes(t, n) estimates the peak bytes one trial holds beyond the program itself: the
 //   stored input as fp64 (MakeInput: 8 bytes per value; pairs two columns, attention
-//   3 n head_dim values), the replay's copy in the compute type (4 bytes fp32, 8 fp64 and
-//   emulated, an Mpfr value with its limbs for mpfr:BITS), the (a, b) pairs the bound reads
+//   3 n head_dim values), the replay's copy in the compute type (4 bytes fp32, 8 emulated, an
+//   Mpfr value with its limbs for mpfr:BITS; none for fp64, nor for an emulated format that
+//   holds every storage value under a deterministic rounding: those replays read the stored
+//   doubles in place, register.hpp CachedInputs), the (a, b) pairs the bound reads
 //   for the pair ops, and for the oracle engine (or a schedule the fast engine cannot walk,
 //   run/tree_shape.hpp) the explicit tree with the statistics' and hash's per-node arrays:
 //   about 2n nodes of 96 bytes. An estimate of what the code allocates, not a bound.

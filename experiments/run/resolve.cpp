@@ -98,8 +98,7 @@ void ResolveMixed(ResolvedTrial& t, const std::string& acc, std::size_t gt) {
   const int p_out = outer_mpfr ? static_cast<int>(t.compute.mpfr_bits) : fo.precision;
   const bool fits = fi.precision <= p_out &&
                     (outer_mpfr ? (fi.emax <= fo.emax && fi.emin - fi.precision >= fo.emin - 53)
-                                : (fi.emax <= fo.emax && fi.emin >= fo.emin &&
-                                   fi.emin - fi.precision >= fo.emin - fo.precision));
+                                : ValuesWithin(fi, fo));
   if (!fits)
     throw SpecError("acc '" + acc + "': inner " + in_text + " is wider than outer " + out_text +
                     " (every inner value must be an outer value: precision and exponent range)");

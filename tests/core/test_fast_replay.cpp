@@ -230,6 +230,71 @@ TEST_CASE("FastReplay's random:S splitter is tree_detail::RandomSplit", "[fast][
   CHECK(checks > 40000);
 }
 
+TEST_CASE("random:S splits of a level, eight at a time, are the scalar splitter's",
+          "[fast][fast_replay]") {
+  // core/random_splits.hpp: RandomSplitLevel (SplitMix64 in 64-bit lanes, h % d in exact
+  // double steps where the CPU has AVX-512) against RandomSplitter one at a time, on levels of
+  // every length 1..40 (the vector loop and its scalar remainder), region-sized intervals and
+  // the largest it takes, bases near 0 and near 2^64; then SmallRemainders against `%` on
+  // the quotients' worst cases: h = 0, 2^64 - 1, k d and k d +- 1 for high and low k, halves
+  // 2^32 - 1, every d up to 4096 and random d below 2^21.
+  Rng rng(20261204);
+  const bool vector = fast_replay_detail::RandomSplitsVectorised();
+  std::cout << "RandomSplitLevel runs " << (vector ? "the AVX-512 path" : "the scalar path")
+            << " on this CPU\n";
+  long checks = 0;
+  for (std::uint64_t seed : {std::uint64_t{0}, std::uint64_t{1}, ~std::uint64_t{0}}) {
+    const fast_replay_detail::RandomSplitter split{tree_detail::Mix(seed)};
+    for (std::uint32_t count = 1; count <= 40; ++count) {
+      for (const std::uint64_t base :
+           {std::uint64_t{0}, std::uint64_t{12345}, rng.Next() >> 1, ~std::uint64_t{0} - (1u << 21)}) {
+        std::vector<std::uint32_t> a(count), b(count), mid(count);
+        for (std::uint32_t k = 0; k < count; ++k) {
+          const std::uint32_t len =
+              k % 5 == 0 ? fast_replay_detail::kRandomSplitMaxSize
+                         : 3 + static_cast<std::uint32_t>(rng.Below(k % 2 ? 2046 : 60000));
+          a[k] = static_cast<std::uint32_t>(rng.Below(1000));
+          b[k] = a[k] + len;
+        }
+        fast_replay_detail::RandomSplitLevel(split, base, a.data(), b.data(), mid.data(), count);
+        for (std::uint32_t k = 0; k < count; ++k) {
+          INFO("reproduce: seed=" << seed << " base=" << base << " a=" << a[k] << " b=" << b[k]
+                                  << " lane " << k << " of " << count);
+          REQUIRE(base + mid[k] == split(base + a[k], base + b[k]));
+          ++checks;
+        }
+      }
+    }
+  }
+  std::vector<std::uint64_t> h;
+  std::vector<std::uint32_t> d;
+  auto add = [&](std::uint64_t hv, std::uint32_t dv) {
+    h.push_back(hv);
+    d.push_back(dv);
+  };
+  auto worst = [&](std::uint32_t dv) {
+    const std::uint64_t top = ~std::uint64_t{0};
+    for (const std::uint64_t hv :
+         {std::uint64_t{0}, top, top - top % dv, top - top % dv - 1, std::uint64_t{dv} - 1,
+          std::uint64_t{dv}, (std::uint64_t{0xffffffff} << 32) | 0xffffffffu,
+          (std::uint64_t{0xffffffff} / dv * dv) << 32, ((std::uint64_t{0xffffffff} / dv * dv) << 32) - 1,
+          rng.Next(), rng.Next() / dv * dv, rng.Next() / dv * dv + dv - 1})
+      add(hv, dv);
+  };
+  for (std::uint32_t dv = 1; dv <= 4096; ++dv) worst(dv);
+  for (int i = 0; i < 20000; ++i) worst(1 + static_cast<std::uint32_t>(rng.Below((1u << 21) - 1)));
+  worst((1u << 21) - 1);
+  std::vector<std::uint64_t> r(h.size());
+  fast_replay_detail::SmallRemainders(h.data(), d.data(), r.data(), h.size());
+  for (std::size_t k = 0; k < h.size(); ++k) {
+    INFO("reproduce: h=" << h[k] << " d=" << d[k]);
+    REQUIRE(r[k] == h[k] % d[k]);
+  }
+  std::cout << "RandomSplitLevel == RandomSplitter on " << checks << " splits; SmallRemainders == %"
+            << " on " << h.size() << " pairs\n";
+  CHECK(checks == 3 * 4 * (40 * 41 / 2));  // seeds x bases x every lane of every length
+}
+
 TEST_CASE("FastReplay random:S equals Replay for every n to 300, region edges and seeds",
           "[fast][fast_replay]") {
   // The breadth-first region evaluation (core/fast_replay.hpp, RandomRegion) against the tree:
@@ -242,10 +307,18 @@ TEST_CASE("FastReplay random:S equals Replay for every n to 300, region edges an
       rng,
       {region - 1, region, region + 1, 2 * region - 1, 2 * region, 2 * region + 1, 3 * region + 17},
       4, 40000);
+  // Both placements of a level (core/random_splits.hpp: one child at a time, or 16 nodes' left
+  // then right children in vectors where the CPU has AVX-512): alternate sizes take either.
+  const bool cpu_vector = fast_replay_detail::UseRandomSplitsVectorised(true);
   FastReplayTally tally;
+  long scalar_sizes = 0;
   for (std::uint64_t n : sizes) {
+    const bool scalar = !cpu_vector || n % 2 == 0;
+    fast_replay_detail::UseRandomSplitsVectorised(!scalar);
+    scalar_sizes += scalar;
     const std::uint64_t seed = n <= 300 ? n % 7 : rng.Next();
     const std::string schedule = "random:" + std::to_string(seed);
+    INFO("path: " << (scalar ? "scalar" : "AVX-512"));
     const bool specials = rng.Below(4) == 0;
     std::vector<float> x(n);
     for (auto& e : x) e = Draw<float>(rng, specials);
@@ -259,8 +332,9 @@ TEST_CASE("FastReplay random:S equals Replay for every n to 300, region edges an
       CheckFastReplay<Sum<double>>(xd, schedule, "Sum<double>", seed, tally);
     }
   }
+  fast_replay_detail::UseRandomSplitsVectorised(true);
   std::cout << "FastReplay == Replay on random:S: " << tally.equal << " states bit-identical over "
-            << sizes.size() << " sizes\n";
+            << sizes.size() << " sizes (" << scalar_sizes << " of them by the scalar path)\n";
   CHECK(tally.equal >= 5 * 300);
   CHECK(tally.refused == 0);
 }

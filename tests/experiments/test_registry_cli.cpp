@@ -6,17 +6,21 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <span>
 #include <sstream>
 #include <string>
 
 #include "registry/register.hpp"
 #include "registry/registry.hpp"
+#include "run/memory.hpp"
 #include "support/cli_support.hpp"
 #include "user_carriers/range.hpp"
 
@@ -138,4 +142,89 @@ TEST_CASE("registry: unknown names exit 2 with one line listing the registered o
   CheckRejected("derive no-such-carrier", "range");
   CheckRejected("eval --op no-such-carrier --dtype fp32 --gen normal --n 10", "range");
   CheckRejected("eval --op range --dtype fp32 --gen normal --n 10 --exp fast", "built-in ops only");
+}
+
+TEST_CASE(
+    "registry: a replay reads the stored doubles in place exactly when its conversion "
+    "would not change them",
+    "[fast][registry][memory]") {
+  // register.hpp CachedInputs: fp64 compute, and an emulated format under a deterministic
+  // rounding whose conversion gives every stored double back bit for bit, read the stored
+  // doubles themselves (no n-sized copy: eval and sweep then hold the input once); anything
+  // else converts. Either way the values are ToInputs's, bit for bit, for the oracle's
+  // Emulated and the fast engine's FastEmulated alike.
+  namespace reg = carrier::registry;
+  using carrier::EmulationScope;
+  using carrier::Rounding;
+  using Emu = carrier::Emulated<carrier::DynamicFormatTag, carrier::kDynamicRounding>;
+  using FastEmu = carrier::FastEmulated<carrier::DynamicFormatTag, carrier::kDynamicRounding>;
+  // bf16 values (exact in bf16, fp32, tf32; not all in fp16 or fp8), a -0, an inf, and
+  // values that fp16 rounds.
+  std::vector<double> bf16_values = {0.0,      -0.0,        1.0,
+                                     -3.5,     0x1.fep+100, 0x1p-130,
+                                     0x1.02p0, 65536.0,     std::numeric_limits<double>::infinity(),
+                                     0.15625};
+  const std::vector<double> no_b;
+  auto input = [&](const std::vector<double>& a) {
+    reg::ReplayInput in;
+    in.a = a;
+    in.b = no_b;
+    in.n = a.size();
+    return in;
+  };
+  auto check = [&]<class T>(const char* format, Rounding r, const std::vector<double>& a,
+                            bool in_place) {
+    EmulationScope scope(carrier::ParseFormat(format), r);
+    const reg::ReplayInput in = input(a);
+    std::vector<T> own;
+    const std::span<const T> got = reg::CachedInputs<carrier::Sum<T>>(in, own);
+    const std::vector<T> want = reg::ToInputs<carrier::Sum<T>>(in);
+    INFO("format " << format << ", rounding " << static_cast<int>(r) << ", n " << a.size());
+    CHECK((static_cast<const void*>(got.data()) == static_cast<const void*>(a.data())) == in_place);
+    REQUIRE(got.size() == want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      INFO("i " << i << ", stored " << a[i]);
+      CHECK(std::bit_cast<std::uint64_t>(static_cast<double>(got[i])) ==
+            std::bit_cast<std::uint64_t>(static_cast<double>(want[i])));
+    }
+  };
+  for (const Rounding r : {Rounding::kNearestEven, Rounding::kTowardZero, Rounding::kUp}) {
+    check.operator()<double>("bf16", r, bf16_values, true);
+    check.operator()<Emu>("bf16", r, bf16_values, true);
+    check.operator()<FastEmu>("bf16", r, bf16_values, true);
+    check.operator()<FastEmu>("fp32", r, bf16_values, true);
+    check.operator()<FastEmu>("fp16", r, bf16_values, false);  // 2^100 overflows, 1.0078 rounds
+    check.operator()<Emu>("fp8e4m3", r, bf16_values, false);
+  }
+  // float compute always converts (4-byte values); a NaN whose payload the conversion
+  // canonicalises is a change too.
+  check.operator()<float>("fp32", Rounding::kNearestEven, bf16_values, false);
+  std::vector<double> with_nan = bf16_values;
+  with_nan.push_back(std::bit_cast<double>(std::uint64_t{0x7ff0000000000123}));
+  bool payload_kept = false;
+  {
+    EmulationScope scope(carrier::BF16());
+    payload_kept =
+        std::bit_cast<std::uint64_t>(FastEmu(with_nan.back()).Value()) == 0x7ff0000000000123;
+  }
+  std::cout << "bf16 conversion keeps a NaN payload: " << payload_kept << "\n";
+  check.operator()<FastEmu>("bf16", Rounding::kNearestEven, with_nan, payload_kept);
+  // The estimate eval and sweep check memory with counts no compute copy for these.
+  carrier::run::TrialSpec spec;
+  spec.op = "sum";
+  spec.dtype = "bf16";
+  spec.acc = "same";
+  const auto bytes = [&](const char* dtype, const char* acc) {
+    spec.dtype = dtype;
+    spec.acc = acc;
+    return carrier::run::TrialBytes(carrier::run::ResolveTrial(spec), 1000);
+  };
+  std::cout << "TrialBytes(n = 1000): bf16 " << bytes("bf16", "same") << ", fp16 acc tf32 "
+            << bytes("fp16", "tf32") << ", fp32 " << bytes("fp32", "same") << ", fp32 acc bf16 "
+            << bytes("fp32", "bf16") << ", fp64 " << bytes("fp64", "same") << "\n";
+  CHECK(bytes("bf16", "same") == 8000);
+  CHECK(bytes("fp64", "same") == 8000);
+  CHECK(bytes("fp32", "same") == 12000);
+  CHECK(bytes("fp32", "bf16") == 16000);
+  CHECK(bytes("fp16", "tf32") == 8000);
 }
