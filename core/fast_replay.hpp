@@ -321,8 +321,8 @@ template <Carrier C>
 StateOf<C> RandomRegion(const InputOf<C>* x, const RandomSplitter& split, std::uint64_t lo,
                         std::uint32_t m, RandomScratch& w, StateOf<C>* S) {
   const std::uint32_t cap = w.cap;
-  RandomQueue q{cap,           w.a.data(),     w.b.data(), w.mid.data(), w.left.data(),
-                w.right.data(), w.pair.data(), 1,          0};
+  RandomQueue q{cap,           w.a.data(), w.b.data(), w.mid.data(), w.left.data(), w.right.data(),
+                w.pair.data(), 1,          0};
   // Every write is inside cap (plus the vector path's slack): of the m - 1 internal nodes at
   // least one is a pair (the deepest), so tail <= m - 2, and pairs <= m / 2 (disjoint pairs).
   q.a[0] = 0;
@@ -336,8 +336,7 @@ StateOf<C> RandomRegion(const InputOf<C>* x, const RandomSplitter& split, std::u
   for (std::uint32_t i = 0; i < m; ++i) S[i] = PushOne<C>(C::Identity(), x[lo + i]);
   for (std::uint32_t k = 0; k < q.pairs; ++k)
     S[cap + k] = C::Combine(S[q.pair[k]], S[q.pair[k] + 1]);
-  for (std::uint32_t t = q.tail; t-- > 0;)
-    S[2 * cap + t] = C::Combine(S[q.left[t]], S[q.right[t]]);
+  for (std::uint32_t t = q.tail; t-- > 0;) S[2 * cap + t] = C::Combine(S[q.left[t]], S[q.right[t]]);
   return S[2 * cap];
 }
 

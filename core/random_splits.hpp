@@ -134,11 +134,13 @@ CARRIER_AVX512_DQ inline std::uint32_t Level(const RandomSplitter& split, std::u
   const __m512i one = _mm512_set1_epi64(1);
   std::uint32_t k = 0;
   for (; k + 8 <= count; k += 8) {
-    const __m512i va = _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + k)));
-    const __m512i vb = _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + k)));
-    const __m512i h = SplitMix64x8(_mm512_xor_si512(
-        SplitMix64x8(_mm512_xor_si512(seed, _mm512_add_epi64(va, vbase))),
-        _mm512_add_epi64(vb, vbase)));
+    const __m512i va =
+        _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + k)));
+    const __m512i vb =
+        _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + k)));
+    const __m512i h = SplitMix64x8(
+        _mm512_xor_si512(SplitMix64x8(_mm512_xor_si512(seed, _mm512_add_epi64(va, vbase))),
+                         _mm512_add_epi64(vb, vbase)));
     const __m512d d = _mm512_cvtepu64_pd(_mm512_sub_epi64(_mm512_sub_epi64(vb, va), one));
     const __m512i m = _mm512_add_epi64(_mm512_add_epi64(va, one), Remainder8(h, d));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(mid + k), _mm512_cvtepi64_epi32(m));
@@ -173,8 +175,9 @@ CARRIER_AVX512_DQ inline __m512i PlaceSide(RandomQueue& q, __m512i c0, __m512i c
   _mm512_storeu_si512(q.b + q.tail, _mm512_maskz_compress_epi32(is3, c1));
   const __m512i pair_slot = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(q.cap + q.pairs)),
                                              _mm512_maskz_expand_epi32(is2, rank));
-  const __m512i node_slot = _mm512_add_epi32(
-      _mm512_set1_epi32(static_cast<int>(2 * q.cap + q.tail)), _mm512_maskz_expand_epi32(is3, rank));
+  const __m512i node_slot =
+      _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(2 * q.cap + q.tail)),
+                       _mm512_maskz_expand_epi32(is3, rank));
   q.pairs += static_cast<std::uint32_t>(__builtin_popcount(is2));
   q.tail += static_cast<std::uint32_t>(__builtin_popcount(is3));
   return _mm512_mask_mov_epi32(_mm512_mask_mov_epi32(c0, is2, pair_slot), is3, node_slot);
@@ -229,7 +232,8 @@ inline void RandomSplitLevel(const RandomSplitter& split, std::uint64_t base,
 #if CARRIER_RANDOM_SPLITS_AVX512
   if (RandomSplitsVectorised()) k = random_splits_avx512::Level(split, base, a, b, mid, count);
 #endif
-  for (; k < count; ++k) mid[k] = static_cast<std::uint32_t>(split(base + a[k], base + b[k]) - base);
+  for (; k < count; ++k)
+    mid[k] = static_cast<std::uint32_t>(split(base + a[k], base + b[k]) - base);
 }
 
 // The children of queued nodes [j, end): RandomPlaceScalar, or its vector form (the same

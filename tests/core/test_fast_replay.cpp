@@ -246,8 +246,8 @@ TEST_CASE("random:S splits of a level, eight at a time, are the scalar splitter'
   for (std::uint64_t seed : {std::uint64_t{0}, std::uint64_t{1}, ~std::uint64_t{0}}) {
     const fast_replay_detail::RandomSplitter split{tree_detail::Mix(seed)};
     for (std::uint32_t count = 1; count <= 40; ++count) {
-      for (const std::uint64_t base :
-           {std::uint64_t{0}, std::uint64_t{12345}, rng.Next() >> 1, ~std::uint64_t{0} - (1u << 21)}) {
+      for (const std::uint64_t base : {std::uint64_t{0}, std::uint64_t{12345}, rng.Next() >> 1,
+                                       ~std::uint64_t{0} - (1u << 21)}) {
         std::vector<std::uint32_t> a(count), b(count), mid(count);
         for (std::uint32_t k = 0; k < count; ++k) {
           const std::uint32_t len =
@@ -277,8 +277,9 @@ TEST_CASE("random:S splits of a level, eight at a time, are the scalar splitter'
     for (const std::uint64_t hv :
          {std::uint64_t{0}, top, top - top % dv, top - top % dv - 1, std::uint64_t{dv} - 1,
           std::uint64_t{dv}, (std::uint64_t{0xffffffff} << 32) | 0xffffffffu,
-          (std::uint64_t{0xffffffff} / dv * dv) << 32, ((std::uint64_t{0xffffffff} / dv * dv) << 32) - 1,
-          rng.Next(), rng.Next() / dv * dv, rng.Next() / dv * dv + dv - 1})
+          (std::uint64_t{0xffffffff} / dv * dv) << 32,
+          ((std::uint64_t{0xffffffff} / dv * dv) << 32) - 1, rng.Next(), rng.Next() / dv * dv,
+          rng.Next() / dv * dv + dv - 1})
       add(hv, dv);
   };
   for (std::uint32_t dv = 1; dv <= 4096; ++dv) worst(dv);
