@@ -5,13 +5,22 @@
 // rounded to nearest); tests/precision/test_reference_fast.cpp recomputes every one of them.
 #include "precision/reference/fixed_exp.hpp"
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <stdexcept>
 #include <vector>
 
 #include "precision/parallel_pass.hpp"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define CARRIER_FIXED_EXP_IFMA 1
+#else
+#define CARRIER_FIXED_EXP_IFMA 0
+#endif
 
 namespace carrier::reference {
 
@@ -117,6 +126,342 @@ inline FixedExp ExpOfFixed(U128 q) {
   return {table + MulQ127Short(g, table), whole};  // T (1 + g)
 }
 
+#if CARRIER_FIXED_EXP_IFMA
+// The same kernel, eight arguments at a time with AVX-512 IFMA (vpmadd52luq / vpmadd52huq: the
+// low and the high 52 bits of the 104-bit product of two 52-bit integers, added to a 64-bit
+// lane). Every integer ExpOfFixed forms (q, t, h, each Horner step, each truncated product) is
+// formed here exactly too, so the result is ExpOfFixed's bit for bit; only the representation
+// differs: a value is a few limbs of radix 2^52 per lane (Big<N>: value = sum l[i] 2^(52 i),
+// every limb in [0, 2^52) after Normalize), products are exact column sums, and a truncation
+// floor(v / 2^K) is a limb selection and shift. MulQ127Short(a, b) = 2 a1 b1 + floor((a1 b0 +
+// a0 b1) / 2^63) (a = a1 2^64 + a0, b = b1 2^64 + b0) is formed as floor((a1 b + a0 b1) / 2^63),
+// the same integer. Lanes outside the common case (h = 2^-12 exactly, which includes q = 0, an
+// argument out of range or not a number) are recomputed by ExpOfFixed.
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512ifma")
+namespace ifma {
+
+constexpr std::uint64_t kMask52 = (std::uint64_t{1} << 52) - 1;
+// Shifts, max and gathers are written in their zero-masking form with every lane selected: the
+// same instructions, without the unmasked intrinsics' _mm512_undefined_epi32() source, which
+// g++ 12 reports as used uninitialized.
+constexpr __mmask8 kAll = 0xff;
+
+// kGroups independent vectors of eight lanes side by side: one term's steps form a long chain
+// of dependent instructions, and interleaving the chains of several groups keeps the vector
+// units busy.
+constexpr int kGroups = 4;
+constexpr int kLanes = 8 * kGroups;
+
+struct V {
+  __m512i r[kGroups];
+};
+
+template <class F>
+inline V Map(F&& f) {
+  V out;
+  for (int g = 0; g < kGroups; ++g) out.r[g] = f(g);
+  return out;
+}
+inline V Splat(std::uint64_t c) {
+  const __m512i v = _mm512_set1_epi64(static_cast<long long>(c));
+  return Map([&](int) { return v; });
+}
+inline V Zero() { return Splat(0); }
+inline V operator+(const V& a, const V& b) {
+  return Map([&](int g) { return _mm512_add_epi64(a.r[g], b.r[g]); });
+}
+inline V operator-(const V& a, const V& b) {
+  return Map([&](int g) { return _mm512_sub_epi64(a.r[g], b.r[g]); });
+}
+inline V operator&(const V& a, const V& b) {
+  return Map([&](int g) { return _mm512_and_si512(a.r[g], b.r[g]); });
+}
+inline V operator|(const V& a, const V& b) {
+  return Map([&](int g) { return _mm512_or_si512(a.r[g], b.r[g]); });
+}
+inline V Srl(const V& a, unsigned s) {
+  return Map([&](int g) { return _mm512_maskz_srli_epi64(kAll, a.r[g], s); });
+}
+inline V Sll(const V& a, unsigned s) {
+  return Map([&](int g) { return _mm512_maskz_slli_epi64(kAll, a.r[g], s); });
+}
+inline V Sra(const V& a, unsigned s) {
+  return Map([&](int g) { return _mm512_maskz_srai_epi64(kAll, a.r[g], s); });
+}
+inline V Mask52(const V& a) { return a & Splat(kMask52); }
+// acc + the low (kHigh false) or high 52 bits of the 104-bit product of a and b's low 52 bits.
+template <bool kHigh>
+inline V Madd52(const V& acc, const V& a, const V& b) {
+  return Map([&](int g) {
+    return kHigh ? _mm512_madd52hi_epu64(acc.r[g], a.r[g], b.r[g])
+                 : _mm512_madd52lo_epu64(acc.r[g], a.r[g], b.r[g]);
+  });
+}
+// One bit per lane, group g in bits 8g..8g+7.
+using Mask = std::uint32_t;
+template <class F>
+inline Mask MaskOf(F&& f) {
+  Mask m = 0;
+  for (int g = 0; g < kGroups; ++g) m |= static_cast<Mask>(f(g)) << (8 * g);
+  return m;
+}
+
+template <int N>
+struct Big {
+  V l[N];
+};
+
+// Carries up: limbs 0..N-2 into [0, 2^52) (kSigned: arithmetic shifts, for a limb that may be
+// negative while the value is not), the top limb keeps the rest.
+template <bool kSigned = false, int N>
+inline void Normalize(Big<N>& x) {
+  for (int i = 0; i + 1 < N; ++i) {
+    x.l[i + 1] = x.l[i + 1] + (kSigned ? Sra(x.l[i], 52) : Srl(x.l[i], 52));
+    x.l[i] = Mask52(x.l[i]);
+  }
+}
+
+template <int N>
+inline Big<N> Constant(U128 c) {
+  Big<N> r;
+  for (int i = 0; i < N; ++i) r.l[i] = Splat(i * 52 < 128 ? Lo64(c >> (i * 52)) & kMask52 : 0);
+  return r;
+}
+
+// acc + a * b as columns, not normalized (a, b normalized; each column takes at most
+// 2 min(N, M) addends below 2^52 on top of its value).
+template <int R, int N, int M>
+inline void MulAcc(Big<R>& acc, const Big<N>& a, const Big<M>& b) {
+  for (int i = 0; i < N; ++i)
+    for (int j = 0; j < M; ++j) {
+      if (i + j < R) acc.l[i + j] = Madd52<false>(acc.l[i + j], a.l[i], b.l[j]);
+      if (i + j + 1 < R) acc.l[i + j + 1] = Madd52<true>(acc.l[i + j + 1], a.l[i], b.l[j]);
+    }
+}
+
+// a * b exactly in N + M limbs.
+template <int N, int M>
+inline Big<N + M> Mul(const Big<N>& a, const Big<M>& b) {
+  Big<N + M> r;
+  for (auto& v : r.l) v = Zero();
+  MulAcc(r, a, b);
+  Normalize(r);
+  return r;
+}
+
+// a + b (or a - b with kSub; the result must be >= 0 and fit R limbs).
+template <int R, bool kSub = false, int N, int M>
+inline Big<R> Add(const Big<N>& a, const Big<M>& b) {
+  Big<R> r;
+  for (int i = 0; i < R; ++i) {
+    const V x = i < N ? a.l[i] : Zero(), y = i < M ? b.l[i] : Zero();
+    r.l[i] = kSub ? x - y : x + y;
+  }
+  Normalize<kSub>(r);
+  return r;
+}
+
+// floor(x / 2^K) in R limbs (x normalized).
+template <int K, int R, int N>
+inline Big<R> Shr(const Big<N>& x) {
+  constexpr int q = K / 52, s = K % 52;
+  Big<R> r;
+  for (int j = 0; j < R; ++j) {
+    const V lo = q + j < N ? x.l[q + j] : Zero();
+    if constexpr (s == 0) {
+      r.l[j] = lo;
+    } else if (q + j + 1 < N) {
+      r.l[j] = Mask52(Srl(lo, s) | Sll(x.l[q + j + 1], 52 - s));
+    } else {
+      r.l[j] = Srl(lo, s);
+    }
+  }
+  return r;
+}
+
+// x * 2^K in R limbs (x normalized, the result must fit).
+template <int K, int R, int N>
+inline Big<R> Shl(const Big<N>& x) {
+  constexpr int q = K / 52, s = K % 52;
+  Big<R> r;
+  for (int j = 0; j < R; ++j) {
+    const int i = j - q;
+    const V cur = i >= 0 && i < N ? x.l[i] : Zero();
+    if constexpr (s == 0) {
+      r.l[j] = cur;
+    } else {
+      const V below = i - 1 >= 0 && i - 1 < N ? x.l[i - 1] : Zero();
+      r.l[j] = Mask52(Sll(cur, s) | Srl(below, 52 - s));
+    }
+  }
+  return r;
+}
+
+// x mod 2^K in ceil(K / 52) limbs (x normalized).
+template <int K, int N>
+inline Big<(K + 51) / 52> Low(const Big<N>& x) {
+  constexpr int R = (K + 51) / 52;
+  Big<R> r;
+  for (int j = 0; j < R; ++j) {
+    const V v = j < N ? x.l[j] : Zero();
+    r.l[j] = (j + 1) * 52 <= K ? v : v & Splat((std::uint64_t{1} << (K - 52 * j)) - 1);
+  }
+  return r;
+}
+
+inline Big<2> FromU64(const V& x) { return {{Mask52(x), Srl(x, 52)}}; }
+// The low 64 bits of x (two limbs or more).
+template <int N>
+inline V ToU64(const Big<N>& x) {
+  return x.l[0] | Sll(x.l[1], 52);
+}
+
+// floor(|d| 2^114) for |d| < 2^14 (ToFixed114) from d's bits, as three limbs: the 53-bit
+// significand shifted left by shift = exponent + 114 (or right by -shift); in vpsllvq / vpsrlvq
+// a count of 64 or more, or a negative one (a huge unsigned count), gives 0, which is what each
+// limb needs.
+inline Big<3> ToFixed114(const V& bits_in) {
+  const V bits = bits_in & Splat(~(std::uint64_t{1} << 63));
+  const V biased = Srl(bits, 52);
+  const V frac = bits & Splat((std::uint64_t{1} << 52) - 1);
+  const V mant = Map([&](int g) {
+    const __mmask8 normal = _mm512_cmpneq_epi64_mask(biased.r[g], _mm512_setzero_si512());
+    return _mm512_mask_or_epi64(frac.r[g], normal, frac.r[g],
+                                _mm512_set1_epi64(std::int64_t{1} << 52));
+  });
+  const V shift = Map([&](int g) {
+    return _mm512_sub_epi64(_mm512_maskz_max_epi64(kAll, biased.r[g], _mm512_set1_epi64(1)),
+                            _mm512_set1_epi64(961));
+  });
+  Big<3> r;
+  for (int k = 0; k < 3; ++k) {
+    const V left = shift - Splat(52 * k), right = Splat(52 * k) - shift;
+    r.l[k] = Mask52(Map([&](int g) {
+      return _mm512_or_si512(_mm512_maskz_sllv_epi64(kAll, mant.r[g], left.r[g]),
+                             _mm512_maskz_srlv_epi64(kAll, mant.r[g], right.r[g]));
+    }));
+  }
+  return r;
+}
+
+// MulQ127Short(a, b) = floor((a1 b + a0 b1) / 2^63) for a < 2^116, b < 2^127.
+inline Big<3> MulQ127Short(const Big<3>& a, const Big<3>& b) {
+  Big<4> x;
+  for (auto& v : x.l) v = Zero();
+  MulAcc(x, Shr<64, 1>(a), b);
+  MulAcc(x, Low<64>(a), Shr<64, 2>(b));
+  Normalize(x);
+  return Shr<63, 3>(x);
+}
+
+// FixedExpNeg(s[i], e[i]) for kLanes lanes; the returned mask has the lanes ExpOfFixed must
+// redo.
+inline Mask ExpLanes(const double* s, const double* e, std::uint64_t* hi, std::uint64_t* lo,
+                     std::int64_t* shift) {
+  V sbits, ebits;
+  Mask ok = MaskOf([&](int g) {
+    const __m512d sv = _mm512_loadu_pd(s + 8 * g), ev = _mm512_loadu_pd(e + 8 * g);
+    sbits.r[g] = _mm512_castpd_si512(sv);
+    ebits.r[g] = _mm512_castpd_si512(ev);
+    // In range: -2^14 < -kFixedExpArgumentLimit < s <= 0 and |e| < 2^14 (false for NaN).
+    return _mm512_cmp_pd_mask(sv, _mm512_set1_pd(-kFixedExpArgumentLimit), _CMP_GT_OQ) &
+           _mm512_cmp_pd_mask(sv, _mm512_setzero_pd(), _CMP_LE_OQ) &
+           _mm512_cmp_pd_mask(_mm512_abs_pd(ev), _mm512_set1_pd(0x1p14), _CMP_LT_OQ);
+  });
+  // q = -(s + e) in units 2^-114: floor(-s 2^114) -+ floor(|e| 2^114) (NegToFixed114).
+  Big<3> q = ToFixed114(sbits);
+  if (MaskOf([&](int g) {
+        return _mm512_cmpneq_epi64_mask(_mm512_add_epi64(ebits.r[g], ebits.r[g]),
+                                        _mm512_setzero_si512());
+      }) != 0) {
+    const Big<3> qe = ToFixed114(ebits);
+    for (int k = 0; k < 3; ++k)
+      q.l[k] = Map([&](int g) {
+        const __mmask8 neg = _mm512_cmplt_epi64_mask(ebits.r[g], _mm512_setzero_si512());
+        return _mm512_mask_add_epi64(_mm512_sub_epi64(q.l[k].r[g], qe.l[k].r[g]), neg, q.l[k].r[g],
+                                     qe.l[k].r[g]);
+      });
+    Normalize<true>(q);
+  }
+  // ExpOfFixed's q is the 128-bit wrap of this one: lanes with q < 0 or q >= 2^128 (outside the
+  // contract) fall back so that even they agree.
+  ok &= MaskOf([&](int g) {
+    return _mm512_cmplt_epu64_mask(q.l[2].r[g], _mm512_set1_epi64(std::int64_t{1} << 24));
+  });
+  // t = floor(q log2(e) / 2^128) in units 2^-113; whole = t >> 113, idx = bits 101..112 of t.
+  const Big<3> t = Shr<128, 3>(Mul(q, Constant<3>(Get(kLog2E))));
+  const V whole = Srl(t.l[2], 9);
+  const V idx = Shr<101, 1>(t).l[0] & Splat(4095);
+  // h = (idx + 1) 2^101 - f = 2^101 - (t mod 2^101); h = 2^101 (t mod 2^101 = 0) falls back.
+  const Big<2> fl = Low<101>(t);
+  ok &= MaskOf([&](int g) {
+    return _mm512_test_epi64_mask(_mm512_or_si512(fl.l[0].r[g], fl.l[1].r[g]),
+                                  _mm512_set1_epi64(-1));
+  });
+  const Big<2> h = Add<2, true>(Constant<2>(U128{1} << 101), fl);  // < 2^101
+  const Big<3> hq = Shl<14, 3>(h);                                 // Q1.127, < 2^115
+  const Big<2> h75 = Shr<38, 2>(h);                                // floor(h 2^75) < 2^63
+  const Big<1> h64 = Shr<49, 1>(h);                                // floor(h 2^64) < 2^52
+  // Degrees 7..5 in units 2^-64 (r < 2^52, then < 2^55), degree 4 in units 2^-70 (r < 2^64),
+  // as in ExpOfFixed (64-bit additions, wrapping as there).
+  V r = Splat(kNarrowCoefficients[2]) +
+        Shr<64, 1>(Mul(h64, Big<1>{{Splat(kNarrowCoefficients[3])}})).l[0];
+  r = Splat(kNarrowCoefficients[1]) + Shr<64, 1>(Mul(h64, Big<1>{{r}})).l[0];
+  r = Splat(kNarrowCoefficients[0]) + ToU64(Shr<69, 2>(Mul(h75, FromU64(r))));
+  Big<3> p = Add<3>(Constant<3>(Get(kWideCoefficients[3])), Shr<18, 3>(Mul(h75, FromU64(r))));
+  p = Add<3>(Constant<3>(Get(kWideCoefficients[2])), MulQ127Short(hq, p));
+  p = Add<3>(Constant<3>(Get(kWideCoefficients[1])), MulQ127Short(hq, p));
+  const Big<3> g = MulQ127Short(hq, p);
+  // T[idx] from the table's words (hi at 2 idx, lo at 2 idx + 1), then mant = T + T g.
+  const auto* base = reinterpret_cast<const long long*>(kTable);
+  const V idx2 = Sll(idx, 1);
+  const V thi = Map([&](int k) {
+    return _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), kAll, idx2.r[k], base, 8);
+  });
+  const V tlo = Map([&](int k) {
+    return _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), kAll,
+                                       _mm512_add_epi64(idx2.r[k], _mm512_set1_epi64(1)), base, 8);
+  });
+  const Big<3> table = {{Mask52(tlo), Mask52(Srl(tlo, 52) | Sll(thi, 12)), Srl(thi, 40)}};
+  const Big<3> mant = Add<3>(table, MulQ127Short(g, table));
+  const V mant_lo = ToU64(mant), mant_hi = Srl(mant.l[1], 12) | Sll(mant.l[2], 40);
+  for (int k = 0; k < kGroups; ++k) {
+    _mm512_storeu_si512(lo + 8 * k, mant_lo.r[k]);
+    _mm512_storeu_si512(hi + 8 * k, mant_hi.r[k]);
+    _mm512_storeu_si512(shift + 8 * k, whole.r[k]);
+  }
+  return ~ok;
+}
+
+void Batch(const double* s, const double* e, std::size_t n, FixedExp* out) {
+  alignas(64) std::uint64_t hi[kLanes], lo[kLanes];
+  alignas(64) std::int64_t shift[kLanes];
+  alignas(64) double ps[kLanes], pe[kLanes];
+  for (std::size_t i = 0; i < n; i += kLanes) {
+    const std::size_t k = std::min<std::size_t>(kLanes, n - i);
+    const double* sp = s + i;
+    const double* ep = e + i;
+    if (k < kLanes) {  // pad the tail with a harmless argument (-1, 0)
+      for (std::size_t j = 0; j < kLanes; ++j) {
+        ps[j] = j < k ? s[i + j] : -1.0;
+        pe[j] = j < k ? e[i + j] : 0.0;
+      }
+      sp = ps;
+      ep = pe;
+    }
+    const Mask fallback = ExpLanes(sp, ep, hi, lo, shift);
+    for (std::size_t j = 0; j < k; ++j)
+      out[i + j] = (fallback >> j) & 1
+                       ? ExpOfFixed(NegToFixed114(s[i + j], e[i + j]))
+                       : FixedExp{MakeU128(hi[j], lo[j]), static_cast<int>(shift[j])};
+  }
+}
+
+}  // namespace ifma
+#pragma GCC pop_options
+#endif
+
 // acc (Q64.192) += floor(v * 2^(65 - shift)), v = (top, mid, low) < 2^190, 0 <= shift < 256.
 void AddShifted(std::uint64_t acc[4], std::uint64_t top, std::uint64_t mid, std::uint64_t low,
                 int shift) {
@@ -146,6 +491,38 @@ U128 Table(int i) { return Get(kTable[i]); }
 }  // namespace fixed_exp_constants
 
 FixedExp FixedExpNeg(double s, double e) { return ExpOfFixed(NegToFixed114(s, e)); }
+
+namespace {
+std::atomic<bool>& VectorAllowed() {
+  static std::atomic<bool> allowed{true};
+  return allowed;
+}
+bool VectorSupported() {
+#if CARRIER_FIXED_EXP_IFMA
+  static const bool supported =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma");
+  return supported;
+#else
+  return false;
+#endif
+}
+}  // namespace
+
+bool FixedExpVectorized() {
+  return VectorSupported() && VectorAllowed().load(std::memory_order_relaxed);
+}
+
+bool SetFixedExpVectorAllowed(bool allowed) { return VectorAllowed().exchange(allowed); }
+
+void FixedExpNegBatch(const double* s, const double* e, std::size_t n, FixedExp* out) {
+#if CARRIER_FIXED_EXP_IFMA
+  if (FixedExpVectorized()) {
+    ifma::Batch(s, e, n, out);
+    return;
+  }
+#endif
+  for (std::size_t i = 0; i < n; ++i) out[i] = FixedExpNeg(s[i], e[i]);
+}
 
 namespace {
 
@@ -196,6 +573,17 @@ void ScanTerms(const double* x, std::size_t n, double m, TermSums& r) {
   std::vector<Memo> memo(std::size_t{1} << kMemoBits);
   bool use_memo = true;
   std::uint64_t window = 0, hits = 0;
+  // Without the memo, kernel arguments are collected and evaluated kBatch at a time by
+  // FixedExpNegBatch (the same terms; the buckets' exact sums do not depend on the order).
+  constexpr std::size_t kBatch = 64;
+  double batch_s[kBatch] = {}, batch_e[kBatch] = {};
+  FixedExp batch_t[kBatch];
+  std::size_t batched = 0;
+  auto flush = [&] {
+    FixedExpNegBatch(batch_s, batch_e, batched, batch_t);
+    for (std::size_t j = 0; j < batched; ++j) add_term(batch_t[j]);
+    batched = 0;
+  };
   for (std::size_t i = 0; i < n; ++i) {
     const double v = x[i];
     if (v == m) {
@@ -210,7 +598,9 @@ void ScanTerms(const double* x, std::size_t n, double m, TermSums& r) {
     const double bb = s - v;
     const double e = (v - (s - bb)) + (-m - bb);
     if (!use_memo) {
-      add_term(FixedExpNeg(s, e));
+      batch_s[batched] = s;
+      batch_e[batched] = e;
+      if (++batched == kBatch) flush();
       continue;
     }
     const auto key = std::bit_cast<std::uint64_t>(v);
@@ -227,6 +617,7 @@ void ScanTerms(const double* x, std::size_t n, double m, TermSums& r) {
       window = hits = 0;
     }
   }
+  flush();
 }
 
 }  // namespace
