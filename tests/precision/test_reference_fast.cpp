@@ -340,6 +340,33 @@ TEST_CASE("shifted exp sum is the same with and without the vector kernel",
             << (FixedExpVectorized() ? "on" : "not available") << ", words equal\n";
 }
 
+TEST_CASE("lse and softmax see a NaN, +inf or signed zero maximum anywhere in a row",
+          "[fast][reference][fixed_exp]") {
+  // The row scan (maximum, NaN flag, +inf count) runs eight interleaved lanes plus a tail: put
+  // the special value at every position of rows of lengths around multiples of eight.
+  for (std::size_t n = 1; n <= 27; ++n)
+    for (std::size_t at = 0; at < n; ++at) {
+      INFO("n=" << n << " at=" << at);
+      std::vector<double> x(n);
+      for (std::size_t i = 0; i < n; ++i) x[i] = -1.0 - static_cast<double>(i % 5);
+      x[at] = std::numeric_limits<double>::quiet_NaN();
+      CHECK(std::isnan(ReferenceLse(x).as_double[0]));
+      x[at] = kInf;
+      CHECK(ReferenceLse(x).as_double[0] == kInf);
+      const Reference sm = ReferenceSoftmax(x);
+      CHECK(sm.as_double[at] == 1.0);
+      // Maximum zero: lse = log(count of zeros + the rest) whatever the zeros' signs.
+      x[at] = -0.0;
+      if (at + 1 < n) x[at + 1] = 0.0;
+      std::vector<double> plus = x;
+      for (double& v : plus)
+        if (v == 0) v = 0.0;
+      CHECK(SameBits(ReferenceLse(x).as_double[0], ReferenceLse(plus).as_double[0]));
+      const Reference a = ReferenceSoftmax(x), b = ReferenceSoftmax(plus);
+      for (std::size_t i = 0; i < n; ++i) CHECK(SameBits(a.as_double[i], b.as_double[i]));
+    }
+}
+
 TEST_CASE("shifted exp sum stays within its bound", "[fast][reference][fixed_exp]") {
   Rng rng(7);
   double worst_ratio = 0;
