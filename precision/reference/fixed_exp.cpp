@@ -650,16 +650,70 @@ struct TermSums {
   }
 };
 
+constexpr double kSkipBelow = -134.0;  // exp(-134) < 2^-193: below the accumulator's unit
+
+// One kernel term into its bucket.
+inline void AddTerm(TermSums& r, std::uint64_t hi, std::uint64_t lo, int shift) {
+  if (shift < 0 || shift >= kBuckets)
+    throw std::logic_error("SumExpShifted: exp shift out of range");
+  Bucket& b = r.bucket[shift];
+  const U128 before = b.sum;
+  b.sum += MakeU128(hi, lo);
+  b.carry += b.sum < before ? 1 : 0;
+}
+
+#if CARRIER_FIXED_EXP_IFMA
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512ifma")
+// ScanTerms' loop without the memo, eight elements at a time: the same tests and the same
+// TwoSum in vector registers (explicit operations, no contraction), the kernel arguments
+// compressed into a batch that ifma::Batch evaluates kBatch at a time.
+__attribute__((noinline)) void ScanTermsVector(const double* x, std::size_t n, double m,
+                                               TermSums& r) {
+  constexpr std::size_t kBatch = 8 * ifma::kLanes;
+  alignas(64) double bs[kBatch + 8], be[kBatch + 8];
+  std::size_t batched = 0;
+  auto add = [&r](std::size_t, std::uint64_t hi, std::uint64_t lo, int shift) {
+    AddTerm(r, hi, lo, shift);
+  };
+  const __m512d mv = _mm512_set1_pd(m), neg_m = _mm512_set1_pd(-m);
+  const __m512d neg_inf = _mm512_set1_pd(-INFINITY), skip = _mm512_set1_pd(kSkipBelow);
+  std::uint64_t exact = 0, approx = 0;
+  for (std::size_t i = 0; i < n; i += 8) {
+    const __mmask8 in = n - i >= 8 ? __mmask8{0xff} : static_cast<__mmask8>((1u << (n - i)) - 1);
+    const __m512d v = _mm512_maskz_loadu_pd(in, x + i);
+    const __mmask8 eq = _mm512_mask_cmp_pd_mask(in, v, mv, _CMP_EQ_OQ);
+    const __mmask8 rest = in & ~eq & ~_mm512_cmp_pd_mask(v, neg_inf, _CMP_EQ_OQ);
+    exact += static_cast<unsigned>(std::popcount(static_cast<unsigned>(eq)));
+    approx += static_cast<unsigned>(std::popcount(static_cast<unsigned>(rest)));
+    const __m512d s = _mm512_sub_pd(v, mv);
+    const __mmask8 keep = _mm512_mask_cmp_pd_mask(rest, s, skip, _CMP_GT_OQ);
+    if (keep == 0) continue;
+    const __m512d bb = _mm512_sub_pd(s, v);
+    const __m512d e =
+        _mm512_add_pd(_mm512_sub_pd(v, _mm512_sub_pd(s, bb)), _mm512_sub_pd(neg_m, bb));
+    _mm512_storeu_pd(bs + batched, _mm512_maskz_compress_pd(keep, s));
+    _mm512_storeu_pd(be + batched, _mm512_maskz_compress_pd(keep, e));
+    batched += static_cast<unsigned>(std::popcount(static_cast<unsigned>(keep)));
+    if (batched >= kBatch) {
+      ifma::Batch(bs, be, kBatch, add);
+      batched -= kBatch;
+      for (std::size_t j = 0; j < batched; ++j) {
+        bs[j] = bs[kBatch + j];
+        be[j] = be[kBatch + j];
+      }
+    }
+  }
+  ifma::Batch(bs, be, batched, add);
+  r.exact_terms += exact;
+  r.approx_terms += approx;
+}
+#pragma GCC pop_options
+#endif
+
 // The terms of x[0..n) into r's buckets and counts.
 void ScanTerms(const double* x, std::size_t n, double m, TermSums& r) {
-  constexpr double kSkipBelow = -134.0;  // exp(-134) < 2^-193: below the accumulator's unit
-  auto add_term = [&r](const FixedExp& t) {
-    if (t.shift >= kBuckets) throw std::logic_error("SumExpShifted: exp shift out of range");
-    Bucket& b = r.bucket[t.shift];
-    const U128 before = b.sum;
-    b.sum += t.mant;
-    b.carry += b.sum < before ? 1 : 0;
-  };
+  auto add_term = [&r](const FixedExp& t) { AddTerm(r, Hi64(t.mant), Lo64(t.mant), t.shift); };
   // A term is a pure function of v (m is fixed): a direct-mapped memo of the last term per
   // slot returns the same (mant, shift) FixedExpNeg gave for that v. Narrow storage formats
   // (bf16, fp16, fp8) repeat a few thousand values, so most terms skip the kernel. Inputs
@@ -716,6 +770,12 @@ void ScanTerms(const double* x, std::size_t n, double m, TermSums& r) {
     if (++window == kWindow) {
       use_memo = hits >= kWindow / 4;
       window = hits = 0;
+#if CARRIER_FIXED_EXP_IFMA
+      if (!use_memo && FixedExpVectorized()) {
+        ScanTermsVector(x + i + 1, n - i - 1, m, r);
+        return;
+      }
+#endif
     }
   }
   flush();
