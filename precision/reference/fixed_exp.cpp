@@ -136,8 +136,12 @@ inline FixedExp ExpOfFixed(U128 q) {
 // every limb in [0, 2^52) after Normalize), products are exact column sums, and a truncation
 // floor(v / 2^K) is a limb selection and shift. MulQ127Short(a, b) = 2 a1 b1 + floor((a1 b0 +
 // a0 b1) / 2^63) (a = a1 2^64 + a0, b = b1 2^64 + b0) is formed as floor((a1 b + a0 b1) / 2^63),
-// the same integer. Lanes outside the common case (h = 2^-12 exactly, which includes q = 0, an
-// argument out of range or not a number) are recomputed by ExpOfFixed.
+// the same integer. Lanes outside the common case (h = 2^-12 exactly, which includes q = 0; an
+// argument out of range or not a number; |s| < 2^-61 when e = 0 in all eight lanes, where t is
+// formed from s's significand) are recomputed by ExpOfFixed. The batch interleaves kGroups
+// groups of eight lanes: one group's steps are a long chain of dependent instructions. On the
+// AMD EPYC (Zen 5) development machine, 3 or 4 groups were fastest (4.1 ns per term, 1 group
+// 6.7, 2 groups 4.7; minimum of 60 runs of 2^16 terms).
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512ifma")
 namespace ifma {
