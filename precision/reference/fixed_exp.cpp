@@ -19,6 +19,18 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define CARRIER_FIXED_EXP_IFMA 1
+// Everything between BEGIN and END is compiled for AVX-512F + IFMA (run only after the runtime
+// check in FixedExpVectorized).
+// clang-format off
+#if defined(__clang__)
+#define CARRIER_IFMA_BEGIN \
+  _Pragma("clang attribute push(__attribute__((target(\"avx512f,avx512ifma\"))), apply_to = function)")
+#define CARRIER_IFMA_END _Pragma("clang attribute pop")
+#else
+#define CARRIER_IFMA_BEGIN _Pragma("GCC push_options") _Pragma("GCC target(\"avx512f,avx512ifma\")")
+#define CARRIER_IFMA_END _Pragma("GCC pop_options")
+#endif
+// clang-format on
 #else
 #define CARRIER_FIXED_EXP_IFMA 0
 #endif
@@ -142,8 +154,7 @@ inline FixedExp ExpOfFixed(U128 q) {
 // groups of eight lanes: one group's steps are a long chain of dependent instructions. On the
 // AMD EPYC (Zen 5) development machine, 3 or 4 groups were fastest (4.1 ns per term, 1 group
 // 6.7, 2 groups 4.7; minimum of 60 runs of 2^16 terms).
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512ifma")
+CARRIER_IFMA_BEGIN
 namespace ifma {
 
 #define CARRIER_INLINE inline __attribute__((always_inline))
@@ -562,7 +573,7 @@ __attribute__((noinline)) void Batch(const double* s, const double* e, std::size
 
 #undef CARRIER_INLINE
 }  // namespace ifma
-#pragma GCC pop_options
+CARRIER_IFMA_END
 #endif
 
 // acc (Q64.192) += floor(v * 2^(65 - shift)), v = (top, mid, low) < 2^190, 0 <= shift < 256.
@@ -667,8 +678,7 @@ inline void AddTerm(TermSums& r, std::uint64_t hi, std::uint64_t lo, int shift) 
 }
 
 #if CARRIER_FIXED_EXP_IFMA
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512ifma")
+CARRIER_IFMA_BEGIN
 // ScanTerms' loop without the memo, eight elements at a time: the same tests and the same
 // TwoSum in vector registers (explicit operations, no contraction), the kernel arguments
 // compressed into a batch that ifma::Batch evaluates kBatch at a time.
@@ -712,7 +722,7 @@ __attribute__((noinline)) void ScanTermsVector(const double* x, std::size_t n, d
   r.exact_terms += exact;
   r.approx_terms += approx;
 }
-#pragma GCC pop_options
+CARRIER_IFMA_END
 #endif
 
 // The terms of x[0..n) into r's buckets and counts.
