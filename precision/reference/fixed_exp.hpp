@@ -60,9 +60,15 @@
 // per kernel term, so the k 2^-192 term holds. The scan splits across PassThreads()
 // (precision/parallel_pass.hpp): the parts' per-shift sums add exactly before that truncation,
 // so S_hat is the one-pass value bit for bit.
-// Valid for up to 2^62 elements. Cost: about 20 64x64-bit products per term.
+// Once the memo is off (see fixed_exp.cpp), the kernel's arguments are evaluated in batches
+// (FixedExpNegBatch's kernel), which give FixedExpNeg's (mant, shift) bit for bit, so S_hat does
+// not depend on the path. Valid for up to 2^62 elements. Cost: about 20 64x64-bit products per
+// term on the scalar path (~19 ns per term on the AMD EPYC development machine); on a CPU with
+// AVX-512 IFMA the batch kernel forms the same integers eight lanes per instruction, with 8
+// 52x52-bit IFMA products (lo and hi halves) per term (~4.4 ns per term there).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -81,6 +87,16 @@ struct FixedExp {
 
 // exp(s + e) for s + e <= 0, s > -kFixedExpArgumentLimit; see the contract above.
 FixedExp FixedExpNeg(double s, double e);
+
+// out[i] = FixedExpNeg(s[i], e[i]) for i < n, bit for bit (arguments within FixedExpNeg's
+// contract; a lane outside it, or at the kernel's one edge case t mod 2^101 = 0, is computed
+// by FixedExpNeg itself). 32 at a time with AVX-512 IFMA when the CPU has it
+// (FixedExpVectorized(): a runtime check), else one at a time.
+void FixedExpNegBatch(const double* s, const double* e, std::size_t n, FixedExp* out);
+bool FixedExpVectorized();
+// For tests and benchmarks: allow or forbid the vector path (process-wide); returns the
+// previous setting. Results are the same either way.
+bool SetFixedExpVectorAllowed(bool allowed);
 
 struct ShiftedExpSum {
   std::uint64_t word[4] = {0, 0, 0, 0};  // S_hat * 2^192, little-endian words

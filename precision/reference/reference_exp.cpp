@@ -38,16 +38,42 @@ struct RowScan {
   double max = -kInf;
 };
 
+// The loop `for v in x: if NaN, flag; else count +inf and max = std::max(max, v)`, with eight
+// interleaved lanes (lane k takes the x[i] with i = k mod 8) that the compiler keeps in vector
+// registers instead of one branchy chain. A lane keeps its maximum unless it is below v, as
+// std::max does, so NaNs never enter. Elements equal to the maximum all have its bits except
+// +-0, so when the maximum is zero the loop's own answer, the first zero, is looked up.
 RowScan Scan(std::span<const double> x) {
-  RowScan s;
-  for (double v : x) {
-    if (std::isnan(v)) {
-      s.nan = true;
-    } else {
-      if (v == kInf) ++s.pos_inf;
-      s.max = std::max(s.max, v);
+  constexpr std::size_t kWidth = 8;
+  double max[kWidth];
+  std::uint64_t nan[kWidth] = {}, pos_inf[kWidth] = {};
+  for (double& m : max) m = -kInf;
+  const std::size_t n = x.size(), body = n - n % kWidth;
+  for (std::size_t i = 0; i < body; i += kWidth)
+    for (std::size_t k = 0; k < kWidth; ++k) {
+      const double v = x[i + k];
+      nan[k] += v != v;
+      pos_inf[k] += v == kInf;
+      max[k] = max[k] < v ? v : max[k];
     }
+  for (std::size_t i = body; i < n; ++i) {
+    const double v = x[i];
+    nan[0] += v != v;
+    pos_inf[0] += v == kInf;
+    max[0] = max[0] < v ? v : max[0];
   }
+  RowScan s;
+  for (std::size_t k = 0; k < kWidth; ++k) {
+    s.nan = s.nan || nan[k] != 0;
+    s.pos_inf += pos_inf[k];
+    s.max = std::max(s.max, max[k]);
+  }
+  if (s.max == 0)
+    for (const double v : x)
+      if (v == 0) {
+        s.max = v;
+        break;
+      }
   return s;
 }
 

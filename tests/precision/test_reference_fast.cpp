@@ -215,6 +215,158 @@ TEST_CASE("fixed exp kernel stays within its proven bound", "[fast][reference][f
   CHECK(worst <= kFixedExpRelError);
 }
 
+TEST_CASE("fixed exp batch equals the scalar kernel bit for bit", "[fast][reference][fixed_exp]") {
+  // FixedExpNegBatch (AVX-512 IFMA when the CPU has it) against FixedExpNeg on random arguments
+  // of the kernel test's kinds, with and without a low part e, mixed with edge arguments: +-0
+  // and tiny s (q = 0, right-shifted significands), subnormal e, the largest |s| (shift near
+  // 2^14 / ln 2), table and binade edges, and every tail length of a batch.
+  Rng rng(5150);
+  const int n = test::Trials(200000);
+  std::vector<double> s(n), e(n);
+  const double edges[] = {-0.0,
+                          0.0,
+                          -0x1p-1074,
+                          -0x1p-1022,
+                          -0x1p-115,
+                          -0x1p-114,
+                          -0x1.8p-114,
+                          -0x1p-113,
+                          -0x1p-64,
+                          -0x1p-63,
+                          -0x1p-62,
+                          -0x1p-61,
+                          -0x1.fffffffffffffp-53,
+                          -0x1p-12,
+                          -0.6931471805599453,
+                          -1.0,
+                          -133.99999999999997,
+                          -134.0,
+                          -8192.0,
+                          -(kFixedExpArgumentLimit - 0x1p-38),
+                          -16382.5,
+                          std::nextafter(-kFixedExpArgumentLimit, 0.0)};
+  for (int i = 0; i < n; ++i) {
+    double si = 0;
+    switch (i % 7) {
+      case 0:
+        si = -rng.Uniform01();
+        break;
+      case 1:
+        si = -rng.Uniform(0, 134);
+        break;
+      case 2:
+        si = -std::ldexp(rng.Uniform(0.5, 1), -static_cast<int>(rng.Below(1100)));
+        break;
+      case 3:
+        si = -rng.Uniform(0, kFixedExpArgumentLimit);
+        break;
+      case 4:  // near the table's and the binade's edges
+        si = -(static_cast<double>(rng.Below(60000)) / 4096 * 0.6931471805599453) +
+             std::ldexp(rng.Uniform(-1, 1), -static_cast<int>(40 + rng.Below(14)));
+        if (si > 0) si = -si;
+        break;
+      case 5:
+        si = static_cast<float>(-std::fabs(5 * rng.Normal()));
+        break;
+      default:
+        si = edges[rng.Below(std::size(edges))];
+        break;
+    }
+    double ei = 0;
+    switch (rng.Below(4)) {
+      case 0:
+        ei = std::ldexp(si, -54) * rng.Uniform(-1, 1);
+        break;
+      case 1:
+        ei = rng.Below(2) ? 0x1p-1074 * static_cast<double>(rng.Below(4)) : -0x1p-1074;
+        break;
+      default:
+        break;
+    }
+    if (si + ei > 0 || (si == 0 && ei > 0)) ei = -ei;
+    s[i] = si;
+    e[i] = ei;
+  }
+  std::vector<FixedExp> got(n);
+  int mismatches = 0;
+  auto compare = [&](int lo, int count) {
+    FixedExpNegBatch(s.data() + lo, e.data() + lo, static_cast<std::size_t>(count), got.data());
+    for (int i = 0; i < count; ++i) {
+      const FixedExp want = FixedExpNeg(s[lo + i], e[lo + i]);
+      if (got[i].mant != want.mant || got[i].shift != want.shift) {
+        ++mismatches;
+        INFO("s=" << Exact(s[lo + i]) << " e=" << Exact(e[lo + i]) << " shift " << got[i].shift
+                  << " vs " << want.shift);
+        CHECK(false);
+      }
+    }
+  };
+  compare(0, n);
+  for (int count = 0; count <= 70; ++count) compare(count * 3, count);  // every tail length
+  std::cout << "fixed exp batch (" << (FixedExpVectorized() ? "AVX-512 IFMA" : "scalar")
+            << "): " << n << " arguments, " << mismatches << " differ from FixedExpNeg\n";
+  CHECK(mismatches == 0);
+}
+
+TEST_CASE("shifted exp sum is the same with and without the vector kernel",
+          "[fast][reference][fixed_exp]") {
+  // Rows of every kind, short and past the memo's window (fp32 normals drop the memo after 4096
+  // kernel terms, so the rest is batched), with -inf entries and terms below exp(-134).
+  Rng rng(9001);
+  int rows = 0;
+  for (int trial = 0; trial < test::Trials(24); ++trial) {
+    const std::uint64_t seed = rng.Next();
+    Rng local(seed);
+    const std::size_t n = trial % 3 == 0 ? 4096 + local.Below(30000) : 1 + local.Below(3000);
+    std::vector<double> x = RandomRow(local, n, trial % 4);
+    if (trial % 5 == 1)
+      for (std::size_t i = 0; i < n; i += 7) x[i] = -kInf;
+    if (trial % 5 == 2)
+      for (std::size_t i = 0; i < n; i += 5) x[i] -= 200;
+    if (x[0] == -kInf) x[0] = 0;
+    const double m = *std::max_element(x.begin(), x.end());
+    const bool before = SetFixedExpVectorAllowed(false);
+    const ShiftedExpSum scalar = SumExpShifted(x, m);
+    SetFixedExpVectorAllowed(true);
+    const ShiftedExpSum vector = SumExpShifted(x, m);
+    SetFixedExpVectorAllowed(before);
+    INFO("reproduce: seed=" << seed << " n=" << n << " kind=" << trial % 4);
+    for (int w = 0; w < 4; ++w) CHECK(vector.word[w] == scalar.word[w]);
+    CHECK(vector.exact_terms == scalar.exact_terms);
+    CHECK(vector.approx_terms == scalar.approx_terms);
+    ++rows;
+  }
+  std::cout << "shifted exp sum: " << rows << " rows, vector path "
+            << (FixedExpVectorized() ? "on" : "not available") << ", words equal\n";
+}
+
+TEST_CASE("lse and softmax see a NaN, +inf or signed zero maximum anywhere in a row",
+          "[fast][reference][fixed_exp]") {
+  // The row scan (maximum, NaN flag, +inf count) runs eight interleaved lanes plus a tail: put
+  // the special value at every position of rows of lengths around multiples of eight.
+  for (std::size_t n = 1; n <= 27; ++n)
+    for (std::size_t at = 0; at < n; ++at) {
+      INFO("n=" << n << " at=" << at);
+      std::vector<double> x(n);
+      for (std::size_t i = 0; i < n; ++i) x[i] = -1.0 - static_cast<double>(i % 5);
+      x[at] = std::numeric_limits<double>::quiet_NaN();
+      CHECK(std::isnan(ReferenceLse(x).as_double[0]));
+      x[at] = kInf;
+      CHECK(ReferenceLse(x).as_double[0] == kInf);
+      const Reference sm = ReferenceSoftmax(x);
+      CHECK(sm.as_double[at] == 1.0);
+      // Maximum zero: lse = log(count of zeros + the rest) whatever the zeros' signs.
+      x[at] = -0.0;
+      if (at + 1 < n) x[at + 1] = 0.0;
+      std::vector<double> plus = x;
+      for (double& v : plus)
+        if (v == 0) v = 0.0;
+      CHECK(SameBits(ReferenceLse(x).as_double[0], ReferenceLse(plus).as_double[0]));
+      const Reference a = ReferenceSoftmax(x), b = ReferenceSoftmax(plus);
+      for (std::size_t i = 0; i < n; ++i) CHECK(SameBits(a.as_double[i], b.as_double[i]));
+    }
+}
+
 TEST_CASE("shifted exp sum stays within its bound", "[fast][reference][fixed_exp]") {
   Rng rng(7);
   double worst_ratio = 0;
