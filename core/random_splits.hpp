@@ -8,12 +8,12 @@
 //     mid[k] = split(base + a[k], base + b[k]) - base,
 //   given a[k] + 3 <= b[k] <= a[k] + kRandomSplitMaxSize (so the split lies inside [a, b) and
 //   fits 32 bits). Every mid is exactly the scalar function's, on every CPU.
-//   SmallRemainders(h, d, r, count) sets r[k] = h[k] % d[k] for 1 <= d[k] < 2^21, exactly.
+//   SmallRemainders(h, d, r, count) sets r[k] = h[k] % d[k] for 1 <= d[k] < 2^20, exactly.
 //
 // How: where the CPU has AVX-512 F+DQ (checked once at run time; no compiler flag, the rest of
 // the build stays baseline x86-64), eight splits at a time: both SplitMix64 rounds in 64-bit
 // lanes, then h % d without an integer divider, in doubles, in two exact steps:
-//   h = H 2^32 + L (H, L < 2^32);  R1 = H - floor(H / d) d;  V = R1 2^32 + L (< 2^53);
+//   h = H 2^32 + L (H, L < 2^32);  R1 = H - floor(H / d) d;  V = R1 2^32 + L (< 2^52);
 //   h % d = V - floor(V / d) d.
 // floor(fl(X / d)) == floor(X / d) for integers 0 <= X < 2^52 and d >= 1, in every rounding
 // mode: X / d = k + f with f = 0 or f >= 1/d, and |fl(X / d) - X / d| < ulp(X / d) <=
@@ -37,7 +37,8 @@
 
 namespace carrier::fast_replay_detail {
 
-// The largest interval RandomSplitLevel takes (its d = size - 1 stays below 2^21).
+// The largest interval RandomSplitLevel takes (its d = size - 1 stays below 2^20, so that
+// V = R1 2^32 + L < d 2^32 stays below 2^52).
 inline constexpr std::uint32_t kRandomSplitMaxSize = std::uint32_t{1} << 20;
 
 // random:SEED's split of [lo, hi): tree_detail::RandomSplit with Mix(seed) hoisted.
@@ -114,7 +115,7 @@ CARRIER_AVX512_DQ inline __m512i SplitMix64x8(__m512i x) {
   return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
 }
 
-// h % d per lane, 1 <= d < 2^21 (the two exact steps of the contract).
+// h % d per lane, 1 <= d < 2^20 (the two exact steps of the contract).
 CARRIER_AVX512_DQ inline __m512i Remainder8(__m512i h, __m512d d) {
   constexpr int kFloor = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
   const __m512d hi = _mm512_cvtepu64_pd(_mm512_srli_epi64(h, 32));
@@ -245,7 +246,7 @@ inline void RandomPlaceLevel(RandomQueue& q, std::uint32_t j, std::uint32_t end)
   RandomPlaceScalar(q, j, end);
 }
 
-// r[k] = h[k] % d[k] for 1 <= d[k] < 2^21: the remainder step alone, for its tests.
+// r[k] = h[k] % d[k] for 1 <= d[k] < 2^20: the remainder step alone, for its tests.
 inline void SmallRemainders(const std::uint64_t* h, const std::uint32_t* d, std::uint64_t* r,
                             std::size_t count) {
   std::size_t k = 0;
