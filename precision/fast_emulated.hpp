@@ -145,7 +145,8 @@ template <int P, int Emin, int Emax>
   constexpr std::uint64_t kMask = (std::uint64_t{1} << kDrop) - 1;
   constexpr std::uint64_t kHalf = std::uint64_t{1} << (kDrop - 1);
   const double ax = std::fabs(x);
-  if (!(ax >= std::ldexp(1.0, Emin) && ax < std::ldexp(1.0, Emax))) return false;
+  constexpr double kLow = format_detail::Pow2(Emin), kHigh = format_detail::Pow2(Emax);
+  if (!(ax >= kLow && ax < kHigh)) return false;
   const __m128i bits = _mm_castpd_si128(_mm_set_sd(x));
   const __m128i lsb = _mm_and_si128(_mm_srli_epi64(bits, kDrop), _mm_set1_epi64x(1));
   const __m128i r = _mm_add_epi64(_mm_add_epi64(bits, _mm_set1_epi64x(kHalf - 1)), lsb);
