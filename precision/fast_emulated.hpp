@@ -26,6 +26,11 @@
 //             or its round-to-odd from the exact fma remainder, as Emulated) and exp (libm's
 //             value where Emulated does not nudge it) round inline in the same normal-range
 //             case; sqrt fma exp2 log always call Emulated's code.
+//   Batches   GatheredAdd<FastEmulated<Tag, R>> (core/scalar.hpp's customisation point, used
+//             by Sum's CombineGathered/FirstPushes in the fast replay), in every deterministic
+//             mode, static or dynamic: eight additions per AVX-512F step where the CPU has it,
+//             each lane exactly Add's operations (a step with any lane outside the inline range
+//             is Add's, lane by lane); tests compare it with Emulated on every fp8 pair.
 //   Formats   Emulated's emulable ones (p <= 26): fp8 e4m3/e5m2, fp16, bf16, tf32, fp32, custom.
 //   Threads   as Emulated: values are doubles; operations read only the calling thread's
 //             context.
@@ -42,6 +47,12 @@
 
 #if defined(__SSE2__) && !defined(__CUDACC__)
 #include <emmintrin.h>
+#endif
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__CUDACC__)
+#define CARRIER_FAST_EMULATED_AVX512 1
+#include <immintrin.h>
+#else
+#define CARRIER_FAST_EMULATED_AVX512 0
 #endif
 
 #include "core/scalar.hpp"
@@ -403,6 +414,7 @@ class FastEmulated {
     return Slow(x).Value();
   }
 
+  static constexpr double kInfinity = std::numeric_limits<double>::infinity();
   // Static tag with a known shape and a static deterministic mode: constant masks.
   static constexpr bool kStatic = fast_emulated_detail::StaticShape<Tag>::kKnown &&
                                   R != kDynamicRounding && R != Rounding::kStochastic;
@@ -411,6 +423,17 @@ class FastEmulated {
   // finiteness or zero test first: RoundNormal's exponent range rejects zero, inf and NaN
   // (and TwoSum's NaN error term on an infinite sum is then never used).
   [[gnu::always_inline]] static FastEmulated Add(double a, double b) {
+#if defined(__GNUC__)
+    // A carrier's first push, Identity + x: a is +0 known at compile time (after inlining).
+    // Then the exact sum is b, a value of the format, and every deterministic mode returns it
+    // unchanged when it is finite and nonzero; a -0 operand gives the ZeroSum rule's sign
+    // (-0 under rd, else +0), which b + 0.0 gives in the host's rne (and b under rd); inf and
+    // NaN take the general path below. The test costs nothing where a is not a constant.
+    if (__builtin_constant_p(a) && a == 0 && !std::signbit(a) && Deterministic() &&
+        std::fabs(b) < kInfinity) {
+      return FromFormatValue(Mode() == Rounding::kDown ? b : b + 0.0);
+    }
+#endif
     const double hi = a + b;
     double out;
     if constexpr (kStatic) {
@@ -475,6 +498,244 @@ struct ScalarTraits<FastEmulated<Tag, R>> {
   static T Abs(T x) { return abs(x); }
   static T Sqrt(T x) { return sqrt(x); }
   static bool BitEqual(T a, T b) { return ScalarTraits<double>::BitEqual(a.Value(), b.Value()); }
+};
+
+// ---- Batched additions (GatheredAdd, core/scalar.hpp) ----
+//
+// Eight additions per step with AVX-512F where the CPU has it (runtime check; the build stays
+// baseline x86-64), for every FastEmulated in a deterministic mode (static or dynamic tag and
+// mode: the format and mode are read once per batch, as each operation would read them):
+// gather both operands, add, and for every mode but rne with p <= 25 the TwoSum error and the
+// round-to-odd step, then RoundNormal's add-then-truncate on the eight patterns. The same
+// operations as Add on each lane, so the same bits. A step in which any lane's result is
+// outside RoundNormal's range (a zero, subnormal or near-overflow sum, inf or NaN) is done by
+// Add itself, lane by lane, as is the tail below eight; stochastic rounding is Add's alone.
+
+namespace fast_emulated_detail {
+
+// Whether the vector form runs: where the CPU has AVX-512F, unless a test switched it off.
+inline bool& GatheredAddVectorisedFlag() {
+#if CARRIER_FAST_EMULATED_AVX512
+  static bool on = __builtin_cpu_supports("avx512f");
+#else
+  static bool on = false;
+#endif
+  return on;
+}
+
+#if CARRIER_FAST_EMULATED_AVX512
+#define CARRIER_AVX512F __attribute__((target("avx512f")))  // NOLINT
+
+// RoundNormal's case for eight values at once: |x| in [2^emin, 2^emax) on every lane (else
+// false), then the add-then-truncate of the pattern with `drop` = 53 - p low bits.
+struct VectorShape {
+  __m512d low, high;
+  __m512i keep, mask, half_minus_1, half, unit;
+  __m128i drop;
+  explicit CARRIER_AVX512F VectorShape(const Format& f) {
+    const int d = 53 - f.precision;
+    const std::uint64_t m = (std::uint64_t{1} << d) - 1;
+    low = _mm512_set1_pd(format_detail::Pow2(f.emin));
+    high = _mm512_set1_pd(format_detail::Pow2(f.emax));
+    keep = _mm512_set1_epi64(static_cast<long long>(~m));
+    mask = _mm512_set1_epi64(static_cast<long long>(m));
+    half_minus_1 = _mm512_set1_epi64(static_cast<long long>((m >> 1)));
+    half = _mm512_set1_epi64(static_cast<long long>((m >> 1) + 1));
+    unit = _mm512_set1_epi64(static_cast<long long>(m + 1));
+    drop = _mm_cvtsi32_si128(d);
+  }
+};
+
+template <Rounding R>
+CARRIER_AVX512F inline bool RoundNormal8(__m512i bits, const VectorShape& v, __m512d* out) {
+  const __m512i sign = _mm512_andnot_si512(_mm512_set1_epi64(0x7fffffffffffffffLL), bits);
+  const __m512i mag = _mm512_xor_si512(bits, sign);
+  const __m512d av = _mm512_castsi512_pd(mag);
+  const __mmask8 in = static_cast<__mmask8>(_mm512_cmp_pd_mask(av, v.low, _CMP_GE_OQ) &
+                                            _mm512_cmp_pd_mask(av, v.high, _CMP_LT_OQ));
+  if (in != 0xff) return false;
+  __m512i r;
+  if constexpr (R == Rounding::kNearestEven) {
+    const __m512i lsb = _mm512_and_si512(_mm512_srl_epi64(mag, v.drop), _mm512_set1_epi64(1));
+    r = _mm512_and_si512(_mm512_add_epi64(_mm512_add_epi64(mag, v.half_minus_1), lsb), v.keep);
+  } else if constexpr (R == Rounding::kNearestAway) {
+    r = _mm512_and_si512(_mm512_add_epi64(mag, v.half), v.keep);
+  } else if constexpr (R == Rounding::kTowardZero) {
+    r = _mm512_and_si512(mag, v.keep);
+  } else if constexpr (R == Rounding::kUp || R == Rounding::kDown) {
+    // up in magnitude: positive lanes under ru, negative ones under rd
+    const __mmask8 neg = _mm512_test_epi64_mask(sign, sign);
+    const __mmask8 away = R == Rounding::kUp ? static_cast<__mmask8>(~neg) : neg;
+    r = _mm512_and_si512(_mm512_mask_add_epi64(mag, away, mag, v.mask), v.keep);
+  } else {  // to odd: inexact results get the last kept bit set
+    const __mmask8 inexact = _mm512_test_epi64_mask(mag, v.mask);
+    const __m512i kept = _mm512_and_si512(mag, v.keep);
+    r = _mm512_mask_or_epi64(kept, inexact, kept, v.unit);
+  }
+  *out = _mm512_castsi512_pd(_mm512_or_si512(r, sign));
+  return true;
+}
+
+// Additions [0, n - n % 8) of GatheredAdd's contract on the values' doubles in mode R (kOdd:
+// round the TwoSum round-to-odd sum, as Add does for every mode but rne with p <= 25); a step
+// whose lanes are not all in range calls `scalar(k)` for each of its eight k.
+template <Rounding R, bool kOdd, class Scalar>
+CARRIER_AVX512F std::size_t AddGatheredAvx512(const double* A, const std::uint32_t* ia,
+                                              const double* B, const std::uint32_t* ib, double* out,
+                                              std::size_t n, const Format& f, Scalar scalar) {
+  const VectorShape shape(f);
+  const __m512i one = _mm512_set1_epi64(1);
+  const __m512d zero = _mm512_setzero_pd();
+  // Eight operand pairs that are adjacent doubles in one run (a[j] at A[i + 2j], b[j] right
+  // after it: a pairwise level's usual case) are two loads and two permutes, not two gathers.
+  // The test is in 64-bit lanes (no index arithmetic wraps), on the addresses' distance.
+  const std::int64_t bytes = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(B) -
+                                                       reinterpret_cast<std::uintptr_t>(A));
+  const bool whole = bytes % 8 == 0;  // B lies a whole number of doubles from A
+  const __m512i b_to_a = _mm512_set1_epi64(static_cast<long long>(bytes / 8 - 1));
+  const __m512i steps = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+  const __m512i odd = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+  std::size_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    const __m256i iav = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ia + k));
+    const __m256i ibv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ib + k));
+    const __m512i ia64 = _mm512_cvtepu32_epi64(iav);
+    const __m512i run = _mm512_add_epi64(_mm512_set1_epi64(static_cast<long long>(ia[k])), steps);
+    const __mmask8 adjacent = static_cast<__mmask8>(
+        _mm512_cmpeq_epi64_mask(ia64, run) &
+        _mm512_cmpeq_epi64_mask(_mm512_add_epi64(_mm512_cvtepu32_epi64(ibv), b_to_a), ia64));
+    __m512d a, b;
+    if (whole && adjacent == 0xff) {
+      const __m512d lo = _mm512_loadu_pd(A + ia[k]);
+      const __m512d up = _mm512_loadu_pd(A + ia[k] + 8);
+      a = _mm512_permutex2var_pd(lo, steps, up);
+      b = _mm512_permutex2var_pd(lo, odd, up);
+    } else {
+      a = _mm512_i32gather_pd(iav, A, 8);
+      b = _mm512_i32gather_pd(ibv, B, 8);
+    }
+    const __m512d hi = _mm512_add_pd(a, b);
+    __m512i bits = _mm512_castpd_si512(hi);
+    if constexpr (kOdd) {
+      // TwoSum's exact error, then emulated_detail::RoundToOdd: an inexact sum with an even
+      // last bit steps one pattern toward the error (up in magnitude when they share a sign).
+      const __m512d bb = _mm512_sub_pd(hi, a);
+      const __m512d err =
+          _mm512_add_pd(_mm512_sub_pd(a, _mm512_sub_pd(hi, bb)), _mm512_sub_pd(b, bb));
+      const __mmask8 step = static_cast<__mmask8>(_mm512_cmp_pd_mask(err, zero, _CMP_NEQ_UQ) &
+                                                  _mm512_testn_epi64_mask(bits, one));
+      const __mmask8 same = static_cast<__mmask8>(
+          ~(_mm512_cmp_pd_mask(err, zero, _CMP_GT_OQ) ^ _mm512_cmp_pd_mask(hi, zero, _CMP_GT_OQ)));
+      bits = _mm512_mask_add_epi64(bits, static_cast<__mmask8>(step & same), bits, one);
+      bits = _mm512_mask_sub_epi64(bits, static_cast<__mmask8>(step & ~same), bits, one);
+    }
+    __m512d rounded;
+    if (!RoundNormal8<R>(bits, shape, &rounded)) {
+      for (std::size_t j = k; j < k + 8; ++j) scalar(j);
+      continue;
+    }
+    _mm512_storeu_pd(out + k, rounded);
+  }
+  return k;
+}
+
+// AddGatheredAvx512 in the mode in force (not stochastic rounding).
+template <class Scalar>
+std::size_t AddGatheredDispatch(Rounding r, const double* A, const std::uint32_t* ia,
+                                const double* B, const std::uint32_t* ib, double* out,
+                                std::size_t n, const Format& f, Scalar scalar) {
+  switch (r) {
+    case Rounding::kNearestEven:
+      if (f.precision <= 25)
+        return AddGatheredAvx512<Rounding::kNearestEven, false>(A, ia, B, ib, out, n, f, scalar);
+      return AddGatheredAvx512<Rounding::kNearestEven, true>(A, ia, B, ib, out, n, f, scalar);
+    case Rounding::kNearestAway:
+      return AddGatheredAvx512<Rounding::kNearestAway, true>(A, ia, B, ib, out, n, f, scalar);
+    case Rounding::kTowardZero:
+      return AddGatheredAvx512<Rounding::kTowardZero, true>(A, ia, B, ib, out, n, f, scalar);
+    case Rounding::kUp:
+      return AddGatheredAvx512<Rounding::kUp, true>(A, ia, B, ib, out, n, f, scalar);
+    case Rounding::kDown:
+      return AddGatheredAvx512<Rounding::kDown, true>(A, ia, B, ib, out, n, f, scalar);
+    case Rounding::kToOdd:
+      return AddGatheredAvx512<Rounding::kToOdd, true>(A, ia, B, ib, out, n, f, scalar);
+    default:
+      return 0;  // stochastic: Add's own code, one operation at a time
+  }
+}
+
+// FromZero's [0, n - n % 8): a value of the format added to +0 is itself when it is in
+// RoundNormal's range (nonzero, finite, not subnormal); a step with another lane calls
+// `scalar(k)` for each of its eight k.
+template <class Scalar>
+CARRIER_AVX512F std::size_t FromZeroAvx512(const double* x, double* out, std::size_t n,
+                                           const Format& f, Scalar scalar) {
+  const __m512d low = _mm512_set1_pd(format_detail::Pow2(f.emin));
+  const __m512d high = _mm512_set1_pd(format_detail::Pow2(f.emax));
+  std::size_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    const __m512d v = _mm512_loadu_pd(x + k);
+    const __m512d av = _mm512_abs_pd(v);
+    const __mmask8 in = static_cast<__mmask8>(_mm512_cmp_pd_mask(av, low, _CMP_GE_OQ) &
+                                              _mm512_cmp_pd_mask(av, high, _CMP_LT_OQ));
+    if (in != 0xff) {
+      for (std::size_t j = k; j < k + 8; ++j) scalar(j);
+      continue;
+    }
+    _mm512_storeu_pd(out + k, v);
+  }
+  return k;
+}
+
+#undef CARRIER_AVX512F
+#endif  // CARRIER_FAST_EMULATED_AVX512
+
+}  // namespace fast_emulated_detail
+
+// For tests: run the scalar loop (false) or, where the CPU has it, the vector form (true);
+// returns whether the vector form now runs. Not thread-safe: call it outside any replay.
+inline bool UseGatheredAddVectorised(bool on) {
+  bool& flag = fast_emulated_detail::GatheredAddVectorisedFlag();
+#if CARRIER_FAST_EMULATED_AVX512
+  flag = on && __builtin_cpu_supports("avx512f");
+#else
+  flag = false;
+#endif
+  return flag;
+}
+
+// The vector form for every FastEmulated; stochastic rounding runs Add one operation at a time.
+template <class Tag, Rounding R>
+struct GatheredAdd<FastEmulated<Tag, R>> {
+  using T = FastEmulated<Tag, R>;
+  static constexpr bool kVector = R != Rounding::kStochastic;
+  static void Run(const T* A, const std::uint32_t* ia, const T* B, const std::uint32_t* ib, T* out,
+                  std::size_t n) {
+    std::size_t k = 0;
+#if CARRIER_FAST_EMULATED_AVX512
+    const Rounding r = T::GetRounding();
+    if (fast_emulated_detail::GatheredAddVectorisedFlag() && r != Rounding::kStochastic) {
+      static_assert(sizeof(T) == sizeof(double) && std::is_standard_layout_v<T>);
+      k = fast_emulated_detail::AddGatheredDispatch(
+          r, reinterpret_cast<const double*>(A), ia, reinterpret_cast<const double*>(B), ib,
+          reinterpret_cast<double*>(out), n, T::GetFormat(),
+          [&](std::size_t j) { out[j] = A[ia[j]] + B[ib[j]]; });
+    }
+#endif
+    for (; k < n; ++k) out[k] = A[ia[k]] + B[ib[k]];
+  }
+  static void FromZero(const T* x, T* out, std::size_t n) {
+    std::size_t k = 0;
+#if CARRIER_FAST_EMULATED_AVX512
+    if (fast_emulated_detail::GatheredAddVectorisedFlag() &&
+        T::GetRounding() != Rounding::kStochastic) {
+      k = fast_emulated_detail::FromZeroAvx512(reinterpret_cast<const double*>(x),
+                                               reinterpret_cast<double*>(out), n, T::GetFormat(),
+                                               [&](std::size_t j) { out[j] = T() + x[j]; });
+    }
+#endif
+    for (; k < n; ++k) out[k] = T() + x[k];
+  }
 };
 
 }  // namespace carrier

@@ -17,7 +17,10 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
+#include <cstdint>
 #include <tuple>
+#include <type_traits>
 
 #include "core/platform.hpp"
 #include "core/scalar.hpp"
@@ -46,6 +49,29 @@ struct Sum {
   CARRIER_HD static Result Finalize(const State& a) { return a.s; }
   CARRIER_HD static Input PadInput() { return ScalarTraits<T>::NegZero(); }
   static std::array<T, 1> Components(const Result& r) { return {r}; }
+
+  // Independent combines in a batch (FastReplay's levels): out[k] = Combine(A[ia[k]],
+  // B[ib[k]]) for k < n, bit for bit; vectorised where GatheredAdd<T> has a vector form
+  // (kCombineGatheredVector), the plain loop otherwise.
+  static constexpr bool kCombineGatheredVector = GatheredAdd<T>::kVector;
+  static void CombineGathered(const State* A, const std::uint32_t* ia, const State* B,
+                              const std::uint32_t* ib, State* out, std::size_t n) {
+    if constexpr (kCombineGatheredVector) {
+      static_assert(sizeof(State) == sizeof(T) && std::is_standard_layout_v<State>,
+                    "a State array must be an array of T");
+      GatheredAdd<T>::Run(&A->s, ia, &B->s, ib, &out->s, n);
+    } else {
+      for (std::size_t k = 0; k < n; ++k) out[k] = Combine(A[ia[k]], B[ib[k]]);
+    }
+  }
+  // out[k] = Push(Identity(), x[k]) for k < n: the leaves of a tree, in a batch.
+  static void FirstPushes(const Input* x, State* out, std::size_t n) {
+    if constexpr (kCombineGatheredVector) {
+      GatheredAdd<T>::FromZero(x, &out->s, n);
+    } else {
+      for (std::size_t k = 0; k < n; ++k) out[k] = Push(Identity(), x[k]);
+    }
+  }
 };
 
 }  // namespace carrier

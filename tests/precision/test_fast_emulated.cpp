@@ -324,3 +324,210 @@ TEST_CASE("FastEmulated's compile-time shapes are the tags' formats", "[fast][fa
   ops += StaticExhaustive<Fp8E4M3Tag, Rounding::kUp>();
   std::cout << "static fp8 exhaustive: " << ops << " operations bit-identical\n";
 }
+
+// ---- Batched additions (GatheredAdd<FastEmulated>) and a carrier's first push ----
+
+namespace {
+
+bool SameValue(double a, double b) { return ScalarTraits<double>::BitEqual(a, b); }
+
+// GatheredAdd<T>::Run over the pairs (a[k], b[k]) in three operand layouts, with the vector form
+// on and off, against Emulated's a + b; FromZero over a against Emulated's +0 + a. Layouts:
+// gathered (a and b in one array of distinct values, arbitrary indices), a run of adjacent
+// pairs (a[k] at 2k, b[k] at 2k + 1 of one array: the permute path) and b right after a
+// (B = A + 1, ia = ib: random trees' pairs). Returns the additions checked.
+template <class T, class E>
+long CheckBatch(const std::vector<double>& a, const std::vector<double>& b,
+                const std::string& what) {
+  const std::size_t n = a.size();
+  std::vector<double> want(n), want0(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    want[k] = (E::FromFormatValue(a[k]) + E::FromFormatValue(b[k])).Value();
+    want0[k] = (E::FromFormatValue(0.0) + E::FromFormatValue(a[k])).Value();
+  }
+  std::vector<T> values(2 * n), pairs(2 * n), out(n);
+  std::vector<std::uint32_t> ia(n), ib(n), run_a(n), run_b(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    // gathered: a[k] at slot n + (k * 7919) % n is not a run
+    const std::size_t sa = (k * 7919) % n, sb = n + k;
+    values[sa] = T::FromFormatValue(a[k]);
+    values[sb] = T::FromFormatValue(b[k]);
+    ia[k] = static_cast<std::uint32_t>(sa);
+    ib[k] = static_cast<std::uint32_t>(sb);
+    pairs[2 * k] = T::FromFormatValue(a[k]);
+    pairs[2 * k + 1] = T::FromFormatValue(b[k]);
+    run_a[k] = static_cast<std::uint32_t>(2 * k);
+    run_b[k] = static_cast<std::uint32_t>(2 * k + 1);
+  }
+  long checked = 0, bad = 0;
+  auto check = [&](const char* layout, bool vec, const std::vector<double>& expect,
+                   const std::vector<double>& got_a) {
+    for (std::size_t k = 0; k < n; ++k) {
+      ++checked;
+      if (!SameValue(out[k].Value(), expect[k]) && bad++ < 5)
+        FAIL_CHECK(what << "/" << RoundingName(T::GetRounding()) << " " << layout << " vector="
+                        << vec << " k=" << k << " a=" << Exact(got_a[k]) << " b=" << Exact(b[k])
+                        << ": Emulated " << Exact(expect[k]) << " batch " << Exact(out[k].Value()));
+    }
+  };
+  for (bool vec : {true, false}) {
+    const bool on = UseGatheredAddVectorised(vec);
+    GatheredAdd<T>::Run(values.data(), ia.data(), values.data(), ib.data(), out.data(), n);
+    check("gathered", on, want, a);
+    GatheredAdd<T>::Run(pairs.data(), run_a.data(), pairs.data(), run_b.data(), out.data(), n);
+    check("adjacent run", on, want, a);
+    GatheredAdd<T>::Run(pairs.data(), run_a.data(), pairs.data() + 1, run_a.data(), out.data(), n);
+    check("B = A + 1", on, want, a);
+    std::vector<T> xs(n);
+    for (std::size_t k = 0; k < n; ++k) xs[k] = T::FromFormatValue(a[k]);
+    GatheredAdd<T>::FromZero(xs.data(), out.data(), n);
+    check("from zero", on, want0, a);
+  }
+  UseGatheredAddVectorised(true);
+  CHECK(bad == 0);
+  return checked;
+}
+
+template <class Tag, Rounding R>
+long BatchExhaustive() {
+  const std::vector<double> v = AllValues(Tag::Get());
+  std::vector<double> a, b;
+  for (double x : v)
+    for (double y : v) {
+      a.push_back(x);
+      b.push_back(y);
+    }
+  return CheckBatch<FastEmulated<Tag, R>, Emulated<Tag, R>>(a, b, Tag::Get().name);
+}
+
+template <class Tag, Rounding R>
+long BatchRandom(std::uint64_t seed) {
+  const Format& f = Tag::Get();
+  Rng rng(seed);
+  std::vector<double> a, b;
+  const std::uint64_t pairs = static_cast<std::uint64_t>(test::Trials(20000));
+  for (std::uint64_t i = 0; i < pairs; ++i) {
+    a.push_back(RandomValue(rng, f));
+    b.push_back(rng.Below(2) ? RoundToFormat(-a.back() * (1 + rng.Uniform(-1, 1) * 0x1p-6), f,
+                                             Rounding::kNearestEven)
+                             : RandomValue(rng, f));
+  }
+  return CheckBatch<FastEmulated<Tag, R>, Emulated<Tag, R>>(a, b, f.name);
+}
+
+// The dynamic type in the scope's format and mode: every pair of f's values, or `pairs` random
+// ones.
+long BatchDynamic(const Format& f, Rounding r, std::uint64_t pairs, std::uint64_t seed) {
+  EmulationScope scope(f, r, seed);
+  std::vector<double> a, b;
+  if (pairs == 0) {
+    const std::vector<double> v = AllValues(f);
+    for (double x : v)
+      for (double y : v) {
+        a.push_back(x);
+        b.push_back(y);
+      }
+  } else {
+    Rng rng(seed);
+    for (std::uint64_t i = 0; i < pairs; ++i) {
+      a.push_back(RandomValue(rng, f));
+      b.push_back(rng.Below(2) ? RoundToFormat(-a.back() * (1 + rng.Uniform(-1, 1) * 0x1p-6), f,
+                                               Rounding::kNearestEven)
+                               : RandomValue(rng, f));
+    }
+  }
+  return CheckBatch<Fast, Slow>(a, b, "dynamic " + f.name);
+}
+
+template <class Tag, Rounding... Rs>
+long BatchEveryMode() {
+  return (BatchExhaustive<Tag, Rs>() + ...);
+}
+
+// Sum's first push, Identity + x, where the +0 is a compile-time constant once inlined (Add's
+// shortcut for it), for every value of f: Emulated's +0 + x.
+template <class Tag, Rounding R>
+long FirstPushExhaustive() {
+  using C = Sum<FastEmulated<Tag, R>>;
+  long bad = 0, n = 0;
+  for (double x : AllValues(Tag::Get())) {
+    const double got = C::Push(C::Identity(), FastEmulated<Tag, R>::FromFormatValue(x)).s.Value();
+    const double want =
+        (Emulated<Tag, R>::FromFormatValue(0.0) + Emulated<Tag, R>::FromFormatValue(x)).Value();
+    ++n;
+    if (!SameValue(got, want) && bad++ < 5)
+      FAIL_CHECK(Tag::Get().name << "/" << RoundingName(R) << ": Identity + " << Exact(x)
+                                 << ": Emulated " << Exact(want) << " FastEmulated " << Exact(got));
+  }
+  CHECK(bad == 0);
+  return n;
+}
+
+template <class Tag, Rounding... Rs>
+long FirstPushEveryMode() {
+  return (FirstPushExhaustive<Tag, Rs>() + ...);
+}
+
+}  // namespace
+
+TEST_CASE("GatheredAdd<FastEmulated> == Emulated's additions in every layout, vector and not",
+          "[fast][fast_emulated]") {
+  using enum Rounding;
+  const bool vector = UseGatheredAddVectorised(true);
+  std::cout << "GatheredAdd vector form on this CPU: " << (vector ? "yes" : "no") << "\n";
+  long checked = 0;
+  checked +=
+      BatchEveryMode<Fp8E4M3Tag, kNearestEven, kNearestAway, kTowardZero, kUp, kDown, kToOdd>();
+  checked += BatchEveryMode<Fp8E4M3SatTag, kNearestEven, kTowardZero>();
+  checked +=
+      BatchEveryMode<Fp8E5M2Tag, kNearestEven, kNearestAway, kTowardZero, kUp, kDown, kToOdd>();
+  std::uint64_t seed = 700;
+  checked += BatchRandom<BF16Tag, kNearestEven>(++seed) + BatchRandom<BF16Tag, kTowardZero>(++seed);
+  checked += BatchRandom<BF16Tag, kUp>(++seed) + BatchRandom<BF16Tag, kDown>(++seed);
+  checked += BatchRandom<Fp16Tag, kNearestEven>(++seed) + BatchRandom<Fp16Tag, kTowardZero>(++seed);
+  checked += BatchRandom<Fp16Tag, kNearestAway>(++seed) + BatchRandom<Fp16Tag, kToOdd>(++seed);
+  checked +=
+      BatchRandom<TF32Tag, kNearestEven>(++seed) + BatchRandom<Fp32Tag, kNearestEven>(++seed);
+  checked += BatchRandom<Fp32Tag, kTowardZero>(++seed);
+  // The dynamic type: e5m2 exhaustive and random pairs of custom formats (p = 26: rne through
+  // the TwoSum round-to-odd sum) in every deterministic mode.
+  const std::uint64_t pairs = static_cast<std::uint64_t>(test::Trials(5000));
+  for (Rounding r : kAllRoundings) {
+    if (r == kStochastic) continue;
+    checked += BatchDynamic(Fp8E5M2(), r, 0, ++seed);
+    checked += BatchDynamic(ParseFormat("custom:p=9,emin=-20,emax=20"), r, pairs, ++seed);
+    checked += BatchDynamic(ParseFormat("custom:p=26,emin=-100,emax=100"), r, pairs, ++seed);
+  }
+  std::cout << "batched additions bit-identical to Emulated: " << checked << "\n";
+  CHECK(checked > 1000000);
+}
+
+TEST_CASE("a Sum's first push over FastEmulated (Identity + x) == Emulated's +0 + x",
+          "[fast][fast_emulated]") {
+  using enum Rounding;
+  long n = 0;
+  n +=
+      FirstPushEveryMode<Fp8E4M3Tag, kNearestEven, kNearestAway, kTowardZero, kUp, kDown, kToOdd>();
+  n +=
+      FirstPushEveryMode<Fp8E5M2Tag, kNearestEven, kNearestAway, kTowardZero, kUp, kDown, kToOdd>();
+  n += FirstPushEveryMode<Fp8E4M3SatTag, kDown>();
+  n += FirstPushEveryMode<BF16Tag, kNearestEven, kDown>();
+  // The dynamic type: the mode is read from the scope at the call.
+  long bad = 0;
+  for (Rounding r : kAllRoundings) {
+    if (r == kStochastic) continue;
+    EmulationScope scope(Fp8E5M2(), r, 1);
+    using C = Sum<Fast>;
+    for (double x : AllValues(Fp8E5M2())) {
+      const double got = C::Push(C::Identity(), Fast::FromFormatValue(x)).s.Value();
+      const double want = (Slow::FromFormatValue(0.0) + Slow::FromFormatValue(x)).Value();
+      ++n;
+      if (!SameValue(got, want) && bad++ < 5)
+        FAIL_CHECK("dynamic e5m2/" << RoundingName(r) << ": Identity + " << Exact(x)
+                                   << ": Emulated " << Exact(want) << " FastEmulated "
+                                   << Exact(got));
+    }
+  }
+  CHECK(bad == 0);
+  std::cout << "first pushes bit-identical to Emulated: " << n << "\n";
+}
