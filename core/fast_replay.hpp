@@ -38,6 +38,12 @@
 //                       splits, then its states bottom up) in O(kRandomRegion) scratch;
 //     omp:P             each chunk by its inner schedule, then the outer merge of chunk roots;
 //     cuda and kinds this file does not know: BuildTree, then the tree overload.
+//   Carriers with a vector batch (HasVectorCombine: Sum over FastEmulated in a deterministic
+//   mode) evaluate pairwise:1 subtrees of at most kPairwiseRegion inputs and random:S regions
+//   a level at a time: all leaves in one FirstPushes, then every level's combines (independent
+//   of one another) in one CombineGathered, eight lanes per vector instruction. The lanes are
+//   distinct nodes of the tree, each with its own operands: nothing is reassociated. The
+//   states are the same as node-by-node evaluation; only the time at which each is computed moves.
 //   The tree overload evaluates any explicit MergeTree: chains first (single-input chains
 //   inline, stride-1 chains of equal length kLanes at a time), then combines in tree order.
 //
@@ -92,6 +98,20 @@ template <Carrier C>
 using StateOf = typename C::State;
 template <Carrier C>
 using InputOf = typename C::Input;
+
+// A carrier whose independent operations run faster in a batch (Sum over a scalar with a
+// vector GatheredAdd): C::CombineGathered(A, ia, B, ib, out, n) sets out[k] =
+// Combine(A[ia[k]], B[ib[k]]) and C::FirstPushes(x, out, n) sets out[k] = PushOne(Identity(),
+// x[k]). Pairwise and random trees then evaluate their leaves in one batch and their combines
+// a level at a time.
+template <class C>
+concept HasVectorCombine = Carrier<C> &&
+    requires(const typename C::State* s, typename C::State* o, const typename C::Input* x,
+             const std::uint32_t* i) {
+  C::kCombineGatheredVector;
+  C::CombineGathered(s, i, s, i, o, std::size_t{1});
+  C::FirstPushes(x, o, std::size_t{1});
+} && C::kCombineGatheredVector;
 
 // One chain, exactly as ReplayChain (core/replay.hpp) computes it.
 template <Carrier C>
@@ -154,6 +174,83 @@ constexpr std::array<PairwiseFixedFn<C>, sizeof...(I)> PairwiseTable(std::index_
   return {&PairwiseFixed<C, I + 1>...};
 }
 
+// pairwise:1 for a HasVectorCombine carrier: subtrees of at most kPairwiseRegion inputs are
+// evaluated a level at a time (every combine of a level is independent of the others) from a
+// plan of their shape, the combines above them by the recursion. A plan depends on the
+// subtree's size only, and one pairwise recursion reaches at most three sizes of region.
+inline constexpr std::uint32_t kPairwiseRegion = 4096;
+
+struct PairwisePlan {
+  std::uint32_t m = 0;  // inputs (0: not built)
+  // Node t's operands: slot i < m is leaf i (input offset i), slot m + u is node u; nodes are
+  // numbered breadth first from the root (0), level[l] is the first node of level l.
+  std::vector<std::uint32_t> left, right, level;
+};
+
+inline void BuildPairwisePlan(std::uint32_t m, PairwisePlan& p) {
+  p.m = m;
+  p.left.clear();
+  p.right.clear();
+  p.level.clear();
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> queue{{0, m}};
+  auto slot = [&](std::uint32_t a, std::uint32_t b) -> std::uint32_t {
+    if (b - a == 1) return a;
+    queue.emplace_back(a, b);
+    return m + static_cast<std::uint32_t>(queue.size() - 1);
+  };
+  for (std::size_t j = 0; j < queue.size();) {
+    const std::size_t end = queue.size();
+    p.level.push_back(static_cast<std::uint32_t>(j));
+    for (; j < end; ++j) {
+      const auto [a, b] = queue[j];
+      const std::uint32_t mid = PairwiseMid(a, b);
+      p.left.push_back(slot(a, mid));
+      p.right.push_back(slot(mid, b));
+    }
+  }
+}
+
+template <Carrier C>
+struct PairwiseLevelsWork {
+  explicit PairwiseLevelsWork(std::uint64_t n)
+      : S(new StateOf<C>[2 * std::min<std::uint64_t>(n, kPairwiseRegion)]) {}
+  const PairwisePlan& Plan(std::uint32_t m) {
+    for (const PairwisePlan& p : plans)
+      if (p.m == m) return p;
+    PairwisePlan& p = plans[next++ % plans.size()];
+    BuildPairwisePlan(m, p);
+    return p;
+  }
+  std::array<PairwisePlan, 3> plans;
+  std::size_t next = 0;
+  std::unique_ptr<StateOf<C>[]> S;  // a region's leaves, then its nodes
+};
+
+template <Carrier C>
+StateOf<C> PairwiseLevels(const InputOf<C>* x, std::uint64_t lo, std::uint64_t hi,
+                          PairwiseLevelsWork<C>& w) {  // NOLINT(misc-no-recursion)
+  const std::uint64_t m = hi - lo;
+  if (m == 1) return PushOne<C>(C::Identity(), x[lo]);
+  if (m <= kPairwiseRegion) {
+    const auto m32 = static_cast<std::uint32_t>(m);
+    const PairwisePlan& p = w.Plan(m32);
+    StateOf<C>* S = w.S.get();
+    C::FirstPushes(x + lo, S, m32);
+    std::uint32_t end = m32 - 1;  // nodes
+    for (std::size_t l = p.level.size(); l-- > 0;) {
+      const std::uint32_t start = p.level[l];
+      C::CombineGathered(S, p.left.data() + start, S, p.right.data() + start, S + m32 + start,
+                         end - start);
+      end = start;
+    }
+    return S[m32];
+  }
+  const std::uint64_t mid = PairwiseMid(lo, hi);
+  const StateOf<C> a = PairwiseLevels<C>(x, lo, mid, w);
+  const StateOf<C> b = PairwiseLevels<C>(x, mid, hi, w);
+  return C::Combine(a, b);
+}
+
 // pairwise:LEAF[:lift] over [lo, hi) (hi > lo), the recursion of BuildTree's
 // PairwiseLeaves/PairwiseFromLeaves.
 template <Carrier C>
@@ -161,6 +258,12 @@ StateOf<C> Pairwise(const InputOf<C>* x, std::uint64_t lo, std::uint64_t hi, std
                     bool lift) {  // NOLINT(misc-no-recursion)
   const std::uint64_t m = hi - lo;
   if (m <= leaf) return Chain1<C>(x, lo, m, 1, lift);
+  if constexpr (HasVectorCombine<C>) {
+    if (leaf == 1 && !lift && m > kPairwiseUnrolled) {
+      PairwiseLevelsWork<C> w(m);
+      return PairwiseLevels<C>(x, lo, hi, w);
+    }
+  }
   if (leaf == 1 && !lift && m <= kPairwiseUnrolled) {
     static constexpr auto kTable = PairwiseTable<C>(std::make_index_sequence<kPairwiseUnrolled>{});
     return kTable[m - 1](x + lo);
@@ -319,6 +422,8 @@ struct RandomScratch {
   std::uint32_t cap;
   // core/random_splits.hpp RandomQueue's arrays
   std::vector<std::uint32_t> a, b, mid, left, right, pair;
+  // The first queue index of each level of the current region (HasVectorCombine carriers).
+  std::vector<std::uint32_t> level;
 };
 
 // The subtree over [lo, lo + m), 3 <= m <= w.cap; S holds 3 w.cap states.
@@ -332,16 +437,32 @@ StateOf<C> RandomRegion(const InputOf<C>* x, const RandomSplitter& split, std::u
   // least one is a pair (the deepest), so tail <= m - 2, and pairs <= m / 2 (disjoint pairs).
   q.a[0] = 0;
   q.b[0] = m;
+  w.level.clear();
   for (std::uint32_t j = 0; j < q.tail;) {
     const std::uint32_t level_end = q.tail;
     RandomSplitLevel(split, lo, q.a + j, q.b + j, q.mid + j, level_end - j);
     RandomPlaceLevel(q, j, level_end);
+    w.level.push_back(j);
     j = level_end;
   }
-  for (std::uint32_t i = 0; i < m; ++i) S[i] = PushOne<C>(C::Identity(), x[lo + i]);
-  for (std::uint32_t k = 0; k < q.pairs; ++k)
-    S[cap + k] = C::Combine(S[q.pair[k]], S[q.pair[k] + 1]);
-  for (std::uint32_t t = q.tail; t-- > 0;) S[2 * cap + t] = C::Combine(S[q.left[t]], S[q.right[t]]);
+  if constexpr (HasVectorCombine<C>) {
+    C::FirstPushes(x + lo, S, m);
+    // The pairs (independent), then each level's nodes (independent of one another: their
+    // children are pairs, leaves or nodes of deeper levels), deepest level first.
+    C::CombineGathered(S, q.pair, S + 1, q.pair, S + cap, q.pairs);
+    std::uint32_t end = q.tail;
+    for (std::size_t l = w.level.size(); l-- > 0;) {
+      const std::uint32_t start = w.level[l];
+      C::CombineGathered(S, q.left + start, S, q.right + start, S + 2 * cap + start, end - start);
+      end = start;
+    }
+  } else {
+    for (std::uint32_t i = 0; i < m; ++i) S[i] = PushOne<C>(C::Identity(), x[lo + i]);
+    for (std::uint32_t k = 0; k < q.pairs; ++k)
+      S[cap + k] = C::Combine(S[q.pair[k]], S[q.pair[k] + 1]);
+    for (std::uint32_t t = q.tail; t-- > 0;)
+      S[2 * cap + t] = C::Combine(S[q.left[t]], S[q.right[t]]);
+  }
   return S[2 * cap];
 }
 

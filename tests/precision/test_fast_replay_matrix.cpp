@@ -210,3 +210,52 @@ TEST_CASE("FastReplay == Replay: random:S over emulated bf16, every n to 300 and
   CHECK(tally.equal >= 4 * 300);
   CHECK(tally.refused == 0);
 }
+
+TEST_CASE("FastReplay == Replay: level-batched pairwise and random:S over FastEmulated static",
+          "[fast][fast_replay]") {
+  // Sum over a FastEmulated static tag and mode has a vector batch (HasVectorCombine): its
+  // pairwise:1 subtrees up to kPairwiseRegion inputs and its random:S regions are evaluated a
+  // level at a time (core/fast_replay.hpp PairwiseLevels, RandomRegion). Every n to 300 (every
+  // small shape), the region bounds and their multiples (regions reached by recursion, up to
+  // three plan sizes), random larger n; bf16 and fp16 in four modes; with specials (NaN, inf,
+  // -0: lanes that leave the vector step); the vector form on and off on alternate sizes.
+  Rng rng(20261205);
+  const std::uint64_t pr = fast_replay_detail::kPairwiseRegion;
+  const std::vector<std::uint64_t> sizes = test::RandomTreeSizes(
+      rng, {pr - 1, pr, pr + 1, 2 * pr - 1, 2 * pr + 1, 3 * pr + 5, 5 * pr + 3}, 3, 30000);
+  const bool cpu_vector = UseGatheredAddVectorised(true);
+  FastReplayTally tally;
+  long scalar_sizes = 0;
+  for (std::uint64_t n : sizes) {
+    const bool vector = cpu_vector && n % 2 == 1;
+    UseGatheredAddVectorised(vector);
+    scalar_sizes += !vector;
+    INFO("GatheredAdd vector form: " << (vector ? "on" : "off"));
+    const std::uint64_t seed = n <= 300 ? n % 5 : rng.Next();
+    std::vector<double> v(n);
+    const bool specials = rng.Below(4) == 0;
+    for (auto& e : v) e = DrawDouble(rng, specials);
+    auto check = [&]<class T>(const char* name) {
+      std::vector<T> x;
+      for (double e : v) x.push_back(T(e));
+      const std::vector<std::string> schedules = {"pairwise", "random:" + std::to_string(seed)};
+      for (const std::string& schedule : schedules)
+        CheckFastReplay<Sum<T>>(x, schedule, std::string("Sum<FastEmulated ") + name + ">", seed,
+                                tally);
+    };
+    check.template operator()<FastEmulated<BF16Tag, Rounding::kNearestEven>>("bf16/rne");
+    check.template operator()<FastEmulated<BF16Tag, Rounding::kTowardZero>>("bf16/rz");
+    check.template operator()<FastEmulated<Fp16Tag, Rounding::kUp>>("fp16/ru");
+    check.template operator()<FastEmulated<Fp16Tag, Rounding::kDown>>("fp16/rd");
+    {
+      EmulationScope scope(Fp8E5M2(), n % 3 == 0 ? Rounding::kToOdd : Rounding::kNearestAway, 1);
+      check.template operator()<FastEmulatedDynamic>("dynamic e5m2");
+    }
+  }
+  UseGatheredAddVectorised(true);
+  std::cout << "FastReplay == Replay, level-batched Sum<FastEmulated>: " << tally.equal
+            << " states bit-identical over " << sizes.size() << " sizes (" << scalar_sizes
+            << " with the vector form off)\n";
+  CHECK(tally.equal >= 10 * 300);
+  CHECK(tally.refused == 0);
+}
