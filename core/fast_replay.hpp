@@ -24,7 +24,8 @@
 // How it is fast
 //   Structured schedules (the Schedule overload) are evaluated by recursion over the
 //   schedule's structure without building the tree: O(depth) states of memory beyond the input
-//   (plus O(K) for strided:K, O(P) for omp:P), no allocation per node:
+//   (plus O(K) for strided:K, O(P) for omp:P, O(kRandomRegion) for random:S and, for the
+//   level-batched carriers below, O(kPairwiseRegion) for pairwise:1), no allocation per node:
 //     seq, reverse      one loop;
 //     pairwise[:L]      recursion on [lo, hi) with the tree's split rule (the left half takes
 //                       the extra element); subtrees of at most kPairwiseUnrolled elements
