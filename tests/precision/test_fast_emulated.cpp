@@ -120,31 +120,41 @@ void Compare(double a, double b, double c, const std::string& what, Tally& t) {
   }
 }
 
+// Operands (a, b, c) of f: every pair of its values (pairs == 0; c another value), or `pairs`
+// random ones (b half the time a close neighbour of -a: cancellation).
+struct Operands {
+  std::vector<double> a, b, c;
+};
+Operands MakeOperands(const Format& f, std::uint64_t pairs, std::uint64_t seed) {
+  Operands o;
+  if (pairs == 0) {
+    const std::vector<double> v = AllValues(f);
+    for (double x : v)
+      for (double y : v) {
+        o.a.push_back(x);
+        o.b.push_back(y);
+        o.c.push_back(v[(o.a.size() * 7) % v.size()]);
+      }
+  } else {
+    Rng rng(seed);
+    for (std::uint64_t i = 0; i < pairs; ++i) {
+      o.a.push_back(RandomValue(rng, f));
+      o.b.push_back(rng.Below(2) ? RoundToFormat(-o.a.back() * (1 + rng.Uniform(-1, 1) * 0x1p-6), f,
+                                                 Rounding::kNearestEven)
+                                 : RandomValue(rng, f));
+      o.c.push_back(RandomValue(rng, f));
+    }
+  }
+  return o;
+}
+
 // All pairs (or `pairs` random ones) of f's values, in mode r; under sr, each of the two types
 // runs the same operation sequence from the same seed, and the results must match one by one.
 void CheckFormat(const Format& f, Rounding r, std::uint64_t pairs, std::uint64_t seed, Tally& t) {
   const std::string what = f.name + "/" + std::string(RoundingName(r));
   EmulationScope scope(f, r, seed);
-  std::vector<double> a, b, c;
-  if (pairs == 0) {
-    const std::vector<double> v = AllValues(f);
-    for (double x : v)
-      for (double y : v) {
-        a.push_back(x);
-        b.push_back(y);
-        c.push_back(v[(a.size() * 7) % v.size()]);
-      }
-  } else {
-    Rng rng(seed);
-    for (std::uint64_t i = 0; i < pairs; ++i) {
-      a.push_back(RandomValue(rng, f));
-      // half the time a close neighbour of a (cancellation), else independent
-      b.push_back(rng.Below(2) ? RoundToFormat(-a.back() * (1 + rng.Uniform(-1, 1) * 0x1p-6), f,
-                                               Rounding::kNearestEven)
-                               : RandomValue(rng, f));
-      c.push_back(RandomValue(rng, f));
-    }
-  }
+  const Operands o = MakeOperands(f, pairs, seed);
+  const std::vector<double>&a = o.a, &b = o.b, &c = o.c;
   // Emulated's results first (the whole sequence), then FastEmulated's from the same stream.
   std::vector<double> slow, fast;
   for (int side = 0; side < 2; ++side) {
@@ -390,53 +400,23 @@ long CheckBatch(const std::vector<double>& a, const std::vector<double>& b,
 
 template <class Tag, Rounding R>
 long BatchExhaustive() {
-  const std::vector<double> v = AllValues(Tag::Get());
-  std::vector<double> a, b;
-  for (double x : v)
-    for (double y : v) {
-      a.push_back(x);
-      b.push_back(y);
-    }
-  return CheckBatch<FastEmulated<Tag, R>, Emulated<Tag, R>>(a, b, Tag::Get().name);
+  const Operands o = MakeOperands(Tag::Get(), 0, 0);
+  return CheckBatch<FastEmulated<Tag, R>, Emulated<Tag, R>>(o.a, o.b, Tag::Get().name);
 }
 
 template <class Tag, Rounding R>
 long BatchRandom(std::uint64_t seed) {
-  const Format& f = Tag::Get();
-  Rng rng(seed);
-  std::vector<double> a, b;
-  const std::uint64_t pairs = static_cast<std::uint64_t>(test::Trials(20000));
-  for (std::uint64_t i = 0; i < pairs; ++i) {
-    a.push_back(RandomValue(rng, f));
-    b.push_back(rng.Below(2) ? RoundToFormat(-a.back() * (1 + rng.Uniform(-1, 1) * 0x1p-6), f,
-                                             Rounding::kNearestEven)
-                             : RandomValue(rng, f));
-  }
-  return CheckBatch<FastEmulated<Tag, R>, Emulated<Tag, R>>(a, b, f.name);
+  const auto pairs = static_cast<std::uint64_t>(test::Trials(20000));
+  const Operands o = MakeOperands(Tag::Get(), pairs, seed);
+  return CheckBatch<FastEmulated<Tag, R>, Emulated<Tag, R>>(o.a, o.b, Tag::Get().name);
 }
 
 // The dynamic type in the scope's format and mode: every pair of f's values, or `pairs` random
 // ones.
 long BatchDynamic(const Format& f, Rounding r, std::uint64_t pairs, std::uint64_t seed) {
   EmulationScope scope(f, r, seed);
-  std::vector<double> a, b;
-  if (pairs == 0) {
-    const std::vector<double> v = AllValues(f);
-    for (double x : v)
-      for (double y : v) {
-        a.push_back(x);
-        b.push_back(y);
-      }
-  } else {
-    Rng rng(seed);
-    for (std::uint64_t i = 0; i < pairs; ++i) {
-      a.push_back(RandomValue(rng, f));
-      b.push_back(rng.Below(2) ? RoundToFormat(-a.back() * (1 + rng.Uniform(-1, 1) * 0x1p-6), f,
-                                               Rounding::kNearestEven)
-                               : RandomValue(rng, f));
-    }
-  }
-  return CheckBatch<Fast, Slow>(a, b, "dynamic " + f.name);
+  const Operands o = MakeOperands(f, pairs, seed);
+  return CheckBatch<Fast, Slow>(o.a, o.b, "dynamic " + f.name);
 }
 
 template <class Tag, Rounding... Rs>
