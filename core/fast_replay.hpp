@@ -102,9 +102,9 @@ using InputOf = typename C::Input;
 
 // A carrier whose independent operations run faster in a batch (Sum over a scalar with a
 // vector GatheredAdd): C::CombineGathered(A, ia, B, ib, out, n) sets out[k] =
-// Combine(A[ia[k]], B[ib[k]]) and C::FirstPushes(x, out, n) sets out[k] = PushOne(Identity(),
-// x[k]). Pairwise and random trees then evaluate their leaves in one batch and their combines
-// a level at a time.
+// Combine(A[ia[k]], B[ib[k]]), C::FirstPushes(x, out, n) sets out[k] = PushOne(Identity(),
+// x[k]) and C::CombineAdjacent(s, out, n) sets out[k] = Combine(s[k], s[k + 1]). Pairwise and
+// random trees then evaluate their leaves in one batch and their combines a level at a time.
 template <class C>
 concept HasVectorCombine = Carrier<C> &&
     requires(const typename C::State* s, typename C::State* o, const typename C::Input* x,
@@ -112,7 +112,19 @@ concept HasVectorCombine = Carrier<C> &&
   C::kCombineGatheredVector;
   C::CombineGathered(s, i, s, i, o, std::size_t{1});
   C::FirstPushes(x, o, std::size_t{1});
+  C::CombineAdjacent(s, o, std::size_t{1});
 } && C::kCombineGatheredVector;
+
+// A carrier for which combining every adjacent pair of a region's leaves in one contiguous
+// pass is cheaper than combining its tree's pairs (about a third of them) one by one: Sum over
+// a vector GatheredAdd or a built-in floating type. C::CombineAdjacent(s, out, n) sets out[k] =
+// Combine(s[k], s[k + 1]).
+template <class C>
+concept HasCheapAdjacent = Carrier<C> &&
+    requires(const typename C::State* s, typename C::State* o) {
+  C::kCombineAdjacentCheap;
+  C::CombineAdjacent(s, o, std::size_t{1});
+} && C::kCombineAdjacentCheap;
 
 // One chain, exactly as ReplayChain (core/replay.hpp) computes it.
 template <Carrier C>
@@ -398,9 +410,11 @@ StateOf<C> Strided(const InputOf<C>* x, std::uint64_t n, const Schedule& s) {
 //      and divisions overlap in the CPU. Each child is classified without a branch as a leaf
 //      (1 input), a pair (2 inputs: its only split, no hash needed) or a node (>= 3 inputs,
 //      queued for the next level).
-//   2. States: the leaves PushOne(Identity, x[i]) in input order, then the pairs, then the
-//      queued nodes in reverse queue order (every node's children come later in the queue), each
-//      Combine(left, right) with the operands the tree names.
+//   2. States: the leaves PushOne(Identity, x[i]) in input order, then the pairs (for a
+//      HasCheapAdjacent carrier, every adjacent pair of leaves in one contiguous pass, of which
+//      the tree's pairs read theirs), then the queued nodes in reverse queue order (every
+//      node's children come later in the queue), each Combine(left, right) with the operands
+//      the tree names.
 // A level's splits go eight at a time where the CPU has AVX-512 (core/random_splits.hpp: the
 // hashes in 64-bit lanes, the remainder in exact double steps instead of the integer divider).
 // The region bound: a region's first levels hold few nodes (1, 2, 4, ...: part-empty vectors),
@@ -448,9 +462,10 @@ StateOf<C> RandomRegion(const InputOf<C>* x, const RandomSplitter& split, std::u
   }
   if constexpr (HasVectorCombine<C>) {
     C::FirstPushes(x + lo, S, m);
-    // The pairs (independent), then each level's nodes (independent of one another: their
-    // children are pairs, leaves or nodes of deeper levels), deepest level first.
-    C::CombineGathered(S, q.pair, S + 1, q.pair, S + cap, q.pairs);
+    // Every adjacent pair of leaves in one contiguous pass (the tree's pairs are among them:
+    // a pair's slot is cap + its first input), then each level's nodes (independent of one
+    // another: their children are pairs, leaves or nodes of deeper levels), deepest first.
+    C::CombineAdjacent(S, S + cap, m - 1);
     std::uint32_t end = q.tail;
     for (std::size_t l = w.level.size(); l-- > 0;) {
       const std::uint32_t start = w.level[l];
@@ -459,8 +474,12 @@ StateOf<C> RandomRegion(const InputOf<C>* x, const RandomSplitter& split, std::u
     }
   } else {
     for (std::uint32_t i = 0; i < m; ++i) S[i] = PushOne<C>(C::Identity(), x[lo + i]);
-    for (std::uint32_t k = 0; k < q.pairs; ++k)
-      S[cap + k] = C::Combine(S[q.pair[k]], S[q.pair[k] + 1]);
+    if constexpr (HasCheapAdjacent<C>) {
+      C::CombineAdjacent(S, S + cap, m - 1);
+    } else {
+      for (std::uint32_t k = 0; k < q.pairs; ++k)
+        S[cap + q.pair[k]] = C::Combine(S[q.pair[k]], S[q.pair[k] + 1]);
+    }
     for (std::uint32_t t = q.tail; t-- > 0;)
       S[2 * cap + t] = C::Combine(S[q.left[t]], S[q.right[t]]);
   }

@@ -53,9 +53,10 @@ struct RandomSplitter {
 // The breadth-first queue of one random:S region (fast_replay.hpp RandomRegion). Queued nodes
 // are offsets [a, b) from the region's first input with their split `mid` and child state
 // slots; a child is a leaf (1 input: slot = its input's offset), a pair (2 inputs: slot
-// cap + its pair index; pair[] holds its first input) or a node (>= 3 inputs: queued at index
-// t, slot 2 cap + t). Each array holds cap + kRandomQueueSlack entries: the vector path writes
-// whole vectors past the last valid entry.
+// cap + its first input's offset, so that the state of every adjacent pair may be computed in
+// one contiguous pass; pair[] lists the pairs' first inputs) or a node (>= 3 inputs: queued at
+// index t, slot 2 cap + t). Each array holds cap + kRandomQueueSlack entries: the vector path
+// writes whole vectors past the last valid entry.
 inline constexpr std::uint32_t kRandomQueueSlack = 16;
 struct RandomQueue {
   std::uint32_t cap;
@@ -88,7 +89,7 @@ inline void RandomPlaceScalar(RandomQueue& q, std::uint32_t j, std::uint32_t end
       q.pair[pairs] = c0;
       q.a[tail] = c0;
       q.b[tail] = c1;
-      const std::uint32_t slot = RandomChildSlot(size, c0, q.cap + pairs, 2 * q.cap + tail);
+      const std::uint32_t slot = RandomChildSlot(size, c0, q.cap + c0, 2 * q.cap + tail);
       pairs += size == 2;
       tail += size >= 3;
       return slot;
@@ -163,8 +164,8 @@ CARRIER_AVX512_DQ inline std::size_t Remainders(const std::uint64_t* h, const st
 
 // One side (the left or the right children) of 16 queued nodes: child [c0, c1) per lane in
 // `valid`. Pairs and nodes are appended in lane order (compressed, whole vectors stored: the
-// slack), each lane's slot is its input, cap + its pair index or 2 cap + its queue index (the
-// rank among its kind's lanes by expanding 0, 1, 2, ... into them).
+// slack), each lane's slot is its input, cap + its input or 2 cap + its queue index (the
+// rank among the nodes' lanes by expanding 0, 1, 2, ... into them).
 CARRIER_AVX512_DQ inline __m512i PlaceSide(RandomQueue& q, __m512i c0, __m512i c1,
                                            __mmask16 valid) {
   const __m512i size = _mm512_sub_epi32(c1, c0);
@@ -174,8 +175,7 @@ CARRIER_AVX512_DQ inline __m512i PlaceSide(RandomQueue& q, __m512i c0, __m512i c
   _mm512_storeu_si512(q.pair + q.pairs, _mm512_maskz_compress_epi32(is2, c0));
   _mm512_storeu_si512(q.a + q.tail, _mm512_maskz_compress_epi32(is3, c0));
   _mm512_storeu_si512(q.b + q.tail, _mm512_maskz_compress_epi32(is3, c1));
-  const __m512i pair_slot = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(q.cap + q.pairs)),
-                                             _mm512_maskz_expand_epi32(is2, rank));
+  const __m512i pair_slot = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(q.cap)), c0);
   const __m512i node_slot =
       _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(2 * q.cap + q.tail)),
                        _mm512_maskz_expand_epi32(is3, rank));

@@ -61,15 +61,20 @@ struct ScalarTraits {
 // Independent additions in a batch, for the fast replay's levels (core/fast_replay.hpp, through
 // Sum<T>::CombineGathered): out[k] = A[ia[k]] + B[ib[k]] for k < n, each T's own operator+, so
 // bit for bit what a loop of them gives (out may not overlap an operand read in the same
-// call). FromZero is the same for +0 + x[k]. The primary template is those loops. A scalar type
-// with a vector form specialises it with kVector = true (precision/fast_emulated.hpp); the replay
-// only batches where kVector holds, and keeps its scalar order of evaluation elsewhere.
+// call). Adjacent and FromZero are the same for x[k] + x[k + 1] and +0 + x[k]. The primary template
+// is those loops. A scalar type with a vector form specialises it with kVector = true
+// (precision/fast_emulated.hpp); the replay only batches where kVector holds, and keeps its scalar
+// order of evaluation elsewhere.
 template <class T>
 struct GatheredAdd {
   static constexpr bool kVector = false;
   static void Run(const T* A, const std::uint32_t* ia, const T* B, const std::uint32_t* ib, T* out,
                   std::size_t n) {
     for (std::size_t k = 0; k < n; ++k) out[k] = A[ia[k]] + B[ib[k]];
+  }
+  // out[k] = x[k] + x[k + 1], each T's own operator+.
+  static void Adjacent(const T* x, T* out, std::size_t n) {
+    for (std::size_t k = 0; k < n; ++k) out[k] = x[k] + x[k + 1];
   }
   // out[k] = +0 + x[k] (a Sum's first push from Identity), each T's own operator+.
   static void FromZero(const T* x, T* out, std::size_t n) {

@@ -576,6 +576,31 @@ CARRIER_AVX512F inline bool RoundNormal8(__m512i bits, const VectorShape& v, __m
   return true;
 }
 
+// a + b per lane as Add computes it (kOdd: the TwoSum round-to-odd sum first, as Add does for
+// every mode but rne with p <= 25), rounded by RoundNormal8; false when a lane is out of range.
+template <Rounding R, bool kOdd>
+CARRIER_AVX512F inline bool AddRound8(__m512d a, __m512d b, const VectorShape& shape,
+                                      __m512d* out) {
+  const __m512d hi = _mm512_add_pd(a, b);
+  __m512i bits = _mm512_castpd_si512(hi);
+  if constexpr (kOdd) {
+    // TwoSum's exact error, then emulated_detail::RoundToOdd: an inexact sum with an even
+    // last bit steps one pattern toward the error (up in magnitude when they share a sign).
+    const __m512i one = _mm512_set1_epi64(1);
+    const __m512d zero = _mm512_setzero_pd();
+    const __m512d bb = _mm512_sub_pd(hi, a);
+    const __m512d err =
+        _mm512_add_pd(_mm512_sub_pd(a, _mm512_sub_pd(hi, bb)), _mm512_sub_pd(b, bb));
+    const __mmask8 step = static_cast<__mmask8>(_mm512_cmp_pd_mask(err, zero, _CMP_NEQ_UQ) &
+                                                _mm512_testn_epi64_mask(bits, one));
+    const __mmask8 same = static_cast<__mmask8>(
+        ~(_mm512_cmp_pd_mask(err, zero, _CMP_GT_OQ) ^ _mm512_cmp_pd_mask(hi, zero, _CMP_GT_OQ)));
+    bits = _mm512_mask_add_epi64(bits, static_cast<__mmask8>(step & same), bits, one);
+    bits = _mm512_mask_sub_epi64(bits, static_cast<__mmask8>(step & ~same), bits, one);
+  }
+  return RoundNormal8<R>(bits, shape, out);
+}
+
 // Additions [0, n - n % 8) of GatheredAdd's contract on the values' doubles in mode R (kOdd:
 // round the TwoSum round-to-odd sum, as Add does for every mode but rne with p <= 25); a step
 // whose lanes are not all in range calls `scalar(k)` for each of its eight k.
@@ -584,8 +609,6 @@ CARRIER_AVX512F std::size_t AddGatheredAvx512(const double* A, const std::uint32
                                               const double* B, const std::uint32_t* ib, double* out,
                                               std::size_t n, const Format& f, Scalar scalar) {
   const VectorShape shape(f);
-  const __m512i one = _mm512_set1_epi64(1);
-  const __m512d zero = _mm512_setzero_pd();
   // Eight operand pairs that are adjacent doubles in one run (a[j] at A[i + 2j], b[j] right
   // after it: a pairwise level's usual case) are two loads and two permutes, not two gathers.
   // The test is in 64-bit lanes (no index arithmetic wraps), on the addresses' distance.
@@ -614,23 +637,8 @@ CARRIER_AVX512F std::size_t AddGatheredAvx512(const double* A, const std::uint32
       a = _mm512_i32gather_pd(iav, A, 8);
       b = _mm512_i32gather_pd(ibv, B, 8);
     }
-    const __m512d hi = _mm512_add_pd(a, b);
-    __m512i bits = _mm512_castpd_si512(hi);
-    if constexpr (kOdd) {
-      // TwoSum's exact error, then emulated_detail::RoundToOdd: an inexact sum with an even
-      // last bit steps one pattern toward the error (up in magnitude when they share a sign).
-      const __m512d bb = _mm512_sub_pd(hi, a);
-      const __m512d err =
-          _mm512_add_pd(_mm512_sub_pd(a, _mm512_sub_pd(hi, bb)), _mm512_sub_pd(b, bb));
-      const __mmask8 step = static_cast<__mmask8>(_mm512_cmp_pd_mask(err, zero, _CMP_NEQ_UQ) &
-                                                  _mm512_testn_epi64_mask(bits, one));
-      const __mmask8 same = static_cast<__mmask8>(
-          ~(_mm512_cmp_pd_mask(err, zero, _CMP_GT_OQ) ^ _mm512_cmp_pd_mask(hi, zero, _CMP_GT_OQ)));
-      bits = _mm512_mask_add_epi64(bits, static_cast<__mmask8>(step & same), bits, one);
-      bits = _mm512_mask_sub_epi64(bits, static_cast<__mmask8>(step & ~same), bits, one);
-    }
     __m512d rounded;
-    if (!RoundNormal8<R>(bits, shape, &rounded)) {
+    if (!AddRound8<R, kOdd>(a, b, shape, &rounded)) {
       for (std::size_t j = k; j < k + 8; ++j) scalar(j);
       continue;
     }
@@ -639,28 +647,43 @@ CARRIER_AVX512F std::size_t AddGatheredAvx512(const double* A, const std::uint32
   return k;
 }
 
-// AddGatheredAvx512 in the mode in force (not stochastic rounding).
-template <class Scalar>
-std::size_t AddGatheredDispatch(Rounding r, const double* A, const std::uint32_t* ia,
-                                const double* B, const std::uint32_t* ib, double* out,
-                                std::size_t n, const Format& f, Scalar scalar) {
+// x[k] + x[k + 1] for k in [0, n - n % 8), as AddGatheredAvx512 (two overlapping loads).
+template <Rounding R, bool kOdd, class Scalar>
+CARRIER_AVX512F std::size_t AdjacentAvx512(const double* x, double* out, std::size_t n,
+                                           const Format& f, Scalar scalar) {
+  const VectorShape shape(f);
+  std::size_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    __m512d rounded;
+    if (!AddRound8<R, kOdd>(_mm512_loadu_pd(x + k), _mm512_loadu_pd(x + k + 1), shape, &rounded)) {
+      for (std::size_t j = k; j < k + 8; ++j) scalar(j);
+      continue;
+    }
+    _mm512_storeu_pd(out + k, rounded);
+  }
+  return k;
+}
+
+// body.template operator()<R, kOdd>() for the mode in force (0 for stochastic rounding, which
+// is Add's alone).
+template <class Body>
+std::size_t InMode(Rounding r, const Format& f, Body&& body) {
   switch (r) {
     case Rounding::kNearestEven:
-      if (f.precision <= 25)
-        return AddGatheredAvx512<Rounding::kNearestEven, false>(A, ia, B, ib, out, n, f, scalar);
-      return AddGatheredAvx512<Rounding::kNearestEven, true>(A, ia, B, ib, out, n, f, scalar);
+      if (f.precision <= 25) return body.template operator()<Rounding::kNearestEven, false>();
+      return body.template operator()<Rounding::kNearestEven, true>();
     case Rounding::kNearestAway:
-      return AddGatheredAvx512<Rounding::kNearestAway, true>(A, ia, B, ib, out, n, f, scalar);
+      return body.template operator()<Rounding::kNearestAway, true>();
     case Rounding::kTowardZero:
-      return AddGatheredAvx512<Rounding::kTowardZero, true>(A, ia, B, ib, out, n, f, scalar);
+      return body.template operator()<Rounding::kTowardZero, true>();
     case Rounding::kUp:
-      return AddGatheredAvx512<Rounding::kUp, true>(A, ia, B, ib, out, n, f, scalar);
+      return body.template operator()<Rounding::kUp, true>();
     case Rounding::kDown:
-      return AddGatheredAvx512<Rounding::kDown, true>(A, ia, B, ib, out, n, f, scalar);
+      return body.template operator()<Rounding::kDown, true>();
     case Rounding::kToOdd:
-      return AddGatheredAvx512<Rounding::kToOdd, true>(A, ia, B, ib, out, n, f, scalar);
+      return body.template operator()<Rounding::kToOdd, true>();
     default:
-      return 0;  // stochastic: Add's own code, one operation at a time
+      return 0;
   }
 }
 
@@ -716,13 +739,31 @@ struct GatheredAdd<FastEmulated<Tag, R>> {
     const Rounding r = T::GetRounding();
     if (fast_emulated_detail::GatheredAddVectorisedFlag() && r != Rounding::kStochastic) {
       static_assert(sizeof(T) == sizeof(double) && std::is_standard_layout_v<T>);
-      k = fast_emulated_detail::AddGatheredDispatch(
-          r, reinterpret_cast<const double*>(A), ia, reinterpret_cast<const double*>(B), ib,
-          reinterpret_cast<double*>(out), n, T::GetFormat(),
-          [&](std::size_t j) { out[j] = A[ia[j]] + B[ib[j]]; });
+      const Format& f = T::GetFormat();
+      k = fast_emulated_detail::InMode(r, f, [&]<Rounding M, bool kOdd>() {
+        return fast_emulated_detail::AddGatheredAvx512<M, kOdd>(
+            reinterpret_cast<const double*>(A), ia, reinterpret_cast<const double*>(B), ib,
+            reinterpret_cast<double*>(out), n, f,
+            [&](std::size_t j) { out[j] = A[ia[j]] + B[ib[j]]; });
+      });
     }
 #endif
     for (; k < n; ++k) out[k] = A[ia[k]] + B[ib[k]];
+  }
+  static void Adjacent(const T* x, T* out, std::size_t n) {
+    std::size_t k = 0;
+#if CARRIER_FAST_EMULATED_AVX512
+    const Rounding r = T::GetRounding();
+    if (fast_emulated_detail::GatheredAddVectorisedFlag() && r != Rounding::kStochastic) {
+      const Format& f = T::GetFormat();
+      k = fast_emulated_detail::InMode(r, f, [&]<Rounding M, bool kOdd>() {
+        return fast_emulated_detail::AdjacentAvx512<M, kOdd>(
+            reinterpret_cast<const double*>(x), reinterpret_cast<double*>(out), n, f,
+            [&](std::size_t j) { out[j] = x[j] + x[j + 1]; });
+      });
+    }
+#endif
+    for (; k < n; ++k) out[k] = x[k] + x[k + 1];
   }
   static void FromZero(const T* x, T* out, std::size_t n) {
     std::size_t k = 0;

@@ -64,6 +64,17 @@ struct Sum {
       for (std::size_t k = 0; k < n; ++k) out[k] = Combine(A[ia[k]], B[ib[k]]);
     }
   }
+  // out[k] = Combine(s[k], s[k + 1]) for k < n (a random:S region's adjacent leaves); cheaper
+  // as one contiguous pass than the tree's pairs one by one where T's additions are.
+  static constexpr bool kCombineAdjacentCheap =
+      kCombineGatheredVector || std::is_floating_point_v<T>;
+  static void CombineAdjacent(const State* s, State* out, std::size_t n) {
+    if constexpr (kCombineGatheredVector) {
+      GatheredAdd<T>::Adjacent(&s->s, &out->s, n);
+    } else {
+      for (std::size_t k = 0; k < n; ++k) out[k] = Combine(s[k], s[k + 1]);
+    }
+  }
   // out[k] = Push(Identity(), x[k]) for k < n: the leaves of a tree, in a batch.
   static void FirstPushes(const Input* x, State* out, std::size_t n) {
     if constexpr (kCombineGatheredVector) {

@@ -345,7 +345,7 @@ bool SameValue(double a, double b) { return ScalarTraits<double>::BitEqual(a, b)
 // on and off, against Emulated's a + b; FromZero over a against Emulated's +0 + a. Layouts:
 // gathered (a and b in one array of distinct values, arbitrary indices), a run of adjacent
 // pairs (a[k] at 2k, b[k] at 2k + 1 of one array: the permute path) and b right after a
-// (B = A + 1, ia = ib: random trees' pairs). Returns the additions checked.
+// (B = A + 1, ia = ib); Adjacent over the run. Returns the additions checked.
 template <class T, class E>
 long CheckBatch(const std::vector<double>& a, const std::vector<double>& b,
                 const std::string& what) {
@@ -392,6 +392,19 @@ long CheckBatch(const std::vector<double>& a, const std::vector<double>& b,
     for (std::size_t k = 0; k < n; ++k) xs[k] = T::FromFormatValue(a[k]);
     GatheredAdd<T>::FromZero(xs.data(), out.data(), n);
     check("from zero", on, want0, a);
+    // Adjacent over the interleaved pairs a0 b0 a1 b1 ...: even k is a + b, odd k is b[k/2] +
+    // a[k/2 + 1] (n - 1 of them, checked against Emulated here).
+    std::vector<T> adjacent(2 * n - 1);
+    GatheredAdd<T>::Adjacent(pairs.data(), adjacent.data(), 2 * n - 1);
+    for (std::size_t k = 0; k + 1 < 2 * n; ++k) {
+      const double x = pairs[k].Value(), y = pairs[k + 1].Value();
+      const double expect = (E::FromFormatValue(x) + E::FromFormatValue(y)).Value();
+      ++checked;
+      if (!SameValue(adjacent[k].Value(), expect) && bad++ < 5)
+        FAIL_CHECK(what << "/" << RoundingName(T::GetRounding()) << " adjacent vector=" << on
+                        << " k=" << k << " " << Exact(x) << " + " << Exact(y) << ": Emulated "
+                        << Exact(expect) << " batch " << Exact(adjacent[k].Value()));
+    }
   }
   UseGatheredAddVectorised(true);
   CHECK(bad == 0);
