@@ -584,19 +584,18 @@ CARRIER_AVX512F inline bool AddRound8(__m512d a, __m512d b, const VectorShape& s
   const __m512d hi = _mm512_add_pd(a, b);
   __m512i bits = _mm512_castpd_si512(hi);
   if constexpr (kOdd) {
-    // TwoSum's exact error, then emulated_detail::RoundToOdd: an inexact sum with an even
-    // last bit steps one pattern toward the error (up in magnitude when they share a sign).
-    const __m512i one = _mm512_set1_epi64(1);
-    const __m512d zero = _mm512_setzero_pd();
+    // TwoSum's exact error, then emulated_detail::RoundToOdd in the form "truncate, then set
+    // the last bit when inexact": a nonzero error of the other sign than hi means hi lies past
+    // the exact sum, one pattern down in magnitude truncates it; the odd step is then the
+    // OR of 1. (Same result in each case of RoundToOdd: odd hi stays; even hi steps toward
+    // the error.)
     const __m512d bb = _mm512_sub_pd(hi, a);
     const __m512d err =
         _mm512_add_pd(_mm512_sub_pd(a, _mm512_sub_pd(hi, bb)), _mm512_sub_pd(b, bb));
-    const __mmask8 step = static_cast<__mmask8>(_mm512_cmp_pd_mask(err, zero, _CMP_NEQ_UQ) &
-                                                _mm512_testn_epi64_mask(bits, one));
-    const __mmask8 same = static_cast<__mmask8>(
-        ~(_mm512_cmp_pd_mask(err, zero, _CMP_GT_OQ) ^ _mm512_cmp_pd_mask(hi, zero, _CMP_GT_OQ)));
-    bits = _mm512_mask_add_epi64(bits, static_cast<__mmask8>(step & same), bits, one);
-    bits = _mm512_mask_sub_epi64(bits, static_cast<__mmask8>(step & ~same), bits, one);
+    const __mmask8 inexact = _mm512_cmp_pd_mask(err, _mm512_setzero_pd(), _CMP_NEQ_UQ);
+    const __m512i past = _mm512_srai_epi64(_mm512_xor_si512(_mm512_castpd_si512(err), bits), 63);
+    bits = _mm512_mask_add_epi64(bits, inexact, bits, past);
+    bits = _mm512_mask_or_epi64(bits, inexact, bits, _mm512_set1_epi64(1));
   }
   return RoundNormal8<R>(bits, shape, out);
 }
