@@ -102,9 +102,9 @@ using InputOf = typename C::Input;
 
 // A carrier whose independent operations run faster in a batch (Sum over a scalar with a
 // vector GatheredAdd): C::CombineGathered(A, ia, B, ib, out, n) sets out[k] =
-// Combine(A[ia[k]], B[ib[k]]), C::FirstPushes(x, out, n) sets out[k] = PushOne(Identity(),
-// x[k]) and C::CombineAdjacent(s, out, n) sets out[k] = Combine(s[k], s[k + 1]). Pairwise and
-// random trees then evaluate their leaves in one batch and their combines a level at a time.
+// Combine(A[ia[k]], B[ib[k]]) and C::FirstPushes(x, out, n) sets out[k] = PushOne(Identity(),
+// x[k]). Pairwise and random trees then evaluate their leaves in one batch and their combines
+// a level at a time.
 template <class C>
 concept HasVectorCombine = Carrier<C> &&
     requires(const typename C::State* s, typename C::State* o, const typename C::Input* x,
@@ -112,7 +112,6 @@ concept HasVectorCombine = Carrier<C> &&
   C::kCombineGatheredVector;
   C::CombineGathered(s, i, s, i, o, std::size_t{1});
   C::FirstPushes(x, o, std::size_t{1});
-  C::CombineAdjacent(s, o, std::size_t{1});
 } && C::kCombineGatheredVector;
 
 // A carrier for which combining every adjacent pair of a region's leaves in one contiguous
@@ -460,12 +459,23 @@ StateOf<C> RandomRegion(const InputOf<C>* x, const RandomSplitter& split, std::u
     w.level.push_back(j);
     j = level_end;
   }
+  // Leaves; then the pairs (for a HasCheapAdjacent carrier every adjacent pair of leaves in
+  // one contiguous pass, the tree's pairs among them: a pair's slot is cap + its first input);
+  // then the nodes, each level's independent of one another (their children are pairs, leaves
+  // or nodes of deeper levels): deepest level first, a level per batch where batches are
+  // vectorised, else one node at a time in reverse queue order.
   if constexpr (HasVectorCombine<C>) {
     C::FirstPushes(x + lo, S, m);
-    // Every adjacent pair of leaves in one contiguous pass (the tree's pairs are among them:
-    // a pair's slot is cap + its first input), then each level's nodes (independent of one
-    // another: their children are pairs, leaves or nodes of deeper levels), deepest first.
+  } else {
+    for (std::uint32_t i = 0; i < m; ++i) S[i] = PushOne<C>(C::Identity(), x[lo + i]);
+  }
+  if constexpr (HasCheapAdjacent<C>) {
     C::CombineAdjacent(S, S + cap, m - 1);
+  } else {
+    for (std::uint32_t k = 0; k < q.pairs; ++k)
+      S[cap + q.pair[k]] = C::Combine(S[q.pair[k]], S[q.pair[k] + 1]);
+  }
+  if constexpr (HasVectorCombine<C>) {
     std::uint32_t end = q.tail;
     for (std::size_t l = w.level.size(); l-- > 0;) {
       const std::uint32_t start = w.level[l];
@@ -473,13 +483,6 @@ StateOf<C> RandomRegion(const InputOf<C>* x, const RandomSplitter& split, std::u
       end = start;
     }
   } else {
-    for (std::uint32_t i = 0; i < m; ++i) S[i] = PushOne<C>(C::Identity(), x[lo + i]);
-    if constexpr (HasCheapAdjacent<C>) {
-      C::CombineAdjacent(S, S + cap, m - 1);
-    } else {
-      for (std::uint32_t k = 0; k < q.pairs; ++k)
-        S[cap + q.pair[k]] = C::Combine(S[q.pair[k]], S[q.pair[k] + 1]);
-    }
     for (std::uint32_t t = q.tail; t-- > 0;)
       S[2 * cap + t] = C::Combine(S[q.left[t]], S[q.right[t]]);
   }

@@ -546,14 +546,17 @@ struct VectorShape {
   }
 };
 
+// Whether every lane's magnitude lies in [low, high) (false for NaN).
+CARRIER_AVX512F inline bool AllInRange8(__m512d magnitude, __m512d low, __m512d high) {
+  return (_mm512_cmp_pd_mask(magnitude, low, _CMP_GE_OQ) &
+          _mm512_cmp_pd_mask(magnitude, high, _CMP_LT_OQ)) == 0xff;
+}
+
 template <Rounding R>
 CARRIER_AVX512F inline bool RoundNormal8(__m512i bits, const VectorShape& v, __m512d* out) {
   const __m512i sign = _mm512_andnot_si512(_mm512_set1_epi64(0x7fffffffffffffffLL), bits);
   const __m512i mag = _mm512_xor_si512(bits, sign);
-  const __m512d av = _mm512_castsi512_pd(mag);
-  const __mmask8 in = static_cast<__mmask8>(_mm512_cmp_pd_mask(av, v.low, _CMP_GE_OQ) &
-                                            _mm512_cmp_pd_mask(av, v.high, _CMP_LT_OQ));
-  if (in != 0xff) return false;
+  if (!AllInRange8(_mm512_castsi512_pd(mag), v.low, v.high)) return false;
   __m512i r;
   if constexpr (R == Rounding::kNearestEven) {
     const __m512i lsb = _mm512_and_si512(_mm512_srl_epi64(mag, v.drop), _mm512_set1_epi64(1));
@@ -697,10 +700,7 @@ CARRIER_AVX512F std::size_t FromZeroAvx512(const double* x, double* out, std::si
   std::size_t k = 0;
   for (; k + 8 <= n; k += 8) {
     const __m512d v = _mm512_loadu_pd(x + k);
-    const __m512d av = _mm512_abs_pd(v);
-    const __mmask8 in = static_cast<__mmask8>(_mm512_cmp_pd_mask(av, low, _CMP_GE_OQ) &
-                                              _mm512_cmp_pd_mask(av, high, _CMP_LT_OQ));
-    if (in != 0xff) {
+    if (!AllInRange8(_mm512_abs_pd(v), low, high)) {
       for (std::size_t j = k; j < k + 8; ++j) scalar(j);
       continue;
     }
@@ -727,54 +727,61 @@ inline bool UseGatheredAddVectorised(bool on) {
 }
 
 // The vector form for every FastEmulated; stochastic rounding runs Add one operation at a time.
+// Each batch: the vector part [0, k) where it runs (its out-of-range steps and the tail by
+// `one`, the operation itself), then the rest by `one`.
 template <class Tag, Rounding R>
 struct GatheredAdd<FastEmulated<Tag, R>> {
   using T = FastEmulated<Tag, R>;
   static constexpr bool kVector = R != Rounding::kStochastic;
   static void Run(const T* A, const std::uint32_t* ia, const T* B, const std::uint32_t* ib, T* out,
                   std::size_t n) {
+    auto one = [&](std::size_t j) { out[j] = A[ia[j]] + B[ib[j]]; };
     std::size_t k = 0;
 #if CARRIER_FAST_EMULATED_AVX512
-    const Rounding r = T::GetRounding();
-    if (fast_emulated_detail::GatheredAddVectorisedFlag() && r != Rounding::kStochastic) {
-      static_assert(sizeof(T) == sizeof(double) && std::is_standard_layout_v<T>);
+    if (VectorRuns()) {
       const Format& f = T::GetFormat();
-      k = fast_emulated_detail::InMode(r, f, [&]<Rounding M, bool kOdd>() {
-        return fast_emulated_detail::AddGatheredAvx512<M, kOdd>(
-            reinterpret_cast<const double*>(A), ia, reinterpret_cast<const double*>(B), ib,
-            reinterpret_cast<double*>(out), n, f,
-            [&](std::size_t j) { out[j] = A[ia[j]] + B[ib[j]]; });
+      k = fast_emulated_detail::InMode(T::GetRounding(), f, [&]<Rounding M, bool kOdd>() {
+        return fast_emulated_detail::AddGatheredAvx512<M, kOdd>(Doubles(A), ia, Doubles(B), ib,
+                                                                Doubles(out), n, f, one);
       });
     }
 #endif
-    for (; k < n; ++k) out[k] = A[ia[k]] + B[ib[k]];
+    for (; k < n; ++k) one(k);
   }
   static void Adjacent(const T* x, T* out, std::size_t n) {
+    auto one = [&](std::size_t j) { out[j] = x[j] + x[j + 1]; };
     std::size_t k = 0;
 #if CARRIER_FAST_EMULATED_AVX512
-    const Rounding r = T::GetRounding();
-    if (fast_emulated_detail::GatheredAddVectorisedFlag() && r != Rounding::kStochastic) {
+    if (VectorRuns()) {
       const Format& f = T::GetFormat();
-      k = fast_emulated_detail::InMode(r, f, [&]<Rounding M, bool kOdd>() {
-        return fast_emulated_detail::AdjacentAvx512<M, kOdd>(
-            reinterpret_cast<const double*>(x), reinterpret_cast<double*>(out), n, f,
-            [&](std::size_t j) { out[j] = x[j] + x[j + 1]; });
+      k = fast_emulated_detail::InMode(T::GetRounding(), f, [&]<Rounding M, bool kOdd>() {
+        return fast_emulated_detail::AdjacentAvx512<M, kOdd>(Doubles(x), Doubles(out), n, f, one);
       });
     }
 #endif
-    for (; k < n; ++k) out[k] = x[k] + x[k + 1];
+    for (; k < n; ++k) one(k);
   }
   static void FromZero(const T* x, T* out, std::size_t n) {
+    auto one = [&](std::size_t j) { out[j] = T() + x[j]; };
     std::size_t k = 0;
 #if CARRIER_FAST_EMULATED_AVX512
-    if (fast_emulated_detail::GatheredAddVectorisedFlag() &&
-        T::GetRounding() != Rounding::kStochastic) {
-      k = fast_emulated_detail::FromZeroAvx512(reinterpret_cast<const double*>(x),
-                                               reinterpret_cast<double*>(out), n, T::GetFormat(),
-                                               [&](std::size_t j) { out[j] = T() + x[j]; });
-    }
+    if (VectorRuns())
+      k = fast_emulated_detail::FromZeroAvx512(Doubles(x), Doubles(out), n, T::GetFormat(), one);
 #endif
-    for (; k < n; ++k) out[k] = T() + x[k];
+    for (; k < n; ++k) one(k);
+  }
+
+ private:
+  static bool VectorRuns() {
+    return fast_emulated_detail::GatheredAddVectorisedFlag() &&
+           T::GetRounding() != Rounding::kStochastic;
+  }
+  // The values' doubles (a FastEmulated is one double).
+  template <class V>
+  static auto* Doubles(V* v) {
+    static_assert(sizeof(T) == sizeof(double) && std::is_standard_layout_v<T>);
+    using D = std::conditional_t<std::is_const_v<V>, const double, double>;
+    return reinterpret_cast<D*>(v);
   }
 };
 

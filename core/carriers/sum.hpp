@@ -50,38 +50,33 @@ struct Sum {
   CARRIER_HD static Input PadInput() { return ScalarTraits<T>::NegZero(); }
   static std::array<T, 1> Components(const Result& r) { return {r}; }
 
-  // Independent combines in a batch (FastReplay's levels): out[k] = Combine(A[ia[k]],
-  // B[ib[k]]) for k < n, bit for bit; vectorised where GatheredAdd<T> has a vector form
-  // (kCombineGatheredVector), the plain loop otherwise.
+  // Batches for the fast replay's levels (core/fast_replay.hpp), through GatheredAdd<T>
+  // (core/scalar.hpp: T's own additions, as Combine and Push make them, vectorised where T has
+  // a vector form): CombineGathered sets out[k] = Combine(A[ia[k]], B[ib[k]]), CombineAdjacent
+  // out[k] = Combine(s[k], s[k + 1]) and FirstPushes out[k] = Push(Identity(), x[k]), k < n.
+  // kCombineGatheredVector: the batches are vectorised. kCombineAdjacentCheap: every adjacent
+  // pair of a random:S region in one pass costs less than the tree's pairs one by one.
   static constexpr bool kCombineGatheredVector = GatheredAdd<T>::kVector;
-  static void CombineGathered(const State* A, const std::uint32_t* ia, const State* B,
-                              const std::uint32_t* ib, State* out, std::size_t n) {
-    if constexpr (kCombineGatheredVector) {
-      static_assert(sizeof(State) == sizeof(T) && std::is_standard_layout_v<State>,
-                    "a State array must be an array of T");
-      GatheredAdd<T>::Run(&A->s, ia, &B->s, ib, &out->s, n);
-    } else {
-      for (std::size_t k = 0; k < n; ++k) out[k] = Combine(A[ia[k]], B[ib[k]]);
-    }
-  }
-  // out[k] = Combine(s[k], s[k + 1]) for k < n (a random:S region's adjacent leaves); cheaper
-  // as one contiguous pass than the tree's pairs one by one where T's additions are.
   static constexpr bool kCombineAdjacentCheap =
       kCombineGatheredVector || std::is_floating_point_v<T>;
-  static void CombineAdjacent(const State* s, State* out, std::size_t n) {
-    if constexpr (kCombineGatheredVector) {
-      GatheredAdd<T>::Adjacent(&s->s, &out->s, n);
-    } else {
-      for (std::size_t k = 0; k < n; ++k) out[k] = Combine(s[k], s[k + 1]);
-    }
+  static void CombineGathered(const State* A, const std::uint32_t* ia, const State* B,
+                              const std::uint32_t* ib, State* out, std::size_t n) {
+    GatheredAdd<T>::Run(Scalars(A), ia, Scalars(B), ib, Scalars(out), n);
   }
-  // out[k] = Push(Identity(), x[k]) for k < n: the leaves of a tree, in a batch.
+  static void CombineAdjacent(const State* s, State* out, std::size_t n) {
+    GatheredAdd<T>::Adjacent(Scalars(s), Scalars(out), n);
+  }
   static void FirstPushes(const Input* x, State* out, std::size_t n) {
-    if constexpr (kCombineGatheredVector) {
-      GatheredAdd<T>::FromZero(x, &out->s, n);
-    } else {
-      for (std::size_t k = 0; k < n; ++k) out[k] = Push(Identity(), x[k]);
-    }
+    GatheredAdd<T>::FromZero(x, Scalars(out), n);
+  }
+
+ private:
+  // A State array read as the array of its sums.
+  template <class S>
+  static auto* Scalars(S* s) {
+    static_assert(sizeof(State) == sizeof(T) && std::is_standard_layout_v<State>,
+                  "the batches read a State array as an array of T");
+    return &s->s;
   }
 };
 
