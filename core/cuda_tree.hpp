@@ -128,6 +128,17 @@ inline MergeTree BuildCudaTree(const CudaSchedule& s, std::uint64_t n) {
   const ChainMode mode = s.lift ? ChainMode::kLiftTile : ChainMode::kPush;
   // Block pass chains.
   const std::uint64_t run = s.blocks == 0 ? s.items : (n + P - 1) / P;  // blocked run length
+  // A fixed GRID far above n makes a tree of idle threads whatever n is (cuda:64:2:...:1111111
+  // over one input: 71 million empty chains, 2 GB): refused past kMaxIdleThreads, as strided:K
+  // and omp:P refuse their empty lanes and chunks, so a large GRID cannot exhaust memory.
+  constexpr std::uint64_t kMaxIdleThreads = std::uint64_t{1} << 20;
+  const std::uint64_t active =
+      s.arrangement == CudaArrangement::kStriped ? std::min(n, P) : (n + run - 1) / run;
+  if (P - active > kMaxIdleThreads)
+    throw ScheduleError("schedule '" + t.schedule + "' over n = " + std::to_string(n) + " leaves " +
+                        std::to_string(P - active) +
+                        " of its threads without input; its tree is built for at most 2^20 "
+                        "idle threads (give a smaller GRID or auto)");
   t.chains.reserve(P + T);
   for (std::uint64_t g = 0; g < P; ++g) {
     Chain c{0, 0, 1, mode};

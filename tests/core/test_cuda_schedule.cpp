@@ -223,6 +223,17 @@ TEST_CASE("cuda schedules no GPU could run are one-line errors", "[fast][schedul
   // A fixed grid too large for a tree in memory (one chain per thread).
   CHECK_THROWS_AS(carrier::BuildTree(ParseSchedule("cuda:1024:1:blocked:shfl:seq:2000000"), 10),
                   ScheduleError);
+  // A fixed grid whose idle threads alone would fill memory (found by fuzz_schedule: 71 million
+  // empty chains for one input), refused; the same grid over inputs that keep its threads busy
+  // is not, and 2^20 idle threads are still built.
+  CHECK_THROWS_AS(carrier::BuildTree(ParseSchedule("cuda:64:2:blocked:shfl:seq:1111111"), 1),
+                  ScheduleError);
+  CHECK_THROWS_AS(carrier::BuildTree(ParseSchedule("cuda:32:1:striped:shfl:seq:32769"), 1),
+                  ScheduleError);
+  CHECK(carrier::BuildTree(ParseSchedule("cuda:32:1:striped:shfl:seq:32768"), 1).chains.size() >=
+        (std::size_t{1} << 20));
+  CHECK(carrier::BuildTree(ParseSchedule("cuda:32:1:blocked:shfl:seq:32769"), 32769 * 32)
+            .chains.size() >= 32769 * 32);
 }
 
 TEST_CASE("cuda trees are valid and equal the lane-by-lane kernel simulation",
