@@ -45,6 +45,9 @@
 //   of one another) in one CombineGathered, eight lanes per vector instruction. The lanes are
 //   distinct nodes of the tree, each with its own operands: nothing is reassociated. The
 //   states are the same as node-by-node evaluation; only the time at which each is computed moves.
+//   Such carriers also hand their push chains over whole (HasBatchChains: seq, blocked tiles
+//   kTileBatch at a time, strided rows, sibling leaf chains): eight chains per vector
+//   instruction, one chain per lane, each chain's inputs in its own order.
 //   The tree overload evaluates any explicit MergeTree: chains first (single-input chains
 //   inline, stride-1 chains of equal length kLanes at a time), then combines in tree order.
 //
@@ -53,6 +56,7 @@
 // Threads: none of its own; reentrant.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -125,6 +129,17 @@ concept HasCheapAdjacent = Carrier<C> &&
   C::CombineAdjacent(s, o, std::size_t{1});
 } && C::kCombineAdjacentCheap;
 
+// A carrier whose push chains run faster handed over whole (Sum over FastEmulated: eight chains
+// per vector instruction, the mode decided once per call): C::PushChains(acc, x, first, lanes,
+// count, stride) sets, for j < count and w < lanes, acc[w] = Push(acc[w], x[first[w] + j stride])
+// (lanes are independent; each chain's pushes in its order).
+template <class C>
+concept HasBatchChains = Carrier<C> &&
+    requires(typename C::State* s, const typename C::Input* x, const std::uint64_t* f) {
+  C::kPushChainsBatched;
+  C::PushChains(s, x, f, std::size_t{1}, std::uint64_t{1}, std::uint64_t{1});
+} && C::kPushChainsBatched;
+
 // One chain, exactly as ReplayChain (core/replay.hpp) computes it.
 template <Carrier C>
 StateOf<C> Chain1(const InputOf<C>* x, std::uint64_t first, std::uint64_t count,
@@ -140,6 +155,10 @@ StateOf<C> Chain1(const InputOf<C>* x, std::uint64_t first, std::uint64_t count,
     }
   }
   StateOf<C> s = C::Identity();
+  if constexpr (HasBatchChains<C>) {
+    C::PushChains(&s, x, &first, 1, count, stride);
+    return s;
+  }
   const InputOf<C>* p = x + first;
   if (stride == 1) {
     for (std::uint64_t j = 0; j < count; ++j) s = PushOne<C>(s, p[j]);
@@ -156,6 +175,11 @@ void ChainsTogether(const InputOf<C>* x, const std::uint64_t* first, std::uint64
                     std::uint64_t stride, StateOf<C>* out) {
   std::array<StateOf<C>, W> s;
   for (std::size_t w = 0; w < W; ++w) s[w] = C::Identity();
+  if constexpr (HasBatchChains<C>) {
+    C::PushChains(s.data(), x, first, W, count, stride);
+    for (std::size_t w = 0; w < W; ++w) out[w] = s[w];
+    return;
+  }
   std::array<const InputOf<C>*, W> p;
   for (std::size_t w = 0; w < W; ++w) p[w] = x + first[w];
   for (std::uint64_t j = 0; j < count; ++j) {
@@ -304,13 +328,30 @@ StateOf<C> PairwiseOverStates(const StateOf<C>* s, std::size_t lo,
   return C::Combine(a, b);
 }
 
-// The tile states of blocked:T for tiles [t0, t1), into out[0 .. t1 - t0).
+// Tiles of blocked:T per batch: kLanes, or for a HasBatchChains carrier 32 (four vectors of
+// chains in flight, core/scalar.hpp GatheredAdd::Chains).
+template <Carrier C>
+inline constexpr std::size_t kTileBatch = HasBatchChains<C> ? 32 : kLanes;
+
+// The tile states of blocked:T for tiles [t0, t1) (at most kTileBatch<C>), into
+// out[0 .. t1 - t0).
 template <Carrier C>
 void BlockedTiles(const InputOf<C>* x, std::uint64_t n, std::uint64_t tile, bool lift,
                   std::uint64_t t0, std::uint64_t t1, StateOf<C>* out) {
   std::uint64_t t = t0;
   const std::uint64_t full_tiles = n / tile;  // tiles of exactly `tile` elements
-  if (!lift) {
+  if constexpr (HasBatchChains<C>) {
+    const std::uint64_t full_end = std::max(t0, std::min(t1, full_tiles));
+    if (!lift && full_end > t0) {
+      std::array<std::uint64_t, kTileBatch<C>> first;
+      for (std::uint64_t u = t0; u < full_end; ++u) {
+        first[u - t0] = u * tile;
+        out[u - t0] = C::Identity();
+      }
+      C::PushChains(out, x, first.data(), full_end - t0, tile, 1);
+      t = full_end;
+    }
+  } else if (!lift) {
     for (; t + kLanes <= std::min(t1, full_tiles); t += kLanes) {
       std::uint64_t first[kLanes];
       for (std::size_t w = 0; w < kLanes; ++w) first[w] = (t + w) * tile;
@@ -342,10 +383,10 @@ template <Carrier C>
 StateOf<C> Blocked(const InputOf<C>* x, std::uint64_t n, const Schedule& s) {
   const std::uint64_t tiles = (n + s.tile - 1) / s.tile;
   if (s.outer == OuterOrder::kPairwise) return BlockedPairwise<C>(x, n, s.tile, s.lift, 0, tiles);
-  StateOf<C> buf[kLanes];
+  StateOf<C> buf[kTileBatch<C>];
   StateOf<C> acc{};
-  for (std::uint64_t t = 0; t < tiles; t += kLanes) {
-    const std::uint64_t end = std::min(tiles, t + kLanes);
+  for (std::uint64_t t = 0; t < tiles; t += kTileBatch<C>) {
+    const std::uint64_t end = std::min(tiles, t + kTileBatch<C>);
     BlockedTiles<C>(x, n, s.tile, s.lift, t, end, buf);
     std::size_t w = 0;
     if (t == 0) acc = buf[w++];
@@ -366,6 +407,9 @@ StateOf<C> Strided(const InputOf<C>* x, std::uint64_t n, const Schedule& s) {
   const std::uint64_t full_rows = n / K;                // rows every lane has
   const std::uint64_t T = s.tile == 0 ? rows : s.tile;  // elements per tile (0: whole lane)
   std::vector<StateOf<C>> cur(K, C::Identity());
+  std::vector<std::uint64_t> lane_first;  // HasBatchChains: lane k's input in a row is row[k]
+  if constexpr (HasBatchChains<C>)
+    for (std::uint64_t k = 0; k < K; ++k) lane_first.push_back(k);
   for (std::uint64_t j = 0; j * T < rows || (j == 0 && rows == 0); ++j) {
     // Tile j of every lane that has one: rows [r0, r1).
     const std::uint64_t r0 = j * T, r1 = std::min(rows, r0 + T);
@@ -378,9 +422,14 @@ StateOf<C> Strided(const InputOf<C>* x, std::uint64_t n, const Schedule& s) {
     } else {
       for (std::uint64_t k = 0; k < K; ++k) cur[k] = C::Identity();
       const std::uint64_t full_end = std::min(r1, full_rows);
-      for (std::uint64_t r = r0; r < full_end; ++r) {
-        const InputOf<C>* row = x + r * K;
-        for (std::uint64_t k = 0; k < K; ++k) cur[k] = PushOne<C>(cur[k], row[k]);
+      if constexpr (HasBatchChains<C>) {
+        if (full_end > r0)
+          C::PushChains(cur.data(), x + r0 * K, lane_first.data(), K, full_end - r0, K);
+      } else {
+        for (std::uint64_t r = r0; r < full_end; ++r) {
+          const InputOf<C>* row = x + r * K;
+          for (std::uint64_t k = 0; k < K; ++k) cur[k] = PushOne<C>(cur[k], row[k]);
+        }
       }
       for (std::uint64_t r = std::max(r0, full_end); r < r1; ++r)
         for (std::uint64_t k = 0; r * K + k < n; ++k) cur[k] = PushOne<C>(cur[k], x[r * K + k]);

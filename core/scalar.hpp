@@ -61,8 +61,9 @@ struct ScalarTraits {
 // Independent additions in a batch, for the fast replay's levels (core/fast_replay.hpp, through
 // Sum<T>::CombineGathered): out[k] = A[ia[k]] + B[ib[k]] for k < n, each T's own operator+, so
 // bit for bit what a loop of them gives (out may not overlap an operand read in the same
-// call). Adjacent and FromZero are the same for x[k] + x[k + 1] and +0 + x[k]. The primary template
-// is those loops. A scalar type with a vector form specialises it with kVector = true
+// call). Adjacent and FromZero are the same for x[k] + x[k + 1] and +0 + x[k], Chains for
+// independent chains of additions (blocked tiles, strided lanes, a seq chain). The primary
+// template is those loops. A scalar type with a vector form specialises it with kVector = true
 // (precision/fast_emulated.hpp); the replay only batches where kVector holds, and keeps its scalar
 // order of evaluation elsewhere.
 template <class T>
@@ -79,6 +80,18 @@ struct GatheredAdd {
   // out[k] = +0 + x[k] (a Sum's first push from Identity), each T's own operator+.
   static void FromZero(const T* x, T* out, std::size_t n) {
     for (std::size_t k = 0; k < n; ++k) out[k] = ScalarTraits<T>::Zero() + x[k];
+  }
+  // `lanes` independent chains advanced together: for j < count, for w < lanes,
+  //   acc[w] = acc[w] + x[first[w] + j * stride],
+  // each T's own operator+. Every chain adds its inputs in its own order; no two lanes share a
+  // state, so a specialisation may advance them in any interleaving (a vector of lanes, or one
+  // lane after another).
+  static void Chains(T* acc, const T* x, const std::uint64_t* first, std::size_t lanes,
+                     std::uint64_t count, std::uint64_t stride) {
+    for (std::uint64_t j = 0; j < count; ++j) {
+      const std::uint64_t off = j * stride;
+      for (std::size_t w = 0; w < lanes; ++w) acc[w] = acc[w] + x[first[w] + off];
+    }
   }
 };
 

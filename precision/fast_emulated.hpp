@@ -68,7 +68,7 @@ namespace fast_emulated_detail {
 // in f and below the top one, where RoundToFormat's result is "drop the low 53 - p bits of the
 // pattern, adding one quantum when the mode says up" (its own rule for that case, restated);
 // returns false (out untouched) otherwise.
-inline bool RoundNormal(double x, const Format& f, Rounding r, double* out) {
+[[gnu::always_inline]] inline bool RoundNormal(double x, const Format& f, Rounding r, double* out) {
   const std::uint64_t bits = std::bit_cast<std::uint64_t>(x);
   const std::uint64_t sign = bits & (std::uint64_t{1} << 63);
   const std::uint64_t mag = bits ^ sign;
@@ -347,6 +347,9 @@ class FastEmulated {
   friend std::ostream& operator<<(std::ostream& os, FastEmulated a) { return os << a.v_; }
 
  private:
+  template <class>
+  friend struct GatheredAdd;  // its chains call AddIn with the mode and format read once
+
   static FastEmulated Wrap(Slow s) { return FromFormatValue(s.Value()); }
   [[gnu::noinline]] static FastEmulated SlowDiv(double a, double b) {
     return Wrap(Slow::FromFormatValue(a) / Slow::FromFormatValue(b));
@@ -434,10 +437,10 @@ class FastEmulated {
       return FromFormatValue(Mode() == Rounding::kDown ? b : b + 0.0);
     }
 #endif
-    const double hi = a + b;
-    double out;
     if constexpr (kStatic) {
       using S = fast_emulated_detail::StaticShape<Tag>;
+      const double hi = a + b;
+      double out;
       double v = hi;
       if constexpr (!(R == Rounding::kNearestEven && S::kP <= 25)) {
         const double bb = hi - a;  // TwoSum: err = (a + b) - hi exactly
@@ -446,24 +449,37 @@ class FastEmulated {
       }
       if (fast_emulated_detail::RoundNormalStatic<S::kP, S::kEmin, S::kEmax, R>(v, &out))
         return FromFormatValue(out);
+      return ZeroOrSlowAdd(a, b, hi, R);
     } else {
-      const Rounding r = Mode();
-      if (r != Rounding::kStochastic) {
-        const carrier::Format& f = Fmt();
-        double v = hi;
-        if (!(r == Rounding::kNearestEven && f.precision <= 25)) {
-          const double bb = hi - a;
-          const double err = (a - (hi - bb)) + (b - bb);
-          v = emulated_detail::RoundToOdd(hi, err);
-        }
-        if (fast_emulated_detail::RoundNormal(v, f, r, &out)) return FromFormatValue(out);
-      }
+      return AddIn(a, b, Mode(), Fmt());
     }
-    // An exact zero sum (the double sum of two format values is zero only when the exact one
-    // is: Welford's 0 + 0 and Kahan's vanishing corrections): Emulated's ZeroSum, which
-    // RoundToFormat returns unchanged; -0 under rd, else the double sum's own sign.
-    if (hi == 0 && Deterministic()) {
-      if (Mode() == Rounding::kDown)
+  }
+  // Add's case for a format or mode known at run time, given them: r and f must be the mode
+  // and format in force (Mode(), Fmt()). GatheredAdd's chains read them once per call instead
+  // of once per addition (a thread-local read, a call where the code is position-independent).
+  [[gnu::always_inline]] static FastEmulated AddIn(double a, double b, Rounding r,
+                                                   const carrier::Format& f) {
+    const double hi = a + b;
+    if (r != Rounding::kStochastic) {
+      double out;
+      double v = hi;
+      if (!(r == Rounding::kNearestEven && f.precision <= 25)) {
+        const double bb = hi - a;
+        const double err = (a - (hi - bb)) + (b - bb);
+        v = emulated_detail::RoundToOdd(hi, err);
+      }
+      if (fast_emulated_detail::RoundNormal(v, f, r, &out)) return FromFormatValue(out);
+    }
+    return ZeroOrSlowAdd(a, b, hi, r);
+  }
+  // An exact zero sum hi = a + b (the double sum of two format values is zero only when the
+  // exact one is: Welford's 0 + 0 and Kahan's vanishing corrections): Emulated's ZeroSum, which
+  // RoundToFormat returns unchanged; -0 under rd, else the double sum's own sign. Otherwise
+  // (and under stochastic rounding) Emulated's addition.
+  [[gnu::always_inline]] static FastEmulated ZeroOrSlowAdd(double a, double b, double hi,
+                                                           Rounding r) {
+    if (hi == 0 && r != Rounding::kStochastic) {
+      if (r == Rounding::kDown)
         return FromFormatValue((std::signbit(a) || std::signbit(b)) ? -0.0 : 0.0);
       return FromFormatValue(hi);
     }
@@ -510,6 +526,9 @@ struct ScalarTraits<FastEmulated<Tag, R>> {
 // operations as Add on each lane, so the same bits. A step in which any lane's result is
 // outside RoundNormal's range (a zero, subnormal or near-overflow sum, inf or NaN) is done by
 // Add itself, lane by lane, as is the tail below eight; stochastic rounding is Add's alone.
+// Chains (independent chains of additions) puts one chain in each lane and keeps up to four
+// vectors of chains in flight; fewer than eight chains run in scalar code, with a dynamic mode
+// fixed once per call.
 
 namespace fast_emulated_detail {
 
@@ -666,6 +685,90 @@ CARRIER_AVX512F std::size_t AdjacentAvx512(const double* x, double* out, std::si
   return k;
 }
 
+// The 8 x 8 transpose of r[0..8) (r[w][s] -> r[s][w]): pairs of rows interleaved, then 128-bit
+// and 256-bit blocks exchanged.
+CARRIER_AVX512F [[gnu::always_inline]] inline void Transpose8x8(__m512d* r) {
+  __m512d t[8], u[8];
+  for (int k = 0; k < 8; k += 2) {
+    t[k] = _mm512_unpacklo_pd(r[k], r[k + 1]);
+    t[k + 1] = _mm512_unpackhi_pd(r[k], r[k + 1]);
+  }
+  for (int k = 0; k < 8; k += 4) {
+    u[k] = _mm512_shuffle_f64x2(t[k], t[k + 2], 0x88);
+    u[k + 1] = _mm512_shuffle_f64x2(t[k + 1], t[k + 3], 0x88);
+    u[k + 2] = _mm512_shuffle_f64x2(t[k], t[k + 2], 0xdd);
+    u[k + 3] = _mm512_shuffle_f64x2(t[k + 1], t[k + 3], 0xdd);
+  }
+  for (int k = 0; k < 4; ++k) {
+    r[k] = _mm512_shuffle_f64x2(u[k], u[k + 4], 0x88);
+    r[k + 4] = _mm512_shuffle_f64x2(u[k], u[k + 4], 0xdd);
+  }
+}
+
+// One step of one group of ChainsAvx512: a += b on its eight lanes, or, where a lane leaves
+// the range, the group's eight operations themselves (`step(lane, j)` for lanes base ..
+// base + 7 of the call) from the states stored in acc.
+template <Rounding R, bool kOdd, class Step>
+CARRIER_AVX512F [[gnu::always_inline]] inline void ChainStep(__m512d& a, __m512d b,
+                                                             const VectorShape& shape, double* acc,
+                                                             std::size_t base, Step& step,
+                                                             std::uint64_t j) {
+  __m512d rounded;
+  if (AddRound8<R, kOdd>(a, b, shape, &rounded)) {
+    a = rounded;
+    return;
+  }
+  _mm512_storeu_pd(acc + base, a);
+  for (std::size_t w = 0; w < 8; ++w) step(base + w, j);
+  a = _mm512_loadu_pd(acc + base);
+}
+
+// G groups of eight independent chains (GatheredAdd::Chains' lanes first[0 .. 8 G)), one vector
+// step per group and input row: lane w adds x[first[w] + j stride] to acc[w] for j < count, as
+// AddRound8 rounds it. The groups' steps alternate, so that G chains of vector additions are
+// in flight at once (a step is a chain of about ten dependent operations). A row is one load
+// per group where the lanes' inputs are adjacent (strided rows); eight rows of stride-1 chains
+// (blocked tiles) are eight loads and a transpose; the rest are gathers (2-3x the loads' time
+// per row on the development machine). A step with a lane out of range is `step(w, j)`, the
+// operation itself, for each lane of its group.
+template <Rounding R, bool kOdd, std::size_t G, class Step>
+CARRIER_AVX512F void ChainsAvx512(double* acc, const double* x, const std::uint64_t* first,
+                                  std::uint64_t count, std::uint64_t stride, const Format& f,
+                                  Step step) {
+  const VectorShape shape(f);
+  bool adjacent = true;
+  for (std::size_t i = 0; i < G; ++i)
+    for (std::size_t w = 1; w < 8; ++w) adjacent = adjacent && first[8 * i + w] == first[8 * i] + w;
+  __m512d a[G];
+  for (std::size_t i = 0; i < G; ++i) a[i] = _mm512_loadu_pd(acc + 8 * i);
+  std::uint64_t j = 0;
+  if (adjacent) {
+    for (; j < count; ++j)
+      for (std::size_t i = 0; i < G; ++i)
+        ChainStep<R, kOdd>(a[i], _mm512_loadu_pd(x + first[8 * i] + j * stride), shape, acc, 8 * i,
+                           step, j);
+  } else if (stride == 1) {
+    for (; j + 8 <= count; j += 8) {
+      __m512d rows[G][8];
+      for (std::size_t i = 0; i < G; ++i) {
+        for (std::size_t w = 0; w < 8; ++w) rows[i][w] = _mm512_loadu_pd(x + first[8 * i + w] + j);
+        Transpose8x8(rows[i]);
+      }
+      for (std::uint64_t s = 0; s < 8; ++s)
+        for (std::size_t i = 0; i < G; ++i)
+          ChainStep<R, kOdd>(a[i], rows[i][s], shape, acc, 8 * i, step, j + s);
+    }
+  }
+  for (; j < count; ++j) {
+    const __m512i off = _mm512_set1_epi64(static_cast<long long>(j * stride));
+    for (std::size_t i = 0; i < G; ++i) {
+      const __m512i at = _mm512_add_epi64(_mm512_loadu_si512(first + 8 * i), off);
+      ChainStep<R, kOdd>(a[i], _mm512_i64gather_pd(at, x, 8), shape, acc, 8 * i, step, j);
+    }
+  }
+  for (std::size_t i = 0; i < G; ++i) _mm512_storeu_pd(acc + 8 * i, a[i]);
+}
+
 // body.template operator()<R, kOdd>() for the mode in force (0 for stochastic rounding, which
 // is Add's alone).
 template <class Body>
@@ -761,6 +864,53 @@ struct GatheredAdd<FastEmulated<Tag, R>> {
 #endif
     for (; k < n; ++k) one(k);
   }
+  // Groups of eight lanes in vectors where they run; the other lanes (fewer than eight: a seq
+  // chain, pairwise's sibling leaves) in scalar code, in the mode in force as a compile-time
+  // mode where T's is dynamic (FastEmulated<Tag, M>: the same operation with the switch on the
+  // mode decided once per call instead of once per addition).
+  static void Chains(T* acc, const T* x, const std::uint64_t* first, std::size_t lanes,
+                     std::uint64_t count, std::uint64_t stride) {
+    std::size_t w = 0;
+#if CARRIER_FAST_EMULATED_AVX512
+    if (VectorRuns() && lanes >= 8 && count > 0) {
+      const Format& f = T::GetFormat();
+      w = fast_emulated_detail::InMode(T::GetRounding(), f, [&]<Rounding M, bool kOdd>() {
+        std::size_t g = 0;
+        auto step = [&](std::size_t lane, std::uint64_t j) {
+          acc[g + lane] = acc[g + lane] + x[first[g + lane] + j * stride];
+        };
+        using fast_emulated_detail::ChainsAvx512;
+        for (; g + 32 <= lanes; g += 32)
+          ChainsAvx512<M, kOdd, 4>(Doubles(acc + g), Doubles(x), first + g, count, stride, f, step);
+        for (; g + 16 <= lanes; g += 16)
+          ChainsAvx512<M, kOdd, 2>(Doubles(acc + g), Doubles(x), first + g, count, stride, f, step);
+        for (; g + 8 <= lanes; g += 8)
+          ChainsAvx512<M, kOdd, 1>(Doubles(acc + g), Doubles(x), first + g, count, stride, f, step);
+        return g;
+      });
+    }
+#endif
+    if (w == lanes) return;
+    if constexpr (R == kDynamicRounding) {
+      switch (T::GetRounding()) {
+        case Rounding::kNearestEven:
+          return ChainsAs<Rounding::kNearestEven>(acc, x, first, w, lanes, count, stride);
+        case Rounding::kNearestAway:
+          return ChainsAs<Rounding::kNearestAway>(acc, x, first, w, lanes, count, stride);
+        case Rounding::kTowardZero:
+          return ChainsAs<Rounding::kTowardZero>(acc, x, first, w, lanes, count, stride);
+        case Rounding::kUp:
+          return ChainsAs<Rounding::kUp>(acc, x, first, w, lanes, count, stride);
+        case Rounding::kDown:
+          return ChainsAs<Rounding::kDown>(acc, x, first, w, lanes, count, stride);
+        case Rounding::kToOdd:
+          return ChainsAs<Rounding::kToOdd>(acc, x, first, w, lanes, count, stride);
+        default:
+          break;  // stochastic: T's own operation, in the primary template's order
+      }
+    }
+    ChainsAs<R>(acc, x, first, w, lanes, count, stride);
+  }
   static void FromZero(const T* x, T* out, std::size_t n) {
     auto one = [&](std::size_t j) { out[j] = T() + x[j]; };
     std::size_t k = 0;
@@ -775,6 +925,45 @@ struct GatheredAdd<FastEmulated<Tag, R>> {
   static bool VectorRuns() {
     return fast_emulated_detail::GatheredAddVectorisedFlag() &&
            T::GetRounding() != Rounding::kStochastic;
+  }
+  // a + b as FastEmulated<Tag, M> adds (T's own addition where M is T's mode), f being the
+  // format in force.
+  template <Rounding M>
+  [[gnu::always_inline]] static double AddAs(double a, double b, const Format& f) {
+    using U = FastEmulated<Tag, M>;
+    if constexpr (U::kStatic || M == Rounding::kStochastic || M == kDynamicRounding) {
+      return (U::FromFormatValue(a) + U::FromFormatValue(b)).Value();
+    } else {
+      return U::AddIn(a, b, M, f).Value();
+    }
+  }
+  // Chains' lanes [lo, hi) in FastEmulated<Tag, M>'s additions (T's own where M is T's mode);
+  // one or two lanes keep their states in registers (a seq chain, sibling leaves).
+  template <Rounding M>
+  static void ChainsAs(T* acc, const T* x, const std::uint64_t* first, std::size_t lo,
+                       std::size_t hi, std::uint64_t count, std::uint64_t stride) {
+    const Format& f = T::GetFormat();  // a dynamic tag's, read once
+    if (hi - lo <= 2) {
+      const T* p = x + first[lo];
+      const T* q = x + first[hi - 1];
+      double a = acc[lo].Value(), b = acc[hi - 1].Value();
+      if (hi - lo == 1) {
+        for (std::uint64_t j = 0; j < count; ++j) a = AddAs<M>(a, p[j * stride].Value(), f);
+      } else {
+        for (std::uint64_t j = 0; j < count; ++j) {
+          a = AddAs<M>(a, p[j * stride].Value(), f);
+          b = AddAs<M>(b, q[j * stride].Value(), f);
+        }
+        acc[hi - 1] = T::FromFormatValue(b);
+      }
+      acc[lo] = T::FromFormatValue(a);
+      return;
+    }
+    for (std::uint64_t j = 0; j < count; ++j) {
+      const std::uint64_t off = j * stride;
+      for (std::size_t w = lo; w < hi; ++w)
+        acc[w] = T::FromFormatValue(AddAs<M>(acc[w].Value(), x[first[w] + off].Value(), f));
+    }
   }
   // The values' doubles (a FastEmulated is one double).
   template <class V>

@@ -69,6 +69,13 @@ struct Sum {
   static void FirstPushes(const Input* x, State* out, std::size_t n) {
     GatheredAdd<T>::FromZero(x, Scalars(out), n);
   }
+  // Push chains: for j < count, for w < lanes, acc[w] = Push(acc[w], x[first[w] + j stride]).
+  // kPushChainsBatched: GatheredAdd<T> has a faster form than one Push at a time.
+  static constexpr bool kPushChainsBatched = GatheredAdd<T>::kVector;
+  static void PushChains(State* acc, const Input* x, const std::uint64_t* first, std::size_t lanes,
+                         std::uint64_t count, std::uint64_t stride) {
+    GatheredAdd<T>::Chains(Scalars(acc), x, first, lanes, count, stride);
+  }
 
  private:
   // A State array read as the array of its sums.

@@ -411,17 +411,88 @@ long CheckBatch(const std::vector<double>& a, const std::vector<double>& b,
   return checked;
 }
 
+// GatheredAdd<T>::Chains against Emulated's chains of additions, over the first 20,000 of v:
+// L lanes (one, two: scalar code in registers; 3: scalar code; 8, 16, 32, 40: one, two and four
+// vector groups and a scalar remainder) of c additions each (7: gathers alone; 9, 17: the
+// transposed eight-row blocks and a gathered tail), in three layouts: tiles (lane w's inputs
+// consecutive from w c: the blocked schedule's), rows (lane w's inputs w, w + L, ...: strided
+// rows, one load per group) and spread (inputs 2w, 2w + 2L + 1, ...: gathers). Lanes start
+// from +0 (a chain's Identity) or, odd lanes, from a value of v. Returns the chains checked.
+template <class T, class E>
+long CheckChains(const std::vector<double>& v_all, const std::string& what) {
+  const std::vector<double> v(
+      v_all.begin(),
+      v_all.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(v_all.size(), 20000)));
+  std::vector<T> xs;
+  for (double e : v) xs.push_back(T::FromFormatValue(e));
+  long checked = 0, bad = 0;
+  for (bool vec : {true, false}) {
+    const bool on = UseGatheredAddVectorised(vec);
+    for (std::size_t L : {1, 2, 3, 8, 16, 32, 40}) {
+      for (std::uint64_t c : {7, 9, 17}) {
+        for (int layout = 0; layout < 3; ++layout) {
+          const std::uint64_t stride = layout == 0 ? 1 : layout == 1 ? L : 2 * L + 1;
+          const std::uint64_t span = layout == 0 ? L * c : (c - 1) * stride + 2 * L;
+          for (std::uint64_t base = 0; base + span <= v.size(); base += span) {
+            std::vector<std::uint64_t> first(L);
+            for (std::size_t w = 0; w < L; ++w)
+              first[w] = base + (layout == 0 ? w * c : layout == 1 ? w : 2 * w);
+            std::vector<T> acc(L);
+            std::vector<double> want(L);
+            for (std::size_t w = 0; w < L; ++w) {
+              const double start = w % 2 == 1 ? v[(base + w) % v.size()] : 0.0;
+              acc[w] = T::FromFormatValue(start);
+              E e = E::FromFormatValue(start);
+              for (std::uint64_t j = 0; j < c; ++j)
+                e = e + E::FromFormatValue(v[first[w] + j * stride]);
+              want[w] = e.Value();
+            }
+            GatheredAdd<T>::Chains(acc.data(), xs.data(), first.data(), L, c, stride);
+            for (std::size_t w = 0; w < L; ++w) {
+              ++checked;
+              if (!SameValue(acc[w].Value(), want[w]) && bad++ < 5)
+                FAIL_CHECK(what << "/" << RoundingName(T::GetRounding()) << " chains vector=" << on
+                                << " lanes=" << L << " count=" << c << " layout=" << layout
+                                << " base=" << base << " lane=" << w << ": Emulated "
+                                << Exact(want[w]) << " batch " << Exact(acc[w].Value()));
+            }
+          }
+        }
+      }
+    }
+  }
+  UseGatheredAddVectorised(true);
+  CHECK(bad == 0);
+  return checked;
+}
+
+// The chains' inputs: a0 b0 a1 b1 ... (mixed magnitudes and signs, specials included).
+std::vector<double> Interleaved(const Operands& o) {
+  std::vector<double> v;
+  for (std::size_t k = 0; k < o.a.size(); ++k) {
+    v.push_back(o.a[k]);
+    v.push_back(o.b[k]);
+  }
+  return v;
+}
+
 template <class Tag, Rounding R>
 long BatchExhaustive() {
+  using T = FastEmulated<Tag, R>;
+  using E = Emulated<Tag, R>;
   const Operands o = MakeOperands(Tag::Get(), 0, 0);
-  return CheckBatch<FastEmulated<Tag, R>, Emulated<Tag, R>>(o.a, o.b, Tag::Get().name);
+  return CheckBatch<T, E>(o.a, o.b, Tag::Get().name) +
+         CheckChains<T, E>(Interleaved(o), Tag::Get().name);
 }
 
 template <class Tag, Rounding R>
 long BatchRandom(std::uint64_t seed) {
+  using T = FastEmulated<Tag, R>;
+  using E = Emulated<Tag, R>;
   const auto pairs = static_cast<std::uint64_t>(test::Trials(20000));
   const Operands o = MakeOperands(Tag::Get(), pairs, seed);
-  return CheckBatch<FastEmulated<Tag, R>, Emulated<Tag, R>>(o.a, o.b, Tag::Get().name);
+  return CheckBatch<T, E>(o.a, o.b, Tag::Get().name) +
+         CheckChains<T, E>(Interleaved(o), Tag::Get().name);
 }
 
 // The dynamic type in the scope's format and mode: every pair of f's values, or `pairs` random
@@ -429,7 +500,8 @@ long BatchRandom(std::uint64_t seed) {
 long BatchDynamic(const Format& f, Rounding r, std::uint64_t pairs, std::uint64_t seed) {
   EmulationScope scope(f, r, seed);
   const Operands o = MakeOperands(f, pairs, seed);
-  return CheckBatch<Fast, Slow>(o.a, o.b, "dynamic " + f.name);
+  return CheckBatch<Fast, Slow>(o.a, o.b, "dynamic " + f.name) +
+         CheckChains<Fast, Slow>(Interleaved(o), "dynamic " + f.name);
 }
 
 template <class Tag, Rounding... Rs>
@@ -475,12 +547,16 @@ TEST_CASE("GatheredAdd<FastEmulated> == Emulated's additions in every layout, ve
   checked +=
       BatchEveryMode<Fp8E5M2Tag, kNearestEven, kNearestAway, kTowardZero, kUp, kDown, kToOdd>();
   std::uint64_t seed = 700;
-  checked += BatchRandom<BF16Tag, kNearestEven>(++seed) + BatchRandom<BF16Tag, kTowardZero>(++seed);
-  checked += BatchRandom<BF16Tag, kUp>(++seed) + BatchRandom<BF16Tag, kDown>(++seed);
-  checked += BatchRandom<Fp16Tag, kNearestEven>(++seed) + BatchRandom<Fp16Tag, kTowardZero>(++seed);
-  checked += BatchRandom<Fp16Tag, kNearestAway>(++seed) + BatchRandom<Fp16Tag, kToOdd>(++seed);
-  checked +=
-      BatchRandom<TF32Tag, kNearestEven>(++seed) + BatchRandom<Fp32Tag, kNearestEven>(++seed);
+  checked += BatchRandom<BF16Tag, kNearestEven>(++seed);  // one seed per statement: each
+  checked += BatchRandom<BF16Tag, kTowardZero>(++seed);   // run draws the same operands
+  checked += BatchRandom<BF16Tag, kUp>(++seed);
+  checked += BatchRandom<BF16Tag, kDown>(++seed);
+  checked += BatchRandom<Fp16Tag, kNearestEven>(++seed);
+  checked += BatchRandom<Fp16Tag, kTowardZero>(++seed);
+  checked += BatchRandom<Fp16Tag, kNearestAway>(++seed);
+  checked += BatchRandom<Fp16Tag, kToOdd>(++seed);
+  checked += BatchRandom<TF32Tag, kNearestEven>(++seed);
+  checked += BatchRandom<Fp32Tag, kNearestEven>(++seed);
   checked += BatchRandom<Fp32Tag, kTowardZero>(++seed);
   // The dynamic type: e5m2 exhaustive and random pairs of custom formats (p = 26: rne through
   // the TwoSum round-to-odd sum) in every deterministic mode.

@@ -211,14 +211,16 @@ TEST_CASE("FastReplay == Replay: random:S over emulated bf16, every n to 300 and
   CHECK(tally.refused == 0);
 }
 
-TEST_CASE("FastReplay == Replay: level-batched pairwise and random:S over FastEmulated static",
+TEST_CASE("FastReplay == Replay: level-batched trees and batched chains over FastEmulated",
           "[fast][fast_replay]") {
-  // Sum over a FastEmulated static tag and mode has a vector batch (HasVectorCombine): its
+  // Sum over a FastEmulated has a vector batch (HasVectorCombine, HasBatchChains): its
   // pairwise:1 subtrees up to kPairwiseRegion inputs and its random:S regions are evaluated a
-  // level at a time (core/fast_replay.hpp PairwiseLevels, RandomRegion). Every n to 300 (every
-  // small shape), the region bounds and their multiples (regions reached by recursion, up to
-  // three plan sizes), random larger n; bf16 and fp16 in four modes; with specials (NaN, inf,
-  // -0: lanes that leave the vector step); the vector form on and off on alternate sizes.
+  // level at a time (core/fast_replay.hpp PairwiseLevels, RandomRegion), and its push chains
+  // (seq, blocked tiles 32 at a time, strided rows, pairwise:4's sibling leaves) go to
+  // GatheredAdd::Chains. Every n to 300 (every small shape), the region bounds and their
+  // multiples (regions reached by recursion, up to three plan sizes), random larger n; bf16
+  // and fp16 in four modes and the dynamic type; with specials (NaN, inf, -0: lanes that leave
+  // the vector step); the vector form on and off on alternate sizes.
   Rng rng(20261205);
   const std::uint64_t pr = fast_replay_detail::kPairwiseRegion;
   const std::vector<std::uint64_t> sizes = test::RandomTreeSizes(
@@ -238,7 +240,14 @@ TEST_CASE("FastReplay == Replay: level-batched pairwise and random:S over FastEm
     auto check = [&]<class T>(const char* name) {
       std::vector<T> x;
       for (double e : v) x.push_back(T(e));
-      const std::vector<std::string> schedules = {"pairwise", "random:" + std::to_string(seed)};
+      const std::vector<std::string> schedules = {"pairwise",
+                                                  "random:" + std::to_string(seed),
+                                                  "seq",
+                                                  "blocked:" + std::to_string(1 + n % 70),
+                                                  "blocked:16:pairwise",
+                                                  "strided:" + std::to_string(1 + n % 41),
+                                                  "strided:16:tile:5",
+                                                  "pairwise:4"};
       for (const std::string& schedule : schedules)
         CheckFastReplay<Sum<T>>(x, schedule, std::string("Sum<FastEmulated ") + name + ">", seed,
                                 tally);
@@ -253,9 +262,9 @@ TEST_CASE("FastReplay == Replay: level-batched pairwise and random:S over FastEm
     }
   }
   UseGatheredAddVectorised(true);
-  std::cout << "FastReplay == Replay, level-batched Sum<FastEmulated>: " << tally.equal
-            << " states bit-identical over " << sizes.size() << " sizes (" << scalar_sizes
-            << " with the vector form off)\n";
-  CHECK(tally.equal >= 10 * 300);
+  std::cout << "FastReplay == Replay, level-batched and chain-batched Sum<FastEmulated>: "
+            << tally.equal << " states bit-identical over " << sizes.size() << " sizes ("
+            << scalar_sizes << " with the vector form off)\n";
+  CHECK(tally.equal >= 40 * 300);
   CHECK(tally.refused == 0);
 }
