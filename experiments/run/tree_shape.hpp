@@ -16,9 +16,10 @@
 //   records (O(K) for strided:K, O(P) for omp:P), not O(n). Other kinds (cuda, canonical,
 //   file, mma, numpy), strided with more lanes than inputs and omp with more chunks than
 //   inputs go through BuildTree (their trees are small or have no structure to walk).
-//   Cost: a few hashes per input (about 10 ns per input on the 2-core machine); results are
-//   cached per (schedule text, n) for the process, since a sweep asks again for every op,
-//   dtype and input of a cell.
+//   Cost: a few hashes per input (about 10 ns per input on the 2-core machine; pairwise:1 is
+//   walked a level at a time in regions of the fast replay's plan, so that independent nodes'
+//   hashes overlap); results are cached per (schedule text, n) for the process, since a sweep
+//   asks again for every op, dtype and input of a cell.
 // Threads: reentrant; the cache is guarded by a mutex (two threads asking for the same new key
 // may both compute it; both results are equal).
 #pragma once

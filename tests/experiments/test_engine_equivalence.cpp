@@ -43,7 +43,7 @@ std::vector<std::string> Schedules() {
   std::vector<std::string> s = test::FastReplaySchedules();
   for (const char* extra :
        {"canonical:4", "numpy", "strided:64", "omp:64", "omp:2:seq:pairwise:3:lift", "blocked:1024",
-        "pairwise:1024", "reverse"})
+        "pairwise:1024", "reverse", "omp:3:seq:pairwise", "omp:2:pairwise:pairwise"})
     s.push_back(extra);
   return s;
 }
@@ -191,7 +191,8 @@ TEST_CASE("walked tree shapes equal BuildTree's statistics, hash and text", "[fa
   for (const std::string& text : Schedules()) {
     const Schedule s = ParseSchedule(text);
     for (const std::uint64_t n :
-         {1, 2, 3, 4, 5, 7, 8, 9, 31, 32, 33, 63, 64, 65, 100, 257, 1000, 1025, 4099, 20000}) {
+         {1,  2,  3,   4,   5,    7,    8,    9,    31,   32,   33,    63,
+          64, 65, 100, 257, 1000, 1025, 4096, 4097, 4099, 8193, 12289, 20000}) {
       INFO("schedule " << text << ", n " << n);
       std::optional<MergeTree> tree;
       std::string err_tree, err_walk;
