@@ -532,6 +532,34 @@ struct ScalarTraits<FastEmulated<Tag, R>> {
 
 namespace fast_emulated_detail {
 
+// body.template operator()<M>() with M = r as a compile-time mode; false (body not called) for
+// stochastic rounding.
+template <class Body>
+bool InDeterministicMode(Rounding r, Body&& body) {
+  switch (r) {
+    case Rounding::kNearestEven:
+      body.template operator()<Rounding::kNearestEven>();
+      return true;
+    case Rounding::kNearestAway:
+      body.template operator()<Rounding::kNearestAway>();
+      return true;
+    case Rounding::kTowardZero:
+      body.template operator()<Rounding::kTowardZero>();
+      return true;
+    case Rounding::kUp:
+      body.template operator()<Rounding::kUp>();
+      return true;
+    case Rounding::kDown:
+      body.template operator()<Rounding::kDown>();
+      return true;
+    case Rounding::kToOdd:
+      body.template operator()<Rounding::kToOdd>();
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Whether the vector form runs: where the CPU has AVX-512F, unless a test switched it off.
 inline bool& GatheredAddVectorisedFlag() {
 #if CARRIER_FAST_EMULATED_AVX512
@@ -770,26 +798,20 @@ CARRIER_AVX512F void ChainsAvx512(double* acc, const double* x, const std::uint6
 }
 
 // body.template operator()<R, kOdd>() for the mode in force (0 for stochastic rounding, which
-// is Add's alone).
+// is Add's alone): kOdd where Add rounds TwoSum's round-to-odd sum (every mode but rne with
+// p <= 25).
 template <class Body>
 std::size_t InMode(Rounding r, const Format& f, Body&& body) {
-  switch (r) {
-    case Rounding::kNearestEven:
-      if (f.precision <= 25) return body.template operator()<Rounding::kNearestEven, false>();
-      return body.template operator()<Rounding::kNearestEven, true>();
-    case Rounding::kNearestAway:
-      return body.template operator()<Rounding::kNearestAway, true>();
-    case Rounding::kTowardZero:
-      return body.template operator()<Rounding::kTowardZero, true>();
-    case Rounding::kUp:
-      return body.template operator()<Rounding::kUp, true>();
-    case Rounding::kDown:
-      return body.template operator()<Rounding::kDown, true>();
-    case Rounding::kToOdd:
-      return body.template operator()<Rounding::kToOdd, true>();
-    default:
-      return 0;
-  }
+  std::size_t k = 0;
+  InDeterministicMode(r, [&]<Rounding M>() {
+    if constexpr (M == Rounding::kNearestEven) {
+      k = f.precision <= 25 ? body.template operator()<M, false>()
+                            : body.template operator()<M, true>();
+    } else {
+      k = body.template operator()<M, true>();
+    }
+  });
+  return k;
 }
 
 // FromZero's [0, n - n % 8): a value of the format added to +0 is itself when it is in
@@ -892,22 +914,11 @@ struct GatheredAdd<FastEmulated<Tag, R>> {
 #endif
     if (w == lanes) return;
     if constexpr (R == kDynamicRounding) {
-      switch (T::GetRounding()) {
-        case Rounding::kNearestEven:
-          return ChainsAs<Rounding::kNearestEven>(acc, x, first, w, lanes, count, stride);
-        case Rounding::kNearestAway:
-          return ChainsAs<Rounding::kNearestAway>(acc, x, first, w, lanes, count, stride);
-        case Rounding::kTowardZero:
-          return ChainsAs<Rounding::kTowardZero>(acc, x, first, w, lanes, count, stride);
-        case Rounding::kUp:
-          return ChainsAs<Rounding::kUp>(acc, x, first, w, lanes, count, stride);
-        case Rounding::kDown:
-          return ChainsAs<Rounding::kDown>(acc, x, first, w, lanes, count, stride);
-        case Rounding::kToOdd:
-          return ChainsAs<Rounding::kToOdd>(acc, x, first, w, lanes, count, stride);
-        default:
-          break;  // stochastic: T's own operation, in the primary template's order
-      }
+      // stochastic rounding: T's own operation below, in the primary template's order
+      if (fast_emulated_detail::InDeterministicMode(T::GetRounding(), [&]<Rounding M>() {
+            ChainsAs<M>(acc, x, first, w, lanes, count, stride);
+          }))
+        return;
     }
     ChainsAs<R>(acc, x, first, w, lanes, count, stride);
   }
