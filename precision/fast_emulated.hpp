@@ -715,7 +715,7 @@ CARRIER_AVX512F std::size_t AdjacentAvx512(const double* x, double* out, std::si
 
 // The 8 x 8 transpose of r[0..8) (r[w][s] -> r[s][w]): pairs of rows interleaved, then 128-bit
 // and 256-bit blocks exchanged.
-CARRIER_AVX512F [[gnu::always_inline]] inline void Transpose8x8(__m512d* r) {
+[[gnu::always_inline]] CARRIER_AVX512F inline void Transpose8x8(__m512d* r) {
   __m512d t[8], u[8];
   for (int k = 0; k < 8; k += 2) {
     t[k] = _mm512_unpacklo_pd(r[k], r[k + 1]);
@@ -737,7 +737,7 @@ CARRIER_AVX512F [[gnu::always_inline]] inline void Transpose8x8(__m512d* r) {
 // the range, the group's eight operations themselves (`step(lane, j)` for lanes base ..
 // base + 7 of the call) from the states stored in acc.
 template <Rounding R, bool kOdd, class Step>
-CARRIER_AVX512F [[gnu::always_inline]] inline void ChainStep(__m512d& a, __m512d b,
+[[gnu::always_inline]] CARRIER_AVX512F inline void ChainStep(__m512d& a, __m512d b,
                                                              const VectorShape& shape, double* acc,
                                                              std::size_t base, Step& step,
                                                              std::uint64_t j) {
