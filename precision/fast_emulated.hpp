@@ -456,7 +456,7 @@ class FastEmulated {
   }
   // Add's case for a format or mode known at run time, given them: r and f must be the mode
   // and format in force (Mode(), Fmt()). GatheredAdd's chains read them once per call instead
-  // of once per addition (a thread-local read, a call where the code is position-independent).
+  // of once per addition (two thread-local reads, and a switch on the mode in RoundNormal).
   [[gnu::always_inline]] static FastEmulated AddIn(double a, double b, Rounding r,
                                                    const carrier::Format& f) {
     const double hi = a + b;
