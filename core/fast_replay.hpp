@@ -246,10 +246,9 @@ inline void BuildPairwisePlan(std::uint32_t m, PairwisePlan& p) {
   }
 }
 
-template <Carrier C>
-struct PairwiseLevelsWork {
-  explicit PairwiseLevelsWork(std::uint64_t n)
-      : S(new StateOf<C>[2 * std::min<std::uint64_t>(n, kPairwiseRegion)]) {}
+// The plans of the regions one pairwise recursion reaches (at most three sizes), built once
+// each (also run/tree_shape.cpp's level walk).
+struct PairwisePlans {
   const PairwisePlan& Plan(std::uint32_t m) {
     for (const PairwisePlan& p : plans)
       if (p.m == m) return p;
@@ -259,6 +258,12 @@ struct PairwiseLevelsWork {
   }
   std::array<PairwisePlan, 3> plans;
   std::size_t next = 0;
+};
+
+template <Carrier C>
+struct PairwiseLevelsWork : PairwisePlans {
+  explicit PairwiseLevelsWork(std::uint64_t n)
+      : S(new StateOf<C>[2 * std::min<std::uint64_t>(n, kPairwiseRegion)]) {}
   std::unique_ptr<StateOf<C>[]> S;  // a region's leaves, then its nodes
 };
 

@@ -4,7 +4,6 @@
 #include "run/tree_shape.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -105,7 +104,7 @@ class Walker {
   // most of it this walk, 1.2-1.5 -> 0.8-0.9). Same expressions, same operands: same bits.
   Rec PairwiseRegion(std::uint64_t lo, std::uint32_t m) const {
     using namespace tree_hash_detail;
-    const fast_replay_detail::PairwisePlan& p = Plan(m);
+    const fast_replay_detail::PairwisePlan& p = plans_.Plan(m);
     std::vector<Rec>& r = region_;
     r.resize(2 * std::size_t{m});
     const std::uint64_t leaf_tag = Absorb(Mix(kTagPush), 1);
@@ -154,20 +153,10 @@ class Walker {
   }
 
  private:
-  // The plan of a region of m inputs: a pairwise recursion reaches at most three sizes.
-  const fast_replay_detail::PairwisePlan& Plan(std::uint32_t m) const {
-    for (const fast_replay_detail::PairwisePlan& p : plans_)
-      if (p.m == m) return p;
-    fast_replay_detail::PairwisePlan& p = plans_[next_plan_++ % plans_.size()];
-    fast_replay_detail::BuildPairwisePlan(m, p);
-    return p;
-  }
-
   Counters& c_;
   bool lift_;
   std::uint64_t off_;
-  mutable std::array<fast_replay_detail::PairwisePlan, 3> plans_;
-  mutable std::size_t next_plan_ = 0;
+  mutable fast_replay_detail::PairwisePlans plans_;
   mutable std::vector<Rec> region_;
 };
 
