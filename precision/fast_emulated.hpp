@@ -839,6 +839,64 @@ CARRIER_AVX512F std::size_t FromZeroAvx512(const double* x, double* out, std::si
 
 }  // namespace fast_emulated_detail
 
+// One chain of additions a = a + x[j * stride], j < count (a seq chain: GatheredAdd's Chains
+// with one lane), where each addition waits for the one before, so its latency is the time per
+// element: the double sum, the rounding, then the next sum. For two modes Add's inline case is
+// computed here without the trip of the sum through a general register and back (and, for rne,
+// without the zeroing move of RoundNearestEvenSse2's _mm_set_sd, which sits on the chain):
+//  - rne with p <= 25 (Add rounds the double sum hi itself, no TwoSum): RoundNormalStatic's
+//    add-then-truncate on the pattern, in the SSE register that holds hi;
+//  - rz where TwoSum's error is zero (RoundToOdd then returns hi): hi's pattern with its low
+//    53 - p bits cleared, one AND in that register; the TwoSum and the range test are off the
+//    chain (the branch on them is predicted).
+// Both apply where hi lies in RoundNormal's range, [2^emin, 2^emax) in magnitude (which rejects
+// zero, inf and NaN); every other step is `step`, Add itself. Returns false (acc untouched)
+// for the other modes. Harness (bf16, 2^20 uniform values, seq): rne 3.85 -> 3.1-3.2 ns/elem,
+// rz 3.7 -> 2.0.
+namespace fast_emulated_detail {
+template <Rounding M, class Step>
+[[gnu::always_inline]] inline bool LatencyChain(double* acc, const double* x, std::uint64_t count,
+                                                std::uint64_t stride, const Format& f, Step step) {
+#if defined(__SSE2__) && !defined(__CUDACC__)
+  constexpr bool kRne = M == Rounding::kNearestEven;
+  if constexpr (kRne || M == Rounding::kTowardZero) {
+    if ((kRne && f.precision > 25) || f.emin < -1022 || f.emax > 1023) return false;
+    const double low = format_detail::Pow2(f.emin), high = format_detail::Pow2(f.emax);
+    const int drop = 53 - f.precision;
+    const __m128i keep = _mm_set1_epi64x(static_cast<long long>(~((std::uint64_t{1} << drop) - 1)));
+    const __m128i half = _mm_set1_epi64x((std::int64_t{1} << (drop - 1)) - 1);  // minus one
+    const __m128i one = _mm_set1_epi64x(1), shift = _mm_cvtsi32_si128(drop);
+    __m128d a = _mm_set_sd(*acc);  // only the low lane is read
+    for (std::uint64_t j = 0; j < count; ++j) {
+      const __m128d b = _mm_load_sd(x + j * stride);
+      const __m128d hi = _mm_add_sd(a, b);
+      const double m = std::fabs(_mm_cvtsd_f64(hi));
+      bool inline_case = m >= low && m < high;
+      if constexpr (!kRne) {
+        const __m128d bb = _mm_sub_sd(hi, a);
+        const __m128d err = _mm_add_sd(_mm_sub_sd(a, _mm_sub_sd(hi, bb)), _mm_sub_sd(b, bb));
+        inline_case = inline_case && _mm_cvtsd_f64(err) == 0;
+      }
+      if (inline_case) [[likely]] {
+        const __m128i bits = _mm_castpd_si128(hi);
+        if constexpr (kRne) {
+          const __m128i lsb = _mm_and_si128(_mm_srl_epi64(bits, shift), one);
+          a = _mm_castsi128_pd(_mm_and_si128(_mm_add_epi64(_mm_add_epi64(bits, half), lsb), keep));
+        } else {
+          a = _mm_castsi128_pd(_mm_and_si128(bits, keep));
+        }
+      } else {
+        a = _mm_set_sd(step(_mm_cvtsd_f64(a), _mm_cvtsd_f64(b), f));
+      }
+    }
+    *acc = _mm_cvtsd_f64(a);
+    return true;
+  }
+#endif
+  return false;
+}
+}  // namespace fast_emulated_detail
+
 // For tests: run the scalar loop (false) or, where the CPU has it, the vector form (true);
 // returns whether the vector form now runs. Not thread-safe: call it outside any replay.
 inline bool UseGatheredAddVectorised(bool on) {
@@ -948,6 +1006,11 @@ struct GatheredAdd<FastEmulated<Tag, R>> {
       return U::AddIn(a, b, M, f).Value();
     }
   }
+  // AddAs out of line: LatencyChain's step outside its inline case.
+  template <Rounding M>
+  [[gnu::noinline]] static double StepAs(double a, double b, const Format& f) {
+    return AddAs<M>(a, b, f);
+  }
   // Chains' lanes [lo, hi) in FastEmulated<Tag, M>'s additions (T's own where M is T's mode);
   // one or two lanes keep their states in registers (a seq chain, sibling leaves).
   template <Rounding M>
@@ -959,7 +1022,8 @@ struct GatheredAdd<FastEmulated<Tag, R>> {
       const T* q = x + first[hi - 1];
       double a = acc[lo].Value(), b = acc[hi - 1].Value();
       if (hi - lo == 1) {
-        for (std::uint64_t j = 0; j < count; ++j) a = AddAs<M>(a, p[j * stride].Value(), f);
+        if (!fast_emulated_detail::LatencyChain<M>(&a, Doubles(p), count, stride, f, StepAs<M>))
+          for (std::uint64_t j = 0; j < count; ++j) a = AddAs<M>(a, p[j * stride].Value(), f);
       } else {
         for (std::uint64_t j = 0; j < count; ++j) {
           a = AddAs<M>(a, p[j * stride].Value(), f);
