@@ -30,7 +30,9 @@
 //             by Sum's CombineGathered/FirstPushes in the fast replay), in every deterministic
 //             mode, static or dynamic: eight additions per AVX-512F step where the CPU has it,
 //             each lane exactly Add's operations (a step with any lane outside the inline range
-//             is Add's, lane by lane); tests compare it with Emulated on every fp8 pair.
+//             is Add's, lane by lane); a chain of one lane (a seq chain) under rne or rz
+//             keeps its sum in one SSE register and rounds it there (LatencyChain); tests
+//             compare both with Emulated on every fp8 pair.
 //   Formats   Emulated's emulable ones (p <= 26): fp8 e4m3/e5m2, fp16, bf16, tf32, fp32, custom.
 //   Threads   as Emulated: values are doubles; operations read only the calling thread's
 //             context.
