@@ -868,8 +868,7 @@ namespace fast_emulated_detail {
 template <class Step>
 __attribute__((target("avx512f,avx512vl"))) inline double NearestEvenChainAvx512Vl(  // NOLINT
     double acc, const double* x, std::uint64_t count, std::uint64_t stride, const Format& f,
-    Step step) {
-  const double low = format_detail::Pow2(f.emin), high = format_detail::Pow2(f.emax);
+    double low, double high, Step step) {
   const int drop = 53 - f.precision;
   const __m128i ulp = _mm_set1_epi64x(std::int64_t{1} << drop);
   const __m128i half = _mm_set1_epi64x(std::int64_t{1} << (drop - 1));
@@ -905,14 +904,15 @@ template <Rounding M, class Step>
 #if defined(__SSE2__) && !defined(__CUDACC__)
   constexpr bool kRne = M == Rounding::kNearestEven;
   if constexpr (kRne || M == Rounding::kTowardZero) {
-    if ((kRne && f.precision > 25) || f.emin < -1022 || f.emax > 1023) return false;
+    if (kRne && f.precision > 25) return false;
+    // RoundNormal's range; Format keeps -1022 <= emin <= emax <= 1023, so both are normal.
+    const double low = format_detail::Pow2(f.emin), high = format_detail::Pow2(f.emax);
 #if CARRIER_FAST_EMULATED_AVX512
     if (kRne && LatencyVectorRuns()) {
-      *acc = NearestEvenChainAvx512Vl(*acc, x, count, stride, f, step);
+      *acc = NearestEvenChainAvx512Vl(*acc, x, count, stride, f, low, high, step);
       return true;
     }
 #endif
-    const double low = format_detail::Pow2(f.emin), high = format_detail::Pow2(f.emax);
     const int drop = 53 - f.precision;
     const __m128i keep = _mm_set1_epi64x(static_cast<long long>(~((std::uint64_t{1} << drop) - 1)));
     const __m128i half = _mm_set1_epi64x((std::int64_t{1} << (drop - 1)) - 1);  // minus one
