@@ -46,27 +46,40 @@ long double SumAbs(std::span<const double> x) {
   return s;
 }
 
-void BoundMemo::Get(Slot slot, std::span<const double> x, long double exact, Fill fill,
+void BoundMemo::Get(Slot slot, const BoundInputs& in, long double exact, Fill fill,
                     long double* v) {
   const std::lock_guard<std::mutex> lock(m_);
   Entry& e = slots_[slot];
+  const void* data = in.column != nullptr ? in.column->Identity() : in.x.data();
+  const std::size_t size = in.Count();
   // exact compared as a value: a NaN reference never matches, so it is never cached.
-  if (!(e.set && e.data == x.data() && e.size == x.size() && e.exact == exact)) {
-    fill(x, exact, e.v);
-    e.data = x.data();
-    e.size = x.size();
+  if (!(e.set && e.data == data && e.size == size && e.exact == exact)) {
+    fill(in, exact, e.v);
+    e.data = data;
+    e.size = size;
     e.exact = exact;
     e.set = true;
   }
   for (int i = 0; i < kValues; ++i) v[i] = e.v[i];
 }
 
+namespace {
+// SumAbs over in's column, chunk by chunk: one long double sum in index order, as SumAbs(x).
+long double SumAbsIn(const BoundInputs& in) {
+  long double s = 0;
+  in.Visit([&](std::span<const double> x) {
+    for (double v : x) s += std::fabs(static_cast<long double>(v));
+  });
+  return s;
+}
+}  // namespace
+
 long double SumAbsOf(const BoundInputs& in) {
-  if (in.memo == nullptr) return SumAbs(in.x);
+  if (in.memo == nullptr) return SumAbsIn(in);
   long double v[BoundMemo::kValues];
   in.memo->Get(
-      BoundMemo::kSumAbs, in.x, 0,
-      [](std::span<const double> x, long double, long double* out) { out[0] = SumAbs(x); }, v);
+      BoundMemo::kSumAbs, in, 0,
+      [](const BoundInputs& b, long double, long double* out) { out[0] = SumAbsIn(b); }, v);
   return v[0];
 }
 
@@ -84,33 +97,39 @@ struct SoftmaxParts {
   long double m = -INFINITY, lse = 0, weighted = 0, min_x = 0;
   bool finite = false;
 };
-SoftmaxParts Parts(std::span<const double> x, long double exact, bool recompute) {
+SoftmaxParts Parts(const BoundInputs& in, long double exact, bool recompute) {
   SoftmaxParts p;
-  for (double v : x) p.m = std::max<long double>(p.m, v);
+  in.Visit([&](std::span<const double> x) {
+    for (double v : x) p.m = std::max<long double>(p.m, v);
+  });
   p.lse = exact;
   if (recompute || !std::isfinite(p.lse)) {
     long double s = 0;
-    for (double v : x) s += std::exp(static_cast<long double>(v) - p.m);
+    in.Visit([&](std::span<const double> x) {
+      for (double v : x) s += std::exp(static_cast<long double>(v) - p.m);
+    });
     p.lse = p.m + std::log(s);
   }
   p.finite = std::isfinite(p.m) && std::isfinite(p.lse);
   if (!p.finite) return p;
   p.min_x = p.m;
-  for (double v : x) {
-    p.weighted += std::exp(static_cast<long double>(v) - p.lse) * v;
-    p.min_x = std::min<long double>(p.min_x, v);
-  }
+  in.Visit([&](std::span<const double> x) {
+    for (double v : x) {
+      p.weighted += std::exp(static_cast<long double>(v) - p.lse) * v;
+      p.min_x = std::min<long double>(p.min_x, v);
+    }
+  });
   return p;
 }
 
-// Parts(in.x, in.Exact(), false), through in.memo when there is one.
+// Parts(in, in.Exact(), false), through in.memo when there is one.
 SoftmaxParts LseParts(const BoundInputs& in) {
-  if (in.memo == nullptr) return Parts(in.x, in.Exact(), false);
+  if (in.memo == nullptr) return Parts(in, in.Exact(), false);
   long double v[BoundMemo::kValues];
   in.memo->Get(
-      BoundMemo::kSoftmaxParts, in.x, in.Exact(),
-      [](std::span<const double> x, long double exact, long double* out) {
-        const SoftmaxParts p = Parts(x, exact, false);
+      BoundMemo::kSoftmaxParts, in, in.Exact(),
+      [](const BoundInputs& b, long double exact, long double* out) {
+        const SoftmaxParts p = Parts(b, exact, false);
         out[0] = p.m;
         out[1] = p.lse;
         out[2] = p.weighted;
@@ -178,7 +197,7 @@ OpBound LseOpBound(const BoundContext& ctx, const BoundInputs& in) {
 }
 
 OpBound SoftmaxOpBound(const BoundContext& ctx, const BoundInputs& in) {
-  const SoftmaxParts p = Parts(in.x, 0, true);
+  const SoftmaxParts p = Parts(in, 0, true);
   if (!p.finite) return Relative(ExactBound());
   // The componentwise bound is largest for the smallest element. Outputs below the normal
   // range lose relative accuracy: e^{x_i - m} and the division by d each round to a multiple
@@ -196,9 +215,9 @@ OpBound SoftmaxOpBound(const BoundContext& ctx, const BoundInputs& in) {
 }
 
 OpBound WelfordOpBound(const BoundContext& ctx, const BoundInputs& in) {
-  const double n = static_cast<double>(in.x.size());
+  const double n = static_cast<double>(in.Count());
   const long double exact_mean = in.exact.empty() ? 0 : in.exact[0];
-  const double m2 = static_cast<double>(in.Exact() * static_cast<long double>(in.x.size()));
+  const double m2 = static_cast<double>(in.Exact() * static_cast<long double>(in.Count()));
   return Relative(WelfordVarianceRelBound(
       ctx.depth, ctx.u, VarianceCondition(n, static_cast<double>(exact_mean), m2)));
 }
@@ -315,20 +334,22 @@ double DotCondition(const BoundInputs& in) {
 }
 
 double VarianceConditionOf(const BoundInputs& in) {
-  auto sum_squares = [](std::span<const double> x, long double, long double* out) {
+  auto sum_squares = [](const BoundInputs& b, long double, long double* out) {
     long double sq = 0;
-    for (double v : x) sq += static_cast<long double>(v) * v;
+    b.Visit([&](std::span<const double> x) {
+      for (double v : x) sq += static_cast<long double>(v) * v;
+    });
     out[0] = sq;
   };
   long double memo[BoundMemo::kValues];
   if (in.memo == nullptr) {
-    sum_squares(in.x, 0, memo);
+    sum_squares(in, 0, memo);
   } else {
-    in.memo->Get(BoundMemo::kSumSquares, in.x, 0, sum_squares, memo);
+    in.memo->Get(BoundMemo::kSumSquares, in, 0, sum_squares, memo);
   }
   const long double sq = memo[0];
   const long double var = in.exact.size() > 1 ? in.exact[1] : 0;
-  const long double nvar = var * static_cast<long double>(in.x.size());
+  const long double nvar = var * static_cast<long double>(in.Count());
   return nvar == 0 ? INFINITY : static_cast<double>(std::sqrt(sq / nvar));
 }
 

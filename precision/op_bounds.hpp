@@ -20,6 +20,7 @@
 #include "core/carriers/pairs.hpp"
 #include "core/merge_tree.hpp"
 #include "precision/bounds.hpp"
+#include "precision/stored_column.hpp"
 
 namespace carrier {
 
@@ -44,23 +45,25 @@ double ExpRelativeError(ExpArithmetic a, double u);
 // The schedule-independent sums the bounds and condition numbers read from one input (sum |x_i|,
 // sum x_i^2, lse's softmax weights), kept so that the trials of one input under several
 // schedules (a sweep's group) compute each once. A value is remembered together with the
-// input it was computed from (data pointer, length, and the exact reference it used) and is
+// input it was computed from (its data's address, length, and the exact reference it used) and is
 // returned only for that same input; it is the value the uncached code gives, computed by that
 // code. Thread-safe: the trials of one input may run on several threads.
+struct BoundInputs;
+
 class BoundMemo {
  public:
   // The sums' slots, one per kind of ingredient.
   enum Slot { kSumAbs, kSumSquares, kSoftmaxParts, kSlots };
-  using Fill = void (*)(std::span<const double> x, long double exact, long double* v);
-  // v[0..kValues) of `slot` for the input x (with `exact`, the reference it depends on):
-  // fill(x, exact, v) on first use, the remembered values after that; another input in the
-  // same slot is filled afresh and remembered instead.
-  void Get(Slot slot, std::span<const double> x, long double exact, Fill fill, long double* v);
+  using Fill = void (*)(const BoundInputs& in, long double exact, long double* v);
+  // v[0..kValues) of `slot` for the input in.x or in.column (with `exact`, the reference it
+  // depends on): fill(in, exact, v) on first use, the remembered values after that; another input
+  // in the same slot is filled afresh and remembered instead.
+  void Get(Slot slot, const BoundInputs& in, long double exact, Fill fill, long double* v);
   static constexpr int kValues = 5;
 
  private:
   struct Entry {
-    const double* data = nullptr;
+    const void* data = nullptr;
     std::size_t size = 0;
     long double exact = 0;
     bool set = false;
@@ -72,7 +75,10 @@ class BoundMemo {
 
 // What a bound may read: the stored inputs and the certified reference (never the result).
 struct BoundInputs {
-  std::span<const double> x;                 // one column (attention: q, k, v concatenated)
+  std::span<const double> x;  // one column (attention: q, k, v concatenated)
+  // Or the one column held packed (run::TrialInput::column; x is then empty): the same values,
+  // read a chunk at a time. Every reader below takes either (Visit, Count).
+  const StoredColumn* column = nullptr;
   std::span<const ValuePair<double>> pairs;  // dot, affine: (a_i, b_i)
   std::span<const long double> exact;        // the certified reference, every component
   std::size_t main = 0;                      // the main component's index in `exact`
@@ -82,6 +88,16 @@ struct BoundInputs {
   std::span<const double> attention_a, attention_b, attention_q;
   BoundMemo* memo = nullptr;  // optional: the input's cached sums (run::SharedReference)
   long double Exact() const { return main < exact.size() ? exact[main] : 0; }
+  // The column's length, and f(span) over its values in order (x whole, or column's chunks).
+  std::uint64_t Count() const { return column != nullptr ? column->size() : x.size(); }
+  template <class F>
+  void Visit(F&& f) const {
+    if (column == nullptr) {
+      f(x);
+      return;
+    }
+    column->ForEachChunk([&](std::uint64_t, std::span<const double> c) { f(c); });
+  }
 };
 
 struct OpBound {

@@ -303,7 +303,7 @@ inline bool RoleBoundFor(OpBoundFn fn, const PrecisionPolicy& p, const TreeStats
   const PathCounts path = PathCountsOf(st);
   const double exact = static_cast<double>(in.Exact());
   if (fn == &SumOpBound) {
-    out = SumRoleBound(p, path, static_cast<double>(SumAbs(in.x)), std::fabs(exact), include_in);
+    out = SumRoleBound(p, path, static_cast<double>(SumAbsOf(in)), std::fabs(exact), include_in);
     return true;
   }
   if (fn == &DotOpBound) {
@@ -314,23 +314,27 @@ inline bool RoleBoundFor(OpBoundFn fn, const PrecisionPolicy& p, const TreeStats
     return true;
   }
   if (fn == &LseOpBound) {
-    if (in.x.empty() || !std::isfinite(exact)) return false;
+    if (in.Count() == 0 || !std::isfinite(exact)) return false;
     long double m = -INFINITY;
-    for (double v : in.x) m = std::max(m, static_cast<long double>(v));
+    in.Visit([&](std::span<const double> x) {
+      for (double v : x) m = std::max(m, static_cast<long double>(v));
+    });
     long double wx = 0, wabs = 0;
-    for (double v : in.x) {
-      const long double w = std::exp(static_cast<long double>(v) - in.Exact());
-      wx += w * v;
-      wabs += w * std::fabs(static_cast<long double>(v));
-    }
+    in.Visit([&](std::span<const double> x) {
+      for (double v : x) {
+        const long double w = std::exp(static_cast<long double>(v) - in.Exact());
+        wx += w * v;
+        wabs += w * std::fabs(static_cast<long double>(v));
+      }
+    });
     out = LseRoleBound(p, path, u_exp, u_log, exact, static_cast<double>(m - wx),
                        static_cast<double>(in.Exact() - m), static_cast<double>(wabs), include_in);
     return true;
   }
   if (fn == &WelfordOpBound) {
-    const double n = static_cast<double>(in.x.size());
+    const double n = static_cast<double>(in.Count());
     const long double mean = in.exact.empty() ? 0 : in.exact[0];
-    const double m2 = static_cast<double>(in.Exact() * static_cast<long double>(in.x.size()));
+    const double m2 = static_cast<double>(in.Exact() * static_cast<long double>(in.Count()));
     out = WelfordRoleBound(p, st.max_leaf_depth,
                            VarianceCondition(n, static_cast<double>(mean), m2), include_in);
     return true;

@@ -16,7 +16,7 @@
 namespace carrier {
 
 inline OpBound ProdOpBound(const BoundContext& ctx, const BoundInputs& in) {
-  const double n = static_cast<double>(in.x.size());
+  const double n = static_cast<double>(in.Count());
   const long double p = std::fabs(in.Exact());
   OpBound ob;
   ob.relative = true;

@@ -40,6 +40,7 @@
 #include "precision/parallel_pass.hpp"
 #include "precision/reference/exact_sum.hpp"
 #include "precision/reference/fixed_point.hpp"
+#include "precision/stored_column.hpp"
 
 namespace carrier::reference {
 
@@ -223,6 +224,26 @@ void ScanParallel(ChunkSum& into, const double* x, std::size_t n) {
   SplitPass(n, parts, [&](std::size_t part, std::uint64_t lo, std::uint64_t hi) {
     ChunkSum& c = part == 0 ? into : *rest[part - 1];
     c.Scan<kValues, kSquares>(x + lo, static_cast<std::size_t>(hi - lo));
+  });
+  for (auto& r : rest) into.Merge(*r);
+}
+
+// The same scan over a StoredColumn, each part decoding its range a chunk at a time (Scan
+// accumulates, and carries at the end of every call, so chunks give the one-pass state).
+template <bool kValues, bool kSquares>
+void ScanParallel(ChunkSum& into, const StoredColumn& x) {
+  if (x.layout() == StoredColumn::Layout::kDouble) {
+    ScanParallel<kValues, kSquares>(into, x.Doubles().data(), x.size());
+    return;
+  }
+  const std::size_t parts = PassParts(x.size());
+  std::vector<std::unique_ptr<ChunkSum>> rest(parts - 1);  // about 40 KB each: on the heap
+  for (auto& r : rest) r = std::make_unique<ChunkSum>();
+  SplitPass(x.size(), parts, [&](std::size_t part, std::uint64_t lo, std::uint64_t hi) {
+    ChunkSum& c = part == 0 ? into : *rest[part - 1];
+    x.ForEachChunk(lo, hi, [&](std::uint64_t, std::span<const double> v) {
+      c.Scan<kValues, kSquares>(v.data(), v.size());
+    });
   });
   for (auto& r : rest) into.Merge(*r);
 }

@@ -20,8 +20,7 @@ namespace carrier::reference {
 namespace {
 
 // Special-value flags of x (only asked when a term is inf or NaN: ChunkSum::HasSpecial).
-ExactSum::State SpecialFlags(std::span<const double> x) {
-  ExactSum::State s = ExactSum::Identity();
+void SpecialFlags(std::span<const double> x, ExactSum::State& s) {
   for (const double v : x) {
     if (std::isnan(v)) {
       s.has_nan = true;
@@ -29,21 +28,37 @@ ExactSum::State SpecialFlags(std::span<const double> x) {
       (v > 0 ? s.has_pos_inf : s.has_neg_inf) = true;
     }
   }
+}
+ExactSum::State SpecialFlags(std::span<const double> x) {
+  ExactSum::State s = ExactSum::Identity();
+  SpecialFlags(x, s);
+  return s;
+}
+ExactSum::State SpecialFlags(const StoredColumn& x) {
+  ExactSum::State s = ExactSum::Identity();
+  x.ForEachChunk([&](std::uint64_t, std::span<const double> c) { SpecialFlags(c, s); });
   return s;
 }
 
-}  // namespace
+std::uint64_t CountOf(std::span<const double> x) { return x.size(); }
+std::uint64_t CountOf(const StoredColumn& x) { return x.size(); }
+void Scan(ChunkSum& c, std::span<const double> x) {
+  ScanParallel<true, false>(c, x.data(), x.size());
+}
+void Scan(ChunkSum& c, const StoredColumn& x) { ScanParallel<true, false>(c, x); }
 
-Reference ReferenceSumFast(std::span<const double> x) {
+// X: a span of doubles or a StoredColumn (the same values, the same Reference).
+template <class X>
+Reference SumFast(const X& x) {
   WideExponentRange range;
   Reference r;
   r.op = "sum";
-  r.count = x.size();
+  r.count = CountOf(x);
   // One pass of ChunkSum (chunk_sum.hpp): the exact sum with deferred carries, and the
   // highest and lowest set bits that ReferenceSum's precision rule needs.
   const auto owned = std::make_unique<ChunkSum>();  // about 40 KB: not on the stack
   ChunkSum& chunks = *owned;
-  ScanParallel<true, false>(chunks, x.data(), x.size());  // split: PassThreads()
+  Scan(chunks, x);  // split: PassThreads()
   if (chunks.HasSpecial()) {
     const ExactSum::State s = SpecialFlags(x);
     const double special = (s.has_nan || (s.has_pos_inf && s.has_neg_inf))
@@ -59,7 +74,7 @@ Reference ReferenceSumFast(std::span<const double> x) {
   const long top = chunks.Top(), low = chunks.Low();
   mpfr_prec_t prec = 53;
   if (top != LONG_MIN) {
-    const long carry_bits = 64 - std::countl_zero(static_cast<std::uint64_t>(x.size()));
+    const long carry_bits = 64 - std::countl_zero(static_cast<std::uint64_t>(CountOf(x)));
     prec = static_cast<mpfr_prec_t>(std::max<long>(top - low + carry_bits + 1, MPFR_PREC_MIN + 1));
   }
   MpfrValue exact;
@@ -72,6 +87,11 @@ Reference ReferenceSumFast(std::span<const double> x) {
   internal::MarkExact(r, prec, -std::numeric_limits<double>::infinity());
   return r;
 }
+
+}  // namespace
+
+Reference ReferenceSumFast(std::span<const double> x) { return SumFast(x); }
+Reference ReferenceSumFast(const StoredColumn& x) { return SumFast(x); }
 
 }  // namespace carrier::reference
 

@@ -29,6 +29,10 @@
 namespace carrier::reference {
 
 Reference ReferenceSumFast(std::span<const double> x);
+// Each function here also reads a StoredColumn (precision/stored_column.hpp) a chunk at a
+// time, with the same Reference as its span form on the same values; the inputs their span
+// form hands to the definition (special values, the range edges) are decoded whole for it.
+Reference ReferenceSumFast(const StoredColumn& x);
 
 // ReferenceWelford(x) (default options), field for field, from one ChunkSum pass forming the
 // exact sums of x and of x^2 (the 106-bit integer square of the significand, four limb
@@ -37,10 +41,12 @@ Reference ReferenceSumFast(std::span<const double> x);
 // outside [2^-484, 2^511) (where the split of x^2 could round), special values, and n < 2 are
 // answered by ReferenceWelford itself.
 Reference ReferenceWelfordFast(std::span<const double> x);
+Reference ReferenceWelfordFast(const StoredColumn& x);
 
 // ReferenceNorm2(x) (default options), field for field: the exact sum of squares from one
 // ChunkSum pass (same fallback rule), then ReferenceNorm2's one correctly rounded root.
 Reference ReferenceNorm2Fast(std::span<const double> x);
+Reference ReferenceNorm2Fast(const StoredColumn& x);
 
 }  // namespace carrier::reference
 

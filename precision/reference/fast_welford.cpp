@@ -51,6 +51,15 @@ struct SquareScan {
 
   explicit SquareScan(std::span<const double> x) {
     ScanParallel<kWithSum, true>(chunks, x.data(), x.size());  // split: PassThreads()
+    Finish();
+  }
+  explicit SquareScan(const StoredColumn& x) {
+    ScanParallel<kWithSum, true>(chunks, x);  // split: PassThreads()
+    Finish();
+  }
+
+ private:
+  void Finish() {
     usable = !chunks.OutOfSquareRange();
     if (!usable) return;
     chunks.Finish();
@@ -66,14 +75,22 @@ struct SquareScan {
   }
 };
 
-}  // namespace
+std::uint64_t CountOf(std::span<const double> x) { return x.size(); }
+std::uint64_t CountOf(const StoredColumn& x) { return x.size(); }
+// The definitions, for the inputs the scan cannot serve (a column decoded for them alone).
+Reference Welford(std::span<const double> x) { return ReferenceWelford(x); }
+Reference Welford(const StoredColumn& x) { return ReferenceWelford(x.ToDoubles()); }
+Reference Norm2(std::span<const double> x) { return ReferenceNorm2(x); }
+Reference Norm2(const StoredColumn& x) { return ReferenceNorm2(x.ToDoubles()); }
 
-Reference ReferenceWelfordFast(std::span<const double> x) {
-  const std::size_t n = x.size();
+// X: a span of doubles or a StoredColumn (the same values, the same Reference).
+template <class X>
+Reference WelfordFast(const X& x) {
+  const std::size_t n = CountOf(x);
   // Special values, n < 2 and inputs whose squares might not split exactly: the definition.
-  if (n < 2) return ReferenceWelford(x);
+  if (n < 2) return Welford(x);
   const auto scan = std::make_unique<SquareScan<true>>(x);  // about 40 KB: not on the stack
-  if (!scan->usable) return ReferenceWelford(x);
+  if (!scan->usable) return Welford(x);
   WideExponentRange range;
   Reference r;
   r.op = "welford";
@@ -107,15 +124,16 @@ Reference ReferenceWelfordFast(std::span<const double> x) {
   return r;
 }
 
-Reference ReferenceNorm2Fast(std::span<const double> x) {
+template <class X>
+Reference Norm2Fast(const X& x) {
   const auto scan = std::make_unique<SquareScan<false>>(x);  // about 40 KB: not on the stack
-  if (!scan->usable) return ReferenceNorm2(x);               // NaN, inf and the range edges too
+  if (!scan->usable) return Norm2(x);                        // NaN, inf and the range edges too
   WideExponentRange range;
   Reference r;
   r.op = "norm2";
-  r.count = x.size();
+  r.count = CountOf(x);
   // ReferenceNorm2's steps (reference_exact.cpp): the exact sum of squares, one root.
-  const MpfrValue ssq = ToExact(scan->chunks.Squares(), scan->top2, scan->low2, x.size());
+  const MpfrValue ssq = ToExact(scan->chunks.Squares(), scan->top2, scan->low2, CountOf(x));
   const long bits = ssq.precision();
   const mpfr_prec_t value_bits = internal::ValueBits(Options{});
   MpfrValue value(value_bits), odd;
@@ -127,6 +145,13 @@ Reference ReferenceNorm2Fast(std::span<const double> x) {
   internal::MarkExact(r, bits, -static_cast<double>(value_bits));
   return r;
 }
+
+}  // namespace
+
+Reference ReferenceWelfordFast(std::span<const double> x) { return WelfordFast(x); }
+Reference ReferenceWelfordFast(const StoredColumn& x) { return WelfordFast(x); }
+Reference ReferenceNorm2Fast(std::span<const double> x) { return Norm2Fast(x); }
+Reference ReferenceNorm2Fast(const StoredColumn& x) { return Norm2Fast(x); }
 
 }  // namespace carrier::reference
 

@@ -726,73 +726,112 @@ CARRIER_IFMA_END
 #endif
 
 // The terms of x[0..n) into r's buckets and counts.
-void ScanTerms(const double* x, std::size_t n, double m, TermSums& r) {
-  auto add_term = [&r](const FixedExp& t) { AddTerm(r, Hi64(t.mant), Lo64(t.mant), t.shift); };
+// The terms of one pass, fed in pieces (a StoredColumn's chunks, or a whole span): Add adds the
+// terms of x[0..n) to r, Finish evaluates what is still batched. The memo and the switch to the
+// vector kernel carry over from piece to piece, so pieces give the one-pass sums.
+class TermScanner {
+ public:
+  TermScanner(double m, TermSums& r) : m_(m), r_(r), memo_(std::size_t{1} << kMemoBits) {}
+
+  void Add(const double* x, std::size_t n) {
+#if CARRIER_FIXED_EXP_IFMA
+    if (vector_rest_) {
+      ScanTermsVector(x, n, m_, r_);
+      return;
+    }
+#endif
+    const double m = m_;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double v = x[i];
+      if (v == m) {
+        ++r_.exact_terms;
+        continue;
+      }
+      if (v == -INFINITY) continue;
+      ++r_.approx_terms;
+      // TwoSum (Knuth): s + e == v - m exactly; s is never infinite here (s > -134).
+      const double s = v - m;
+      if (!(s > kSkipBelow)) continue;
+      const double bb = s - v;
+      const double e = (v - (s - bb)) + (-m - bb);
+      if (!use_memo_) {
+        batch_s_[batched_] = s;
+        batch_e_[batched_] = e;
+        if (++batched_ == kBatch) Flush();
+        continue;
+      }
+      const auto key = std::bit_cast<std::uint64_t>(v);
+      Memo& slot = memo_[(key * 0x9E3779B97F4A7C15ULL) >> (64 - kMemoBits)];
+      if (slot.key != key || key == 0) {
+        slot.key = key;
+        slot.term = FixedExpNeg(s, e);
+      } else {
+        ++hits_;
+      }
+      AddTerm(r_, Hi64(slot.term.mant), Lo64(slot.term.mant), slot.term.shift);
+      if (++window_ == kWindow) {
+        use_memo_ = hits_ >= kWindow / 4;
+        window_ = hits_ = 0;
+#if CARRIER_FIXED_EXP_IFMA
+        if (!use_memo_ && FixedExpVectorized()) {
+          vector_rest_ = true;
+          ScanTermsVector(x + i + 1, n - i - 1, m, r_);
+          return;
+        }
+#endif
+      }
+    }
+  }
+  void Finish() { Flush(); }
+
+ private:
   // A term is a pure function of v (m is fixed): a direct-mapped memo of the last term per
   // slot returns the same (mant, shift) FixedExpNeg gave for that v. Narrow storage formats
   // (bf16, fp16, fp8) repeat a few thousand values, so most terms skip the kernel. Inputs
   // without repeats (fp32, fp64) would only pay for the lookups: the memo is dropped for the
   // rest of the input once a window of kWindow kernel terms had fewer than kWindow / 4 hits.
-  constexpr int kMemoBits = 14;
-  constexpr std::uint64_t kWindow = 4096;
+  static constexpr int kMemoBits = 14;
+  static constexpr std::uint64_t kWindow = 4096;
+  // Without the memo, kernel arguments are collected and evaluated kBatch at a time by
+  // FixedExpNegBatch (the same terms; the buckets' exact sums do not depend on the order).
+  static constexpr std::size_t kBatch = 64;
   struct Memo {
     std::uint64_t key = 0;  // v's bits; 0 (v = +0) never matches, so it marks an empty slot
     FixedExp term;
   };
-  std::vector<Memo> memo(std::size_t{1} << kMemoBits);
-  bool use_memo = true;
-  std::uint64_t window = 0, hits = 0;
-  // Without the memo, kernel arguments are collected and evaluated kBatch at a time by
-  // FixedExpNegBatch (the same terms; the buckets' exact sums do not depend on the order).
-  constexpr std::size_t kBatch = 64;
-  double batch_s[kBatch] = {}, batch_e[kBatch] = {};
-  FixedExp batch_t[kBatch];
-  std::size_t batched = 0;
-  auto flush = [&] {
-    FixedExpNegBatch(batch_s, batch_e, batched, batch_t);
-    for (std::size_t j = 0; j < batched; ++j) add_term(batch_t[j]);
-    batched = 0;
-  };
-  for (std::size_t i = 0; i < n; ++i) {
-    const double v = x[i];
-    if (v == m) {
-      ++r.exact_terms;
-      continue;
-    }
-    if (v == -INFINITY) continue;
-    ++r.approx_terms;
-    // TwoSum (Knuth): s + e == v - m exactly; s is never infinite here (s > -134).
-    const double s = v - m;
-    if (!(s > kSkipBelow)) continue;
-    const double bb = s - v;
-    const double e = (v - (s - bb)) + (-m - bb);
-    if (!use_memo) {
-      batch_s[batched] = s;
-      batch_e[batched] = e;
-      if (++batched == kBatch) flush();
-      continue;
-    }
-    const auto key = std::bit_cast<std::uint64_t>(v);
-    Memo& slot = memo[(key * 0x9E3779B97F4A7C15ULL) >> (64 - kMemoBits)];
-    if (slot.key != key || key == 0) {
-      slot.key = key;
-      slot.term = FixedExpNeg(s, e);
-    } else {
-      ++hits;
-    }
-    add_term(slot.term);
-    if (++window == kWindow) {
-      use_memo = hits >= kWindow / 4;
-      window = hits = 0;
-#if CARRIER_FIXED_EXP_IFMA
-      if (!use_memo && FixedExpVectorized()) {
-        ScanTermsVector(x + i + 1, n - i - 1, m, r);
-        return;
-      }
-#endif
-    }
+  void Flush() {
+    FixedExpNegBatch(batch_s_, batch_e_, batched_, batch_t_);
+    for (std::size_t j = 0; j < batched_; ++j)
+      AddTerm(r_, Hi64(batch_t_[j].mant), Lo64(batch_t_[j].mant), batch_t_[j].shift);
+    batched_ = 0;
   }
-  flush();
+  double m_;
+  TermSums& r_;
+  std::vector<Memo> memo_;
+  bool use_memo_ = true;
+  bool vector_rest_ = false;
+  std::uint64_t window_ = 0, hits_ = 0;
+  double batch_s_[kBatch] = {}, batch_e_[kBatch] = {};
+  FixedExp batch_t_[kBatch];
+  std::size_t batched_ = 0;
+};
+
+void ScanTerms(const double* x, std::size_t n, double m, TermSums& r) {
+  TermScanner scan(m, r);
+  scan.Add(x, n);
+  scan.Finish();
+}
+
+// The shifted sum from the merged bucket sums: one truncation per bucket.
+ShiftedExpSum FromTerms(const TermSums& t) {
+  ShiftedExpSum r;
+  r.exact_terms = t.exact_terms;
+  r.approx_terms = t.approx_terms;
+  for (int b = 0; b < kBuckets; ++b)
+    if (t.bucket[b].sum != 0 || t.bucket[b].carry != 0)
+      AddShifted(r.word, t.bucket[b].carry, Hi64(t.bucket[b].sum), Lo64(t.bucket[b].sum), b);
+  r.word[3] += r.exact_terms;  // each exactly 1; S < 2^62 keeps word 3 from wrapping
+  return r;
 }
 
 }  // namespace
@@ -807,15 +846,22 @@ ShiftedExpSum SumExpShifted(std::span<const double> x, double m) {
     ScanTerms(x.data() + lo, static_cast<std::size_t>(hi - lo), m, part[p]);
   });
   for (std::size_t p = 1; p < parts; ++p) part[0].Merge(part[p]);
-  const TermSums& t = part[0];
-  ShiftedExpSum r;
-  r.exact_terms = t.exact_terms;
-  r.approx_terms = t.approx_terms;
-  for (int b = 0; b < kBuckets; ++b)
-    if (t.bucket[b].sum != 0 || t.bucket[b].carry != 0)
-      AddShifted(r.word, t.bucket[b].carry, Hi64(t.bucket[b].sum), Lo64(t.bucket[b].sum), b);
-  r.word[3] += r.exact_terms;  // each exactly 1; S < 2^62 keeps word 3 from wrapping
-  return r;
+  return FromTerms(part[0]);
+}
+
+ShiftedExpSum SumExpShifted(const StoredColumn& x, double m) {
+  if (x.layout() == StoredColumn::Layout::kDouble) return SumExpShifted(x.Doubles(), m);
+  // As above, each part decoding its range chunk by chunk into one TermScanner.
+  const std::size_t parts = PassParts(x.size());
+  std::vector<TermSums> part(parts);
+  SplitPass(x.size(), parts, [&](std::size_t p, std::uint64_t lo, std::uint64_t hi) {
+    TermScanner scan(m, part[p]);
+    x.ForEachChunk(lo, hi,
+                   [&](std::uint64_t, std::span<const double> c) { scan.Add(c.data(), c.size()); });
+    scan.Finish();
+  });
+  for (std::size_t p = 1; p < parts; ++p) part[0].Merge(part[p]);
+  return FromTerms(part[0]);
 }
 
 double ShiftedExpSum::RelErrorBound() const {

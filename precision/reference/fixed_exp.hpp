@@ -73,6 +73,7 @@
 #include <span>
 
 #include "precision/reference/fixed_point.hpp"
+#include "precision/stored_column.hpp"
 
 namespace carrier::reference {
 
@@ -109,6 +110,8 @@ struct ShiftedExpSum {
 };
 
 ShiftedExpSum SumExpShifted(std::span<const double> x, double m);
+// The same sum over a StoredColumn, read a chunk at a time (bit for bit the span's result).
+ShiftedExpSum SumExpShifted(const StoredColumn& x, double m);
 
 // The fixed-point constants, exposed so that a test can check them against MPFR: log2(e), the
 // Horner coefficients (ln 2)^k / k! (k = 0..kWideDegree in Q1.127, Coefficient; k =

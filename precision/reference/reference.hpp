@@ -87,6 +87,7 @@
 #include "core/carriers/online_softmax.hpp"
 #include "core/carriers/pairs.hpp"
 #include "precision/reference/mpfr_util.hpp"
+#include "precision/stored_column.hpp"
 
 namespace carrier::reference {
 
@@ -132,6 +133,9 @@ Reference ReferenceSum(std::span<const double> x, const Options& options = {});
 Reference ReferenceMax(std::span<const double> x);
 Reference ReferenceArgMax(std::span<const double> x);
 Reference ReferenceLse(std::span<const double> x, const Options& options = {});
+// The same Reference, field for field, from a column read a chunk at a time (the MPFR tiers,
+// when the fast tier is not accepted, and special values decode it whole).
+Reference ReferenceLse(const StoredColumn& x, const Options& options = {});
 Reference ReferenceSoftmax(std::span<const double> x, const Options& options = {});
 Reference ReferenceWelford(std::span<const double> x, const Options& options = {});
 Reference ReferenceNorm2(std::span<const double> x, const Options& options = {});

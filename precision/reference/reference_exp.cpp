@@ -124,8 +124,7 @@ void EvaluateLse(std::span<const double> x, double m, mpfr_prec_t p, std::vector
 // The fast tier's lse. Error budget (all absolute, in lse): |log S_hat - log S| <= rho / (1 -
 // rho) with rho = S.RelErrorBound(); the log and the addition of m each round once at 256
 // bits (at most 2^-256 relative, counted only when MPFR reports them inexact).
-void FastLse(std::span<const double> x, double m, const Options& options, Reference& r) {
-  const ShiftedExpSum sum = SumExpShifted(x, m);  // split: PassThreads()
+void FastLseFrom(const ShiftedExpSum& sum, double m, const Options& options, Reference& r) {
   MpfrValue s;
   SumToMpfr(sum, s.get());
   MpfrValue log_s(kFastFinishBits), lse(kFastFinishBits);
@@ -171,6 +170,10 @@ void FastLse(std::span<const double> x, double m, const Options& options, Refere
                   std::to_string(options.tolerance_log2);
   else if (!rounded)
     r.cert.note = "fast tier: lse lies within its error bound of a rounding boundary";
+}
+
+void FastLse(std::span<const double> x, double m, const Options& options, Reference& r) {
+  FastLseFrom(SumExpShifted(x, m), m, options, r);  // split: PassThreads()
 }
 
 bool FastAccepted(const Reference& r, const Options& options) {
@@ -497,6 +500,33 @@ Reference ReferenceLse(std::span<const double> x, const Options& options) {
   }
   FastLse(x, m, options, r);
   if (options.method == Method::kFast || FastAccepted(r, options)) return r;
+  FallBack(r, 1, evaluate, options);
+  return r;
+}
+
+Reference ReferenceLse(const StoredColumn& x, const Options& options) {
+  if (x.layout() == StoredColumn::Layout::kDouble) return ReferenceLse(x.Doubles(), options);
+  // Scan's answer for the whole column from its chunks': the first of equal maxima is kept
+  // (std::max), as the one loop keeps it.
+  RowScan scan;
+  x.ForEachChunk([&](std::uint64_t, std::span<const double> c) {
+    const RowScan part = Scan(c);
+    scan.nan = scan.nan || part.nan;
+    scan.pos_inf += part.pos_inf;
+    scan.max = std::max(scan.max, part.max);
+  });
+  // The MPFR tiers and the escalation read the column whole: decoded for them alone.
+  const bool special = scan.nan || scan.pos_inf != 0 || scan.max == -kInf;
+  if (special || options.method == Method::kEscalate) return ReferenceLse(x.ToDoubles(), options);
+  WideExponentRange range;
+  Reference r = Start("lse", x.size());
+  const double m = scan.max;
+  FastLseFrom(SumExpShifted(x, m), m, options, r);
+  if (options.method == Method::kFast || FastAccepted(r, options)) return r;
+  const std::vector<double> values = x.ToDoubles();
+  auto evaluate = [&](mpfr_prec_t p, std::vector<MpfrValue>& out) {
+    EvaluateLse(values, m, p, out);
+  };
   FallBack(r, 1, evaluate, options);
   return r;
 }

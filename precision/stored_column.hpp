@@ -1,0 +1,116 @@
+// precision/stored_column.hpp: a column of stored values kept in the fewest bytes that hold
+// every value bit for bit, read back as doubles one chunk at a time.
+//
+// Why: eval and sweep store an input rounded to its storage format. As fp64 that costs 8 bytes
+// per value, 4x a bf16 input and 8x an fp8 one. A StoredColumn keeps the values of a
+// small format as 16-bit codes and those of a format inside fp32 as floats; every reader
+// (the fast replay, the exact references, the bounds' sums) decodes one chunk at a time into a
+// buffer of its own, so the input is never held as doubles.
+//
+// Contract
+//   Layouts, chosen from the storage format by Builder (LayoutFor):
+//     kCode16   formats whose values fit a 16-bit code: sign, then an index that counts the
+//               format's values upward from zero (subnormals 1 .. 2^(p-1) - 1, normal binade e
+//               at ((e - emin + 1) << (p - 1)) | trailing, then +inf, then NaN). bf16, fp16,
+//               fp8e4m3, fp8e5m2 and small custom formats. 2 bytes per value.
+//     kFloat    formats inside fp32 (p <= 24, -126 <= emin, emax <= 127): tf32, fp32. 4 bytes.
+//     kDouble   everything else, and every column with a value the layout cannot give back bit
+//               for bit (a NaN with a payload, a value outside the format): 8 bytes.
+//   Read(lo, count, out) writes values [lo, lo + count) as doubles: exactly the doubles that
+//   were appended (same bits, -0 and the quiet NaN included). A builder that meets a value its
+//   layout cannot give back converts what it holds to kDouble and carries on, so a column never
+//   changes a value; Layout() says which layout it ended in.
+//   Copies share the data (immutable once built). Thread-safe for concurrent readers.
+// Cost: Read is one table lookup (kCode16; the 512 KB table is built once per format and
+// process) or one conversion (kFloat) per value.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "precision/format.hpp"
+
+namespace carrier {
+
+class StoredColumn {
+ public:
+  enum class Layout { kDouble, kFloat, kCode16 };
+  // Values per chunk of ForEachChunk (32 KB of doubles: stays in L1/L2 while a reader uses it).
+  static constexpr std::size_t kChunk = 4096;
+
+  StoredColumn() = default;
+  // Values already in doubles, kept as they are (layout kDouble).
+  explicit StoredColumn(std::vector<double> values);
+
+  std::uint64_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  Layout layout() const { return layout_; }
+  // Bytes the values occupy (the decoding table not counted: it is shared per format).
+  std::uint64_t Bytes() const;
+  // The values in place, layout kDouble only (else an empty span).
+  std::span<const double> Doubles() const;
+  void Read(std::uint64_t lo, std::size_t count, double* out) const;
+  std::vector<double> ToDoubles() const;
+  // The address of the values' storage (shared by copies): identifies the column's data.
+  const void* Identity() const;
+  // f(lo, span of the values [lo, lo + span.size())) over [begin, end), in order, in chunks of
+  // at most kChunk (a kDouble column hands out its own memory in chunks).
+  template <class F>
+  void ForEachChunk(std::uint64_t begin, std::uint64_t end, F&& f) const {
+    if (layout_ == Layout::kDouble) {
+      for (std::uint64_t lo = begin; lo < end; lo += kChunk)
+        f(lo, Doubles().subspan(lo, std::min<std::uint64_t>(kChunk, end - lo)));
+      return;
+    }
+    double buf[kChunk];
+    for (std::uint64_t lo = begin; lo < end; lo += kChunk) {
+      const std::size_t c = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, end - lo));
+      Read(lo, c, buf);
+      f(lo, std::span<const double>(buf, c));
+    }
+  }
+  template <class F>
+  void ForEachChunk(F&& f) const {
+    ForEachChunk(0, n_, static_cast<F&&>(f));
+  }
+
+  // The layout a column of `format`'s values starts in (null: kDouble).
+  static Layout LayoutFor(const Format* format);
+  static const char* LayoutName(Layout layout);  // "fp64" "fp32" "code16"
+
+  // Appends values in order; Finish gives the column (defined below).
+  class Builder;
+
+ private:
+  Layout layout_ = Layout::kDouble;
+  std::uint64_t n_ = 0;
+  std::shared_ptr<const std::vector<double>> d_;
+  std::shared_ptr<const std::vector<float>> f_;
+  std::shared_ptr<const std::vector<std::uint16_t>> h_;
+  std::shared_ptr<const std::vector<double>> table_;  // kCode16: code -> value
+  // kCode16: the code layout (see the contract)
+  int p_ = 0, emin_ = 0;
+  std::uint32_t max_index_ = 0;  // the largest finite value's index
+};
+
+// Appends values in order; Finish gives the column. Reserve n to avoid regrowth.
+class StoredColumn::Builder {
+ public:
+  Builder(const Format* format, std::uint64_t reserve);
+  void Append(std::span<const double> values);
+  StoredColumn Finish();
+
+ private:
+  void ToDoubleLayout();
+  StoredColumn c_;
+  std::vector<double> d_;
+  std::vector<float> f_;
+  std::vector<std::uint16_t> h_;
+};
+
+}  // namespace carrier

@@ -1,0 +1,256 @@
+// StoredColumn (precision/stored_column.hpp): every value of every predefined format (and of
+// small custom ones) comes back bit for bit from the layout the format is given; values a layout
+// cannot hold (a NaN payload, a value outside the format) turn the column into fp64 without
+// changing any value; and the references that read a column by chunks (ReferenceSumFast,
+// ReferenceWelfordFast, ReferenceNorm2Fast, ReferenceLse) give the Reference of their span
+// form field for field, on one thread and split across two.
+#include <algorithm>
+#include <bit>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <iostream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "precision/format.hpp"
+#include "precision/parallel_pass.hpp"
+#include "precision/reference/fast_sum.hpp"
+#include "precision/reference/reference.hpp"
+#include "precision/rounding.hpp"
+#include "precision/stored_column.hpp"
+#include "support/test_support.hpp"
+
+using namespace carrier;
+using carrier::test::Rng;
+
+namespace {
+
+// Every finite value of f (both signs, both zeros), +-inf where f has it, and one NaN.
+std::vector<double> AllValues(const Format& f) {
+  std::vector<double> v;
+  const int p = f.precision;
+  const double max = f.MaxFinite();
+  auto both = [&](double a) {
+    v.push_back(a);
+    v.push_back(-a);
+  };
+  both(0.0);
+  if (f.subnormals)
+    for (int k = 1; k < (1 << (p - 1)); ++k) both(std::ldexp(k, f.emin - p + 1));
+  for (int e = f.emin; e <= f.emax; ++e)
+    for (int k = 0; k < (1 << (p - 1)); ++k) {
+      const double a = std::ldexp((1 << (p - 1)) + k, e - p + 1);
+      if (a <= max) both(a);
+    }
+  if (f.has_inf) both(std::numeric_limits<double>::infinity());
+  v.push_back(std::numeric_limits<double>::quiet_NaN());
+  return v;
+}
+
+bool SameBits(const std::vector<double>& a, const std::vector<double>& b, std::size_t& at) {
+  if (a.size() != b.size()) {
+    at = std::min(a.size(), b.size());
+    return false;
+  }
+  for (at = 0; at < a.size(); ++at)
+    if (std::bit_cast<std::uint64_t>(a[at]) != std::bit_cast<std::uint64_t>(b[at])) return false;
+  return true;
+}
+
+StoredColumn Build(const Format* f, const std::vector<double>& v, std::size_t piece) {
+  StoredColumn::Builder b(f, v.size());
+  for (std::size_t lo = 0; lo < v.size(); lo += piece)
+    b.Append(std::span<const double>(v).subspan(lo, std::min(piece, v.size() - lo)));
+  return b.Finish();
+}
+
+// The column gives v back: whole, by Read at odd offsets, and by ForEachChunk over a range.
+void RequireGivesBack(const StoredColumn& c, const std::vector<double>& v,
+                      const std::string& what) {
+  INFO(what << ": n=" << v.size() << " layout=" << StoredColumn::LayoutName(c.layout()));
+  REQUIRE(c.size() == v.size());
+  std::size_t at = 0;
+  const std::vector<double> back = c.ToDoubles();
+  INFO("first difference at " << at);
+  REQUIRE(SameBits(back, v, at));
+  for (std::uint64_t lo : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{v.size() / 3}}) {
+    if (lo >= v.size()) continue;
+    const std::size_t count = std::min<std::size_t>(v.size() - lo, 5000);
+    std::vector<double> got(count);
+    c.Read(lo, count, got.data());
+    REQUIRE(SameBits(got,
+                     std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(lo),
+                                         v.begin() + static_cast<std::ptrdiff_t>(lo + count)),
+                     at));
+  }
+  std::vector<double> chunks;
+  std::uint64_t next = v.size() / 4;
+  c.ForEachChunk(v.size() / 4, v.size(), [&](std::uint64_t lo, std::span<const double> s) {
+    REQUIRE(lo == next);
+    REQUIRE(s.size() <= StoredColumn::kChunk);
+    next += s.size();
+    chunks.insert(chunks.end(), s.begin(), s.end());
+  });
+  REQUIRE(SameBits(
+      chunks, std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(v.size() / 4), v.end()),
+      at));
+}
+
+}  // namespace
+
+TEST_CASE("StoredColumn keeps every value of each format in its layout", "[fast][stored_column]") {
+  const std::vector<std::pair<std::string, StoredColumn::Layout>> formats = {
+      {"fp8e4m3", StoredColumn::Layout::kCode16},
+      {"fp8e4m3sat", StoredColumn::Layout::kCode16},
+      {"fp8e5m2", StoredColumn::Layout::kCode16},
+      {"fp16", StoredColumn::Layout::kCode16},
+      {"bf16", StoredColumn::Layout::kCode16},
+      {"custom:p=5,emin=-10,emax=10,subnormals=0", StoredColumn::Layout::kCode16},
+      {"custom:p=2,emin=-1022,emax=1023", StoredColumn::Layout::kCode16},
+      {"tf32", StoredColumn::Layout::kFloat},
+      {"fp32", StoredColumn::Layout::kFloat},
+      {"fp64", StoredColumn::Layout::kDouble},
+  };
+  for (const auto& [name, layout] : formats) {
+    const Format f = ParseFormat(name);
+    REQUIRE(StoredColumn::LayoutFor(&f) == layout);
+    // Every value where there are few enough (16-bit layouts); else values rounded from
+    // random doubles of every magnitude, with the specials.
+    std::vector<double> v;
+    if (layout == StoredColumn::Layout::kCode16) {
+      v = AllValues(f);
+    } else {
+      Rng rng(17);
+      for (int i = 0; i < 20000; ++i)
+        v.push_back(RoundToFormat(std::ldexp(rng.Normal(), static_cast<int>(rng.Below(300)) - 150),
+                                  f, Rounding::kNearestEven));
+      for (double s :
+           {0.0, -0.0, f.MaxFinite(), -f.MaxFinite(), f.MinSubnormal(),
+            std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()})
+        v.push_back(s);
+    }
+    const StoredColumn c = Build(&f, v, 1000);
+    std::cout << name << ": " << v.size() << " values, layout "
+              << StoredColumn::LayoutName(c.layout()) << ", " << c.Bytes() << " bytes\n";
+    CHECK(c.layout() == layout);
+    const std::uint64_t per = layout == StoredColumn::Layout::kCode16  ? 2
+                              : layout == StoredColumn::Layout::kFloat ? 4
+                                                                       : 8;
+    CHECK(c.Bytes() == per * v.size());
+    RequireGivesBack(c, v, name);
+  }
+}
+
+TEST_CASE("StoredColumn turns fp64 for a value its layout cannot give back",
+          "[fast][stored_column]") {
+  const Format bf16 = ParseFormat("bf16");
+  const Format fp32 = ParseFormat("fp32");
+  const double payload_nan = std::bit_cast<double>(std::uint64_t{0x7ff0000000000123});
+  for (const Format* f : {&bf16, &fp32}) {
+    for (const double odd :
+         {payload_nan, 1.0 / 3.0, 1e300, -std::numeric_limits<double>::quiet_NaN()}) {
+      std::vector<double> v;
+      for (int i = 0; i < 9000; ++i) v.push_back(std::ldexp(1.0 + (i % 7) / 8.0, i % 20 - 10));
+      v[7000] = odd;  // after more than one piece has been packed
+      const StoredColumn c = Build(f, v, 4096);
+      INFO(f->name << " with " << test::Exact(odd));
+      // -NaN (the sign bit set) is a value of every layout: only the others change the layout.
+      const bool representable = std::isnan(odd) && std::bit_cast<std::uint64_t>(odd) !=
+                                                        std::bit_cast<std::uint64_t>(payload_nan);
+      CHECK((c.layout() == StoredColumn::Layout::kDouble) == !representable);
+      RequireGivesBack(c, v, f->name + " fallback");
+    }
+  }
+  // A column of doubles given whole.
+  const StoredColumn d(std::vector<double>{1.0, -0.0, payload_nan});
+  CHECK(d.layout() == StoredColumn::Layout::kDouble);
+  CHECK(d.Doubles().size() == 3);
+  RequireGivesBack(d, {1.0, -0.0, payload_nan}, "doubles");
+  CHECK_THROWS_AS(d.Read(2, 2, nullptr), std::out_of_range);
+}
+
+namespace {
+
+void RequireSameReference(const reference::Reference& want, const reference::Reference& got,
+                          const std::string& what) {
+  INFO(what);
+  REQUIRE(got.op == want.op);
+  REQUIRE(got.count == want.count);
+  REQUIRE(got.as_double.size() == want.as_double.size());
+  REQUIRE(got.value.size() == want.value.size());
+  for (std::size_t c = 0; c < want.as_double.size(); ++c) {
+    INFO("component " << c << " want " << test::Exact(want.as_double[c]) << " got "
+                      << test::Exact(got.as_double[c]));
+    REQUIRE(std::bit_cast<std::uint64_t>(got.as_double[c]) ==
+            std::bit_cast<std::uint64_t>(want.as_double[c]));
+    REQUIRE(ScalarTraits<long double>::BitEqual(got.as_long_double[c], want.as_long_double[c]));
+  }
+  for (std::size_t c = 0; c < want.value.size(); ++c) {
+    const mpfr_srcptr a = got.value[c].get(), b = want.value[c].get();
+    REQUIRE(mpfr_get_prec(a) == mpfr_get_prec(b));
+    if (mpfr_nan_p(b)) {
+      REQUIRE(mpfr_nan_p(a));
+    } else {
+      REQUIRE(mpfr_equal_p(a, b));
+    }
+  }
+  REQUIRE(got.cert.certified == want.cert.certified);
+  REQUIRE(got.cert.correctly_rounded == want.cert.correctly_rounded);
+  REQUIRE(got.cert.tier == want.cert.tier);
+  REQUIRE(got.cert.precision_bits == want.cert.precision_bits);
+  REQUIRE(got.cert.error_bound_log2 == want.cert.error_bound_log2);
+  REQUIRE(got.cert.note == want.cert.note);
+}
+
+void RequireSameReferences(const Format& f, const std::vector<double>& v, const std::string& what) {
+  const StoredColumn c = Build(&f, v, 1 << 16);
+  const std::string w = what + " " + f.name + " n=" + std::to_string(v.size()) + " layout " +
+                        StoredColumn::LayoutName(c.layout());
+  RequireSameReference(reference::ReferenceSumFast(v), reference::ReferenceSumFast(c), w + " sum");
+  RequireSameReference(reference::ReferenceWelfordFast(v), reference::ReferenceWelfordFast(c),
+                       w + " welford");
+  RequireSameReference(reference::ReferenceNorm2Fast(v), reference::ReferenceNorm2Fast(c),
+                       w + " norm2");
+  RequireSameReference(reference::ReferenceLse(v), reference::ReferenceLse(c), w + " lse");
+}
+
+}  // namespace
+
+TEST_CASE("References read a StoredColumn as they read its values", "[fast][stored_column]") {
+  const std::uint64_t seed = 4242;
+  Rng rng(seed);
+  int cases = 0;
+  for (const char* name : {"bf16", "fp16", "fp8e4m3", "fp8e5m2", "tf32", "fp32"}) {
+    const Format f = ParseFormat(name);
+    for (int t = 0; t < test::Trials(12); ++t) {
+      const std::uint64_t n = t == 0  ? 0
+                              : t < 4 ? rng.Below(8)
+                                      : rng.Below(t % 3 == 0 ? 30000 : 600);
+      std::vector<double> v(n);
+      const int kind = t % 4;
+      for (auto& x : v) {
+        const double r = kind == 0   ? rng.Normal()
+                         : kind == 1 ? 3.0 + rng.Normal()  // lse: many equal maxima
+                         : kind == 2
+                             ? std::ldexp(rng.Normal(), static_cast<int>(rng.Below(40)) - 20)
+                             : 1e3 * rng.Normal();
+        x = RoundToFormat(r, f, Rounding::kNearestEven);
+      }
+      if (kind == 3 && n > 2) v[n / 2] = std::numeric_limits<double>::infinity();  // specials
+      INFO("reproduce: seed=" << seed << " trial=" << t << " kind=" << kind);
+      RequireSameReferences(f, v, "kind " + std::to_string(kind));
+      ++cases;
+    }
+  }
+  // Long enough for two pass threads (precision/parallel_pass.hpp), and across chunk edges.
+  {
+    const PassThreadsScope threads(2);
+    const Format f = ParseFormat("bf16");
+    std::vector<double> v(2 * kMinPassPart + 4099);
+    for (auto& x : v) x = RoundToFormat(rng.Normal(), f, Rounding::kNearestEven);
+    RequireSameReferences(f, v, "two threads");
+    ++cases;
+  }
+  std::cout << "references equal on packed columns in " << cases << " cases\n";
+}
