@@ -51,6 +51,25 @@
 //   The tree overload evaluates any explicit MergeTree: chains first (single-input chains
 //   inline, stride-1 chains of equal length kLanes at a time), then combines in tree order.
 //
+// Reading the input a window at a time
+//   FastReplayWindowed<C>(s, n, fill, window) == FastReplay<C>(s, x) bit for bit, every
+//   carrier, scalar, rounding mode and schedule, ScheduleErrors included, where x is the array
+//   fill describes: fill(lo, count, out) writes inputs [lo, lo + count) into out[0 .. count), so
+//   a caller may keep x packed and never hold it whole. It makes FastReplay's checks, in its
+//   order, and the same decisions (not IsStructured: BuildTree; empty: Identity; not
+//   FastReplayOrderFree: Replay). The structured kinds evaluated without a tree run the
+//   evaluators above on decoded windows, where the shape does not depend on where the window
+//   starts (a pairwise subtree, a batch of blocked tiles, a block of strided rows, an omp
+//   chunk), and continue a chain from one window to the next (a chain pushed piece by piece in
+//   order is the same chain: ChainsContinue); random:S follows the tree's splits of absolute
+//   positions down to subtrees of at most a window (RandomOver reads a subtree's inputs from
+//   wherever they are). Every input is asked for exactly once, in requests of at most `window`
+//   inputs (kReplayWindow = 2^16 by default) except where a longer piece is needed whole: a
+//   strided:K row (K inputs), a lifted leaf or tile (LiftTile takes it at once: the whole input
+//   for seq:lift, T rows of K for strided:K:tile:T:lift). Where FastReplay builds a tree (cuda,
+//   orders from outside, unknown kinds) or defers to Replay (stochastic rounding), all n
+//   inputs are read into one vector (an omp chunk with a cuda inner schedule: the chunk).
+//
 // Errors: exactly Replay's (ScheduleError, one line): input count differs from the tree's n;
 // a permuting tree for a non-commutative carrier; tile lifts for a carrier without LiftTile.
 // Threads: none of its own; reentrant.
@@ -168,24 +187,36 @@ StateOf<C> Chain1(const InputOf<C>* x, std::uint64_t first, std::uint64_t count,
   return s;
 }
 
-// W push chains of equal length `count` and common stride, starting at first[w]: each lane is
-// its own chain; lanes only share the loop, so each chain's operations are its own, in order.
+// W push chains of equal length `count` and common stride continued together: s[w] =
+// Push(s[w], x[first[w] + j stride]) for j < count. Each lane is its own chain; lanes only
+// share the loop, so each chain's operations are its own, in order. A chain continued piece
+// by piece over consecutive inputs is the same chain, the same pushes on the same states:
+// FastReplayWindowed continues chains across windows this way. (Chain1 keeps its own loop:
+// routed through a shared one, GCC 12 inlined Chain1 into Pairwise's recursion and made
+// pairwise:4 over Kahan<float> 15% slower.)
+template <Carrier C, std::size_t W>
+[[gnu::always_inline]] inline void ChainsContinue(const InputOf<C>* x, const std::uint64_t* first,
+                                                  std::uint64_t count, std::uint64_t stride,
+                                                  std::array<StateOf<C>, W>& s) {
+  if constexpr (HasBatchChains<C>) {
+    C::PushChains(s.data(), x, first, W, count, stride);
+  } else {
+    std::array<const InputOf<C>*, W> p;
+    for (std::size_t w = 0; w < W; ++w) p[w] = x + first[w];
+    for (std::uint64_t j = 0; j < count; ++j) {
+      const std::uint64_t off = j * stride;
+      for (std::size_t w = 0; w < W; ++w) s[w] = PushOne<C>(s[w], p[w][off]);
+    }
+  }
+}
+
+// W push chains of equal length `count` and common stride, starting at first[w], from Identity.
 template <Carrier C, std::size_t W>
 void ChainsTogether(const InputOf<C>* x, const std::uint64_t* first, std::uint64_t count,
                     std::uint64_t stride, StateOf<C>* out) {
   std::array<StateOf<C>, W> s;
   for (std::size_t w = 0; w < W; ++w) s[w] = C::Identity();
-  if constexpr (HasBatchChains<C>) {
-    C::PushChains(s.data(), x, first, W, count, stride);
-    for (std::size_t w = 0; w < W; ++w) out[w] = s[w];
-    return;
-  }
-  std::array<const InputOf<C>*, W> p;
-  for (std::size_t w = 0; w < W; ++w) p[w] = x + first[w];
-  for (std::uint64_t j = 0; j < count; ++j) {
-    const std::uint64_t off = j * stride;
-    for (std::size_t w = 0; w < W; ++w) s[w] = PushOne<C>(s[w], p[w][off]);
-  }
+  ChainsContinue<C, W>(x, first, count, stride, s);
   for (std::size_t w = 0; w < W; ++w) out[w] = s[w];
 }
 
@@ -400,44 +431,59 @@ StateOf<C> Blocked(const InputOf<C>* x, std::uint64_t n, const Schedule& s) {
   return acc;
 }
 
+// Full rows x[0 .. rows K) pushed onto the K lane chains cur[0 .. K), row after row.
+template <Carrier C>
+void PushRows(StateOf<C>* __restrict cur, const InputOf<C>* __restrict x, std::uint64_t rows,
+              std::uint64_t K, const std::uint64_t* lane_first) {
+  if constexpr (HasBatchChains<C>) {
+    C::PushChains(cur, x, lane_first, K, rows, K);
+  } else {
+    for (std::uint64_t r = 0; r < rows; ++r) {
+      const InputOf<C>* row = x + r * K;
+      for (std::uint64_t k = 0; k < K; ++k) cur[k] = PushOne<C>(cur[k], row[k]);
+    }
+  }
+}
+
 // strided:K[:tile:T][:lift]: lane k holds x[k], x[k + K], ...; tile j of lane k its elements
 // jT .. jT + T - 1. All lanes advance together (one row of K inputs at a time), which is each
 // lane's own chain in its own order; lanes merge pairwise in lane order.
-template <Carrier C>
-StateOf<C> Strided(const InputOf<C>* x, std::uint64_t n, const Schedule& s) {
+// The inputs come by rows: rows(r0, r1) returns a pointer to inputs r0 K .. min(n, r1 K) - 1
+// (input r0 K first). Pushed tiles ask for at most `block` rows at a time (each lane's chain
+// continues from one block to the next), lifted tiles for all rows of the tile at once.
+template <Carrier C, class Rows>
+StateOf<C> StridedRows(std::uint64_t n, const Schedule& s, std::uint64_t block, Rows&& rows) {
   const std::uint64_t K = s.lanes;
   auto lane_count = [&](std::uint64_t k) { return k < n ? (n - k + K - 1) / K : 0; };
   std::vector<StateOf<C>> lane(K, C::Identity());
-  const std::uint64_t rows = lane_count(0);             // the longest lane
-  const std::uint64_t full_rows = n / K;                // rows every lane has
-  const std::uint64_t T = s.tile == 0 ? rows : s.tile;  // elements per tile (0: whole lane)
+  const std::uint64_t rows_n = lane_count(0);             // the longest lane
+  const std::uint64_t full_rows = n / K;                  // rows every lane has
+  const std::uint64_t T = s.tile == 0 ? rows_n : s.tile;  // elements per tile (0: whole lane)
   std::vector<StateOf<C>> cur(K, C::Identity());
   std::vector<std::uint64_t> lane_first;  // HasBatchChains: lane k's input in a row is row[k]
   if constexpr (HasBatchChains<C>)
     for (std::uint64_t k = 0; k < K; ++k) lane_first.push_back(k);
-  for (std::uint64_t j = 0; j * T < rows || (j == 0 && rows == 0); ++j) {
+  for (std::uint64_t j = 0; j * T < rows_n || (j == 0 && rows_n == 0); ++j) {
     // Tile j of every lane that has one: rows [r0, r1).
-    const std::uint64_t r0 = j * T, r1 = std::min(rows, r0 + T);
+    const std::uint64_t r0 = j * T, r1 = std::min(rows_n, r0 + T);
     if (s.lift) {
+      const InputOf<C>* x = r1 > r0 ? rows(r0, r1) : nullptr;  // x[0] is input r0 K
       for (std::uint64_t k = 0; k < K; ++k) {
         const std::uint64_t c = lane_count(k);
         if (r0 >= c && !(j == 0 && c == 0)) continue;
-        cur[k] = Chain1<C>(x, k + r0 * K, std::min(c, r1) - std::min(c, r0), K, true);
+        cur[k] = Chain1<C>(x, k, std::min(c, r1) - std::min(c, r0), K, true);
       }
     } else {
       for (std::uint64_t k = 0; k < K; ++k) cur[k] = C::Identity();
-      const std::uint64_t full_end = std::min(r1, full_rows);
-      if constexpr (HasBatchChains<C>) {
-        if (full_end > r0)
-          C::PushChains(cur.data(), x + r0 * K, lane_first.data(), K, full_end - r0, K);
-      } else {
-        for (std::uint64_t r = r0; r < full_end; ++r) {
-          const InputOf<C>* row = x + r * K;
-          for (std::uint64_t k = 0; k < K; ++k) cur[k] = PushOne<C>(cur[k], row[k]);
-        }
+      for (std::uint64_t b0 = r0, b1; b0 < r1; b0 = b1) {
+        b1 = r1 - b0 <= block ? r1 : b0 + block;
+        const InputOf<C>* x = rows(b0, b1);  // x[0] is input b0 K
+        const std::uint64_t full_end = std::min(b1, full_rows);
+        if (full_end > b0) PushRows<C>(cur.data(), x, full_end - b0, K, lane_first.data());
+        for (std::uint64_t r = std::max(b0, full_end); r < b1; ++r)
+          for (std::uint64_t k = 0; r * K + k < n; ++k)
+            cur[k] = PushOne<C>(cur[k], x[(r - b0) * K + k]);
       }
-      for (std::uint64_t r = std::max(r0, full_end); r < r1; ++r)
-        for (std::uint64_t k = 0; r * K + k < n; ++k) cur[k] = PushOne<C>(cur[k], x[r * K + k]);
     }
     for (std::uint64_t k = 0; k < K; ++k) {
       const std::uint64_t c = lane_count(k);
@@ -447,9 +493,16 @@ StateOf<C> Strided(const InputOf<C>* x, std::uint64_t n, const Schedule& s) {
         lane[k] = C::Combine(lane[k], cur[k]);
       }
     }
-    if (rows == 0) break;
+    if (rows_n == 0) break;
   }
   return PairwiseOverStates<C>(lane.data(), 0, K);
+}
+
+template <Carrier C>
+StateOf<C> Strided(const InputOf<C>* x, std::uint64_t n, const Schedule& s) {
+  const std::uint64_t K = s.lanes;
+  return StridedRows<C>(n, s, ~std::uint64_t{0},
+                        [x, K](std::uint64_t r0, std::uint64_t) { return x + r0 * K; });
 }
 
 // random:SEED. The split of [lo, hi) is tree_detail::RandomSplit(seed, lo, hi) through
@@ -494,7 +547,8 @@ struct RandomScratch {
   std::vector<std::uint32_t> level;
 };
 
-// The subtree over [lo, lo + m), 3 <= m <= w.cap; S holds 3 w.cap states.
+// The subtree over [lo, lo + m), 3 <= m <= w.cap, whose inputs are x[0 .. m) (x[i] is input
+// lo + i; the splits use the absolute lo); S holds 3 w.cap states.
 template <Carrier C>
 StateOf<C> RandomRegion(const InputOf<C>* x, const RandomSplitter& split, std::uint64_t lo,
                         std::uint32_t m, RandomScratch& w, StateOf<C>* S) {
@@ -519,9 +573,9 @@ StateOf<C> RandomRegion(const InputOf<C>* x, const RandomSplitter& split, std::u
   // or nodes of deeper levels): deepest level first, a level per batch where batches are
   // vectorised, else one node at a time in reverse queue order.
   if constexpr (HasVectorCombine<C>) {
-    C::FirstPushes(x + lo, S, m);
+    C::FirstPushes(x, S, m);
   } else {
-    for (std::uint32_t i = 0; i < m; ++i) S[i] = PushOne<C>(C::Identity(), x[lo + i]);
+    for (std::uint32_t i = 0; i < m; ++i) S[i] = PushOne<C>(C::Identity(), x[i]);
   }
   if constexpr (HasCheapAdjacent<C>) {
     C::CombineAdjacent(S, S + cap, m - 1);
@@ -543,19 +597,20 @@ StateOf<C> RandomRegion(const InputOf<C>* x, const RandomSplitter& split, std::u
   return S[2 * cap];
 }
 
-// [lo, hi), hi > lo: recursion down to regions.
+// [lo, hi), hi > lo, whose inputs are x[0 .. hi - lo) (x[i] is input lo + i; the splits use
+// the absolute lo and hi): recursion down to regions.
 template <Carrier C>
 StateOf<C> RandomOver(const InputOf<C>* x, const RandomSplitter& split, std::uint64_t lo,
                       std::uint64_t hi, RandomScratch& w,
                       StateOf<C>* S) {  // NOLINT(misc-no-recursion)
   const std::uint64_t m = hi - lo;
-  if (m == 1) return PushOne<C>(C::Identity(), x[lo]);
+  if (m == 1) return PushOne<C>(C::Identity(), x[0]);
   if (m == 2)  // two inputs: the only split
-    return C::Combine(PushOne<C>(C::Identity(), x[lo]), PushOne<C>(C::Identity(), x[lo + 1]));
+    return C::Combine(PushOne<C>(C::Identity(), x[0]), PushOne<C>(C::Identity(), x[1]));
   if (m <= w.cap) return RandomRegion<C>(x, split, lo, static_cast<std::uint32_t>(m), w, S);
   const std::uint64_t mid = split(lo, hi);
   const StateOf<C> l = RandomOver<C>(x, split, lo, mid, w, S);
-  const StateOf<C> r = RandomOver<C>(x, split, mid, hi, w, S);
+  const StateOf<C> r = RandomOver<C>(x + (mid - lo), split, mid, hi, w, S);
   return C::Combine(l, r);
 }
 
@@ -650,9 +705,10 @@ void CheckShape(const Schedule& s, const Shape& sh) {
 template <Carrier C>
 StateOf<C> Structured(const Schedule& s, std::span<const InputOf<C>> x);
 
-template <Carrier C>
-StateOf<C> Omp(const Schedule& s, std::span<const InputOf<C>> x) {  // NOLINT(misc-no-recursion)
-  const std::uint64_t n = x.size();
+// omp:P over n inputs: chunk(inner, lo, hi) is the state of chunk [lo, hi) by the inner
+// schedule (asked only for chunks whose tree has a node), then the outer merge of the roots.
+template <Carrier C, class Chunk>
+StateOf<C> OmpOver(const Schedule& s, std::uint64_t n, Chunk&& chunk) {
   const Schedule inner = s.inner.empty() ? Schedule::Seq() : ParseSchedule(s.inner);
   std::vector<StateOf<C>> roots;
   roots.reserve(s.parts);
@@ -660,12 +716,19 @@ StateOf<C> Omp(const Schedule& s, std::span<const InputOf<C>> x) {  // NOLINT(mi
     const std::uint64_t lo = OmpChunkStart(n, s.parts, c);
     const std::uint64_t hi = OmpChunkStart(n, s.parts, c + 1);
     if (ShapeOf(inner, hi - lo).empty) continue;  // an empty chunk tree has no root
-    roots.push_back(Structured<C>(inner, x.subspan(lo, hi - lo)));
+    roots.push_back(chunk(inner, lo, hi));
   }
   if (s.outer == OuterOrder::kPairwise) return PairwiseOverStates<C>(roots.data(), 0, roots.size());
   StateOf<C> acc = roots[0];
   for (std::size_t i = 1; i < roots.size(); ++i) acc = C::Combine(acc, roots[i]);
   return acc;
+}
+
+template <Carrier C>
+StateOf<C> Omp(const Schedule& s, std::span<const InputOf<C>> x) {  // NOLINT(misc-no-recursion)
+  return OmpOver<C>(s, x.size(), [&](const Schedule& inner, std::uint64_t lo, std::uint64_t hi) {
+    return Structured<C>(inner, x.subspan(lo, hi - lo));
+  });
 }
 
 template <Carrier C>
@@ -741,6 +804,311 @@ StateOf<C> TreeOrderFree(const MergeTree& t, std::span<const InputOf<C>> x) {
   return state[t.Root()];
 }
 
+// ---- FastReplayWindowed: the inputs read through a callback, a window at a time ----
+// Each kind below calls the evaluators above on decoded windows where the tree's shape is
+// shift-invariant (PairwiseMid(lo, hi) - lo depends on hi - lo only; blocked tiles and
+// strided rows start at multiples of T and K), and continues chains across windows
+// (ChainsContinue); random:S reads a decoded subtree through RandomOver, whose splits take the
+// absolute lo and hi. No state is computed from other operands or in another shape.
+
+// The inputs of one windowed evaluation: Read(lo, count, out) has fill write inputs
+// [base + lo, base + lo + count) into out[0 .. count) (base: an omp chunk's first input), into
+// one buffer, reallocated only when a request outgrows it (the old one freed first).
+template <Carrier C, class Fill>
+struct InputWindows {
+  InputWindows(Fill& f, std::uint64_t w) : fill(f), window(w) {}
+  Fill& fill;
+  std::uint64_t window;  // inputs per request where the schedule allows (>= 1)
+  std::uint64_t base = 0;
+  std::vector<InputOf<C>> buf;
+
+  // Room for `count` inputs; what the buffer held is not kept.
+  InputOf<C>* Room(std::uint64_t count) {
+    if (buf.size() < count) {
+      buf = std::vector<InputOf<C>>();
+      buf.resize(count);
+    }
+    return buf.data();
+  }
+  void Read(std::uint64_t lo, std::uint64_t count, InputOf<C>* out) {
+    if (count > 0) fill(base + lo, count, out);
+  }
+  // Inputs [lo, lo + count) at the buffer's start.
+  const InputOf<C>* Decode(std::uint64_t lo, std::uint64_t count) {
+    InputOf<C>* p = Room(count);
+    Read(lo, count, p);
+    return p;
+  }
+};
+
+// Inputs [lo, hi) pushed onto s in order, a window at a time: one chain, continued.
+template <Carrier C, class W>
+void ChainWindowed(W& w, StateOf<C>& s, std::uint64_t lo, std::uint64_t hi) {
+  std::array<StateOf<C>, 1> chain{s};
+  const std::uint64_t first = 0;
+  for (std::uint64_t a = lo; a < hi;) {
+    const std::uint64_t count = std::min(w.window, hi - a);
+    ChainsContinue<C, 1>(w.Decode(a, count), &first, count, 1, chain);
+    a += count;
+  }
+  s = chain[0];
+}
+
+// reverse (n > 0): Structured's loop, acc = x[n - 1], then acc = Combine(x[i], acc) for i from
+// n - 2 down to 0, over windows taken from the end.
+template <Carrier C, class W>
+StateOf<C> ReverseWindowed(W& w, std::uint64_t n, bool lift) {
+  StateOf<C> acc{};
+  for (std::uint64_t hi = n; hi > 0;) {
+    const std::uint64_t lo = hi - std::min(w.window, hi);
+    const InputOf<C>* x = w.Decode(lo, hi - lo);
+    for (std::uint64_t i = hi; i-- > lo;) {
+      const StateOf<C> e = Chain1<C>(x, i - lo, 1, 1, lift);
+      acc = i == n - 1 ? e : C::Combine(e, acc);
+    }
+    hi = lo;
+  }
+  return acc;
+}
+
+// pairwise:LEAF[:lift] over [lo, hi): Pairwise's recursion down to subtrees of at most a window,
+// each decoded and evaluated by Pairwise (or, for a HasVectorCombine carrier, PairwiseLevels
+// with one work area for all windows: `levels`, non-null for pairwise:1). A leaf longer than
+// the window is pushed across windows, or decoded whole where it is lifted.
+template <Carrier C, class W>
+StateOf<C> PairwiseWindowed(W& w, std::uint64_t lo, std::uint64_t hi, std::uint64_t leaf, bool lift,
+                            PairwiseLevelsWork<C>* levels) {  // NOLINT(misc-no-recursion)
+  const std::uint64_t m = hi - lo;
+  if (m <= w.window) {
+    const InputOf<C>* x = w.Decode(lo, m);
+    if constexpr (HasVectorCombine<C>) {
+      if (levels && m > kPairwiseUnrolled) return PairwiseLevels<C>(x, 0, m, *levels);
+    }
+    return Pairwise<C>(x, 0, m, leaf, lift);
+  }
+  if (m <= leaf) {
+    if (lift) return Chain1<C>(w.Decode(lo, m), 0, m, 1, true);
+    StateOf<C> s = C::Identity();
+    ChainWindowed<C>(w, s, lo, hi);
+    return s;
+  }
+  const std::uint64_t mid = PairwiseMid(lo, hi);
+  const StateOf<C> a = PairwiseWindowed<C>(w, lo, mid, leaf, lift, levels);
+  const StateOf<C> b = PairwiseWindowed<C>(w, mid, hi, leaf, lift, levels);
+  return C::Combine(a, b);
+}
+
+// BlockedTiles for tiles [t0, t1) (at most kTileBatch<C>) through windows. A batch that fits a
+// window is decoded and handed to BlockedTiles. Otherwise lifted tiles are decoded as many
+// whole tiles as a window holds (a longer tile alone); full pushed tiles advance together as
+// BlockedTiles advances them (all of them in one C::PushChains for a HasBatchChains carrier, kLanes
+// at a time otherwise), segment by segment: each step decodes the next window / lanes inputs of
+// every tile side by side and continues every tile's chain over them; the other tiles are single
+// chains across windows.
+template <Carrier C, class W>
+void BlockedTilesWindowed(W& w, std::uint64_t n, std::uint64_t tile, bool lift, std::uint64_t t0,
+                          std::uint64_t t1, StateOf<C>* out) {
+  const std::uint64_t r0 = t0 * tile, r1 = std::min(n, t1 * tile);
+  if (r1 - r0 <= w.window) {
+    BlockedTiles<C>(w.Decode(r0, r1 - r0), n - r0, tile, lift, 0, t1 - t0, out);
+    return;
+  }
+  if (lift) {  // as many whole tiles per window as it holds, at least one
+    for (std::uint64_t t = t0, k; t < t1; t += k) {
+      k = std::clamp<std::uint64_t>(w.window / tile, 1, t1 - t);
+      const std::uint64_t lo = t * tile, hi = std::min(n, (t + k) * tile);
+      BlockedTiles<C>(w.Decode(lo, hi - lo), n - lo, tile, true, 0, k, out + (t - t0));
+    }
+    return;
+  }
+  // `lanes` (<= window) full tiles from tile a: push(x, first, count) continues lane l's chain
+  // over x[first[l] .. first[l] + count), the next `count` inputs of tile a + l.
+  auto by_segments = [&](std::uint64_t a, std::uint64_t lanes, auto&& push) {
+    const std::uint64_t seg = w.window / lanes;
+    InputOf<C>* room = w.Room(lanes * seg);
+    std::array<std::uint64_t, kTileBatch<C>> first;
+    for (std::uint64_t l = 0; l < lanes; ++l) first[l] = l * seg;
+    for (std::uint64_t j = 0; j < tile; j += seg) {
+      const std::uint64_t count = std::min(seg, tile - j);
+      for (std::uint64_t l = 0; l < lanes; ++l) w.Read((a + l) * tile + j, count, room + l * seg);
+      push(room, first.data(), count);
+    }
+  };
+  const std::uint64_t full_end = std::max(t0, std::min(t1, n / tile));
+  std::uint64_t t = t0;
+  if constexpr (HasBatchChains<C>) {
+    while (t < full_end) {  // one pass unless the window holds fewer inputs than there are tiles
+      const std::uint64_t lanes = std::min(full_end - t, w.window);
+      StateOf<C>* acc = out + (t - t0);
+      for (std::uint64_t l = 0; l < lanes; ++l) acc[l] = C::Identity();
+      by_segments(t, lanes,
+                  [&](const InputOf<C>* x, const std::uint64_t* first, std::uint64_t count) {
+                    C::PushChains(acc, x, first, lanes, count, 1);
+                  });
+      t += lanes;
+    }
+  } else {
+    for (; w.window >= kLanes && t + kLanes <= full_end; t += kLanes) {
+      std::array<StateOf<C>, kLanes> acc;
+      for (std::size_t l = 0; l < kLanes; ++l) acc[l] = C::Identity();
+      by_segments(t, kLanes,
+                  [&](const InputOf<C>* x, const std::uint64_t* first, std::uint64_t count) {
+                    ChainsContinue<C, kLanes>(x, first, count, 1, acc);
+                  });
+      for (std::size_t l = 0; l < kLanes; ++l) out[t - t0 + l] = acc[l];
+    }
+  }
+  for (; t < t1; ++t) {
+    const std::uint64_t lo = t * tile;
+    StateOf<C> s = C::Identity();
+    ChainWindowed<C>(w, s, lo, lo + std::min(tile, n - lo));
+    out[t - t0] = s;
+  }
+}
+
+// BlockedPairwise over tiles [a, b) through windows: a range of tiles that fits a window is
+// decoded and handed to BlockedPairwise (tile indices from a, inputs from a T).
+template <Carrier C, class W>
+StateOf<C> BlockedPairwiseWindowed(W& w, std::uint64_t n, std::uint64_t tile, bool lift,
+                                   std::uint64_t a, std::uint64_t b) {  // NOLINT(misc-no-recursion)
+  const std::uint64_t r0 = a * tile, r1 = std::min(n, b * tile);
+  if (r1 - r0 <= w.window)
+    return BlockedPairwise<C>(w.Decode(r0, r1 - r0), n - r0, tile, lift, 0, b - a);
+  if (b - a <= kLanes) {
+    StateOf<C> s[kLanes];
+    BlockedTilesWindowed<C>(w, n, tile, lift, a, b, s);
+    return PairwiseOverStates<C>(s, 0, b - a);
+  }
+  const std::uint64_t mid = PairwiseMid(a, b);
+  const StateOf<C> l = BlockedPairwiseWindowed<C>(w, n, tile, lift, a, mid);
+  const StateOf<C> r = BlockedPairwiseWindowed<C>(w, n, tile, lift, mid, b);
+  return C::Combine(l, r);
+}
+
+// Blocked through windows: the same batches of kTileBatch<C> tiles merged in the same order,
+// as many whole batches per decoded window as it holds.
+template <Carrier C, class W>
+StateOf<C> BlockedWindowed(W& w, std::uint64_t n, const Schedule& s) {
+  const std::uint64_t tile = s.tile;
+  const std::uint64_t tiles = (n + tile - 1) / tile;
+  if (s.outer == OuterOrder::kPairwise)
+    return BlockedPairwiseWindowed<C>(w, n, tile, s.lift, 0, tiles);
+  constexpr std::uint64_t kBatch = kTileBatch<C>;
+  const std::uint64_t per_window = w.window / tile / kBatch * kBatch;  // tiles per window
+  StateOf<C> buf[kBatch];
+  StateOf<C> acc{};
+  auto merge = [&](std::uint64_t t, std::uint64_t end) {  // Blocked's merge of a batch
+    std::size_t i = 0;
+    if (t == 0) acc = buf[i++];
+    for (; i < end - t; ++i) acc = C::Combine(acc, buf[i]);
+  };
+  for (std::uint64_t t = 0; t < tiles;) {
+    if (per_window > 0) {
+      const std::uint64_t end = std::min(tiles, t + per_window);
+      const std::uint64_t r0 = t * tile;
+      const InputOf<C>* x = w.Decode(r0, std::min(n, end * tile) - r0);
+      for (std::uint64_t u = t; u < end; u += kBatch) {
+        const std::uint64_t v = std::min(end, u + kBatch);
+        BlockedTiles<C>(x, n - r0, tile, s.lift, u - t, v - t, buf);
+        merge(u, v);
+      }
+      t = end;
+    } else {
+      const std::uint64_t end = std::min(tiles, t + kBatch);
+      BlockedTilesWindowed<C>(w, n, tile, s.lift, t, end, buf);
+      merge(t, end);
+      t = end;
+    }
+  }
+  return acc;
+}
+
+// RandomOver through windows: the tree's own splits (absolute lo, hi) down to subtrees of at
+// most a window, each decoded and handed to RandomOver.
+template <Carrier C, class W>
+StateOf<C> RandomOverWindowed(W& w, const RandomSplitter& split, std::uint64_t lo, std::uint64_t hi,
+                              RandomScratch& scratch,
+                              StateOf<C>* S) {  // NOLINT(misc-no-recursion)
+  const std::uint64_t m = hi - lo;
+  if (m <= w.window) return RandomOver<C>(w.Decode(lo, m), split, lo, hi, scratch, S);
+  const std::uint64_t mid = split(lo, hi);
+  const StateOf<C> l = RandomOverWindowed<C>(w, split, lo, mid, scratch, S);
+  const StateOf<C> r = RandomOverWindowed<C>(w, split, mid, hi, scratch, S);
+  return C::Combine(l, r);
+}
+
+template <Carrier C, class W>
+StateOf<C> RandomWindowed(W& w, std::uint64_t seed, std::uint64_t n) {
+  const RandomSplitter split{tree_detail::Mix(seed)};
+  const auto cap = static_cast<std::uint32_t>(
+      std::min({n, w.window, std::uint64_t{kRandomRegion}}));  // regions lie inside windows
+  RandomScratch scratch(cap);
+  std::unique_ptr<StateOf<C>[]> S(new StateOf<C>[3 * std::size_t{cap}]);
+  return RandomOverWindowed<C>(w, split, 0, n, scratch, S.get());
+}
+
+// Structured through windows (ShapeOf(s, n).empty is false). A seq:lift (one LiftTile of the
+// whole input) and the kinds Structured gives to their tree (cuda as an omp chunk's inner
+// schedule, unknown kinds) read all n inputs at once.
+template <Carrier C, class W>
+StateOf<C> StructuredWindowed(const Schedule& s, std::uint64_t n,
+                              W& w) {  // NOLINT(misc-no-recursion)
+  switch (s.kind) {
+    case ScheduleKind::kSeq: {
+      if (s.lift) break;
+      StateOf<C> acc = C::Identity();
+      ChainWindowed<C>(w, acc, 0, n);
+      return acc;
+    }
+    case ScheduleKind::kReverse:
+      return ReverseWindowed<C>(w, n, s.lift);
+    case ScheduleKind::kPairwise: {
+      std::unique_ptr<PairwiseLevelsWork<C>> levels;
+      if constexpr (HasVectorCombine<C>) {
+        if (s.leaf == 1 && !s.lift && n > kPairwiseUnrolled)
+          levels = std::make_unique<PairwiseLevelsWork<C>>(std::min(n, w.window));
+      }
+      return PairwiseWindowed<C>(w, 0, n, s.leaf, s.lift, levels.get());
+    }
+    case ScheduleKind::kBlocked:
+      return BlockedWindowed<C>(w, n, s);
+    case ScheduleKind::kStrided: {
+      // StridedRows asks for rows in increasing order, each tile from its first row: whole
+      // tiles (T <= block rows) or blocks of a tile. Where tiles are short, one window holds as
+      // many whole tiles as fit and serves the requests inside it, so no request straddles two
+      // windows and each row is read once.
+      const std::uint64_t K = s.lanes;
+      const std::uint64_t block = std::max<std::uint64_t>(1, w.window / K);
+      const std::uint64_t rows_n = (n + K - 1) / K;
+      const std::uint64_t T = s.tile == 0 ? rows_n : s.tile;
+      const std::uint64_t span = T > 0 && T <= block ? block / T * T : 0;  // rows per window
+      std::uint64_t w0 = 0, w1 = 0;                                        // the rows decoded
+      return StridedRows<C>(n, s, block, [&](std::uint64_t r0, std::uint64_t r1) {
+        if (r0 < w0 || r1 > w1) {
+          w0 = r0;
+          w1 = std::min(rows_n, r0 + std::max(r1 - r0, span));
+          w.Decode(w0 * K, std::min(n, w1 * K) - w0 * K);
+        }
+        return w.buf.data() + (r0 - w0) * K;
+      });
+    }
+    case ScheduleKind::kRandom:
+      if (s.lift) break;
+      return RandomWindowed<C>(w, s.seed, n);
+    case ScheduleKind::kOmp:
+      return OmpOver<C>(s, n, [&](const Schedule& inner, std::uint64_t lo, std::uint64_t hi) {
+        const std::uint64_t base = w.base;
+        w.base += lo;
+        const StateOf<C> root = StructuredWindowed<C>(inner, hi - lo, w);
+        w.base = base;
+        return root;
+      });
+    default:
+      break;
+  }
+  return Structured<C>(s, std::span<const InputOf<C>>(w.Decode(0, n), n));
+}
+
 }  // namespace fast_replay_detail
 
 // The state of x reduced in the tree's order: Replay<C>(t, x), bit for bit (see the contract).
@@ -772,6 +1140,56 @@ typename C::State FastReplay(const Schedule& s, std::span<const typename C::Inpu
 template <Carrier C>
 typename C::State FastReplay(std::string_view schedule, std::span<const typename C::Input> x) {
   return FastReplay<C>(ParseSchedule(schedule), x);
+}
+
+// Inputs per window of FastReplayWindowed.
+inline constexpr std::uint64_t kReplayWindow = std::uint64_t{1} << 16;
+
+// The state of the n inputs that fill describes, reduced by schedule s, reading them a window
+// at a time: fill(lo, count, out) writes inputs [lo, lo + count) as C::Input into
+// out[0 .. count). Returns FastReplay<C>(s, x) bit for bit, where x is the array fill
+// describes, ScheduleErrors included (the schedule is checked before fill is first called:
+// ShapeOf and CheckShape, or BuildTree and CheckReplayable). window: inputs per
+// request where the schedule allows (0 is taken as 1). The structured kinds evaluated without a
+// tree ask for every input exactly once, in ranges of at most
+//   seq, reverse, random:S, pairwise[:L], blocked:T[...]   window
+//   pairwise:L:lift, blocked:T[...]:lift                  max(window, min(L or T, n))
+//   seq:lift                                              n
+//   strided:K[:tile:T]                                    max(window, K)
+//   strided:K[:tile:T]:lift                               max(window, min(n, K T)) (n without tile)
+//   omp:P[...]                                            the inner schedule's over each chunk
+//                                                         (a cuda inner schedule: the chunk)
+// and hold no other inputs: one buffer of at most that many (plus the evaluators' states and
+// scratch, and for a strided lift the lane's tile that Chain1 gathers, as FastReplay does).
+// Otherwise (cuda, explicit orders from outside and unknown kinds, which go through BuildTree;
+// stochastic rounding, which Replay evaluates) one request of all n into one std::vector<C::Input>,
+// then FastReplay or Replay over it. Ranges come in no promised order.
+template <Carrier C, class Fill>
+typename C::State FastReplayWindowed(const Schedule& s, std::uint64_t n, Fill&& fill,
+                                     std::uint64_t window = kReplayWindow) {
+  using namespace fast_replay_detail;
+  using Input = typename C::Input;
+  auto all = [&] {
+    std::vector<Input> x(n);
+    if (n > 0) fill(std::uint64_t{0}, n, x.data());
+    return x;
+  };
+  if (!IsStructured(s)) {
+    const MergeTree t = BuildTree(s, n);
+    CheckReplayable<C>(t, n);  // FastReplay's first step, before any input is read
+    const std::vector<Input> x = all();
+    return FastReplay<C>(t, std::span<const Input>(x));
+  }
+  const Shape sh = ShapeOf(s, n);
+  CheckShape<C>(s, sh);
+  if (sh.empty) return C::Identity();
+  if (!FastReplayOrderFree<typename C::Scalar>::Holds()) {
+    const MergeTree t = BuildTree(s, n);
+    const std::vector<Input> x = all();
+    return Replay<C>(t, std::span<const Input>(x));
+  }
+  InputWindows<C, std::remove_reference_t<Fill>> w(fill, std::max<std::uint64_t>(window, 1));
+  return StructuredWindowed<C>(s, n, w);
 }
 
 template <Carrier C>

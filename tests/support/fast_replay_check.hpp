@@ -1,17 +1,24 @@
 // tests/support/fast_replay_check.hpp: the check that FastReplay (core/fast_replay.hpp) equals
 // Replay (core/replay.hpp) bit for bit, shared by tests/core and tests/precision.
 //
-// FastReplayCheck<C>::Run(x, schedule, ...) evaluates
+// CheckFastReplay<C>(x, schedule, ...) evaluates
 //   Replay<C>(BuildTree(s, n), x)      the definition,
 //   FastReplay<C>(BuildTree(s, n), x)  the fast engine over the explicit tree,
 //   FastReplay<C>(s, x)                the fast engine over the schedule's structure,
+//   FastReplayWindowed<C>(s, n, fill, window)  the same, reading x through fill a window at a
+//                                      time (window drawn from 1, 2, 3, 7, 64, 1000 by seed,
+//                                      n and schedule, so window edges fall everywhere),
 // each through `scoped` (a callable that runs its argument; a precision test passes one that
 // opens a StochasticSeedScope first, so each path starts from the same random stream), and
-// requires identical state bits, or a ScheduleError from all three. On failure it prints the
-// seed, n, schedule, types and the inputs.
+// requires identical state bits, or a ScheduleError from all four. Of the windowed path it
+// also requires what its contract promises: every input asked for exactly once, no request
+// longer than WindowedReadBound. On failure it prints the seed, n, schedule, window, types
+// and the inputs.
 #pragma once
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <span>
@@ -20,6 +27,7 @@
 #include <vector>
 
 #include "core/fast_replay.hpp"
+#include "core/hash.hpp"
 #include "core/merge_tree.hpp"
 #include "core/replay.hpp"
 #include "support/test_support.hpp"
@@ -36,6 +44,72 @@ struct RunDirect {
 struct FastReplayTally {
   long equal = 0;    // states compared and bit-identical
   long refused = 0;  // schedules all three refused alike
+};
+
+// The longest request FastReplayWindowed may make (core/fast_replay.hpp, the table at the
+// function), written from the contract, not from the code: order_free is
+// FastReplayOrderFree<Scalar>::Holds() at the call.
+inline std::uint64_t WindowedReadBound(const Schedule& s, std::uint64_t n, std::uint64_t window,
+                                       bool order_free) {  // NOLINT(misc-no-recursion)
+  window = std::max<std::uint64_t>(window, 1);
+  if (!order_free || !fast_replay_detail::IsStructured(s)) return n;
+  switch (s.kind) {
+    case ScheduleKind::kSeq:
+      return s.lift ? n : window;
+    case ScheduleKind::kPairwise:
+      return s.lift ? std::max(window, std::min(s.leaf, n)) : window;
+    case ScheduleKind::kBlocked:
+      return s.lift ? std::max(window, std::min(s.tile, n)) : window;
+    case ScheduleKind::kStrided:
+      if (!s.lift) return std::max(window, s.lanes);
+      return std::max(window, s.tile == 0 ? n : std::min(n, s.lanes * s.tile));
+    case ScheduleKind::kOmp: {
+      const Schedule inner = s.inner.empty() ? Schedule::Seq() : ParseSchedule(s.inner);
+      std::uint64_t bound = 0;
+      for (std::uint64_t c = 0; c < s.parts; ++c) {
+        const std::uint64_t len = OmpChunkStart(n, s.parts, c + 1) - OmpChunkStart(n, s.parts, c);
+        bound = std::max(bound, WindowedReadBound(inner, len, window, true));
+      }
+      return bound;
+    }
+    default:  // reverse, random:S
+      return window;
+  }
+}
+
+// The window CheckFastReplay's windowed path uses for (seed, n, schedule).
+inline std::uint64_t CheckWindow(std::uint64_t seed, std::uint64_t n, const std::string& schedule) {
+  static constexpr std::uint64_t kWindows[] = {1, 2, 3, 7, 64, 1000};
+  std::uint64_t h = SplitMix64(seed ^ (n << 20));
+  for (const char c : schedule) h = SplitMix64(h ^ static_cast<unsigned char>(c));
+  return kWindows[h % std::size(kWindows)];
+}
+
+// fill for FastReplayWindowed over x that records every request: how often each input was asked
+// for, the longest request and whether one fell outside [0, n).
+template <class Input>
+struct CountingFill {
+  const std::vector<Input>* x;
+  std::vector<std::uint32_t> asked = std::vector<std::uint32_t>(x->size(), 0);
+  std::uint64_t calls = 0, longest = 0;
+  bool outside = false;
+  void operator()(std::uint64_t lo, std::uint64_t count, Input* out) {
+    ++calls;
+    longest = std::max(longest, count);
+    if (lo > x->size() || count > x->size() - lo) {
+      outside = true;
+      return;
+    }
+    for (std::uint64_t i = 0; i < count; ++i) {
+      out[i] = (*x)[lo + i];
+      ++asked[lo + i];
+    }
+  }
+  // Inputs not asked for exactly once.
+  std::uint64_t NotOnce() const {
+    return static_cast<std::uint64_t>(
+        std::count_if(asked.begin(), asked.end(), [](std::uint32_t a) { return a != 1; }));
+  }
 };
 
 template <class C>
@@ -57,8 +131,8 @@ void CheckFastReplay(const std::vector<typename C::Input>& x, const std::string&
   const std::span<const typename C::Input> xs(x);
   const Schedule s = ParseSchedule(schedule);
   std::optional<MergeTree> tree;
-  std::optional<State> want, got_tree, got_schedule;
-  std::string err_want, err_tree, err_schedule;
+  std::optional<State> want, got_tree, got_schedule, got_windowed;
+  std::string err_want, err_tree, err_schedule, err_windowed;
   try {
     tree = BuildTree(s, x.size());
     want = scoped([&] { return Replay<C>(*tree, xs); });
@@ -77,26 +151,46 @@ void CheckFastReplay(const std::vector<typename C::Input>& x, const std::string&
   } catch (const ScheduleError& e) {
     err_schedule = e.what();
   }
+  const std::uint64_t window = CheckWindow(seed, x.size(), schedule);
+  CountingFill<typename C::Input> fill{&x};
+  try {
+    got_windowed = scoped([&] { return FastReplayWindowed<C>(s, x.size(), fill, window); });
+  } catch (const ScheduleError& e) {
+    err_windowed = e.what();
+  }
   const Repro r{seed, x.size(), schedule, types, InputText<C>(x)};
-  INFO(r.Text() << "\nReplay error: '" << err_want << "'\nFastReplay(tree) error: '" << err_tree
-                << "'\nFastReplay(schedule) error: '" << err_schedule << "'");
+  INFO(r.Text() << " window=" << window << "\nReplay error: '" << err_want
+                << "'\nFastReplay(tree) error: '" << err_tree << "'\nFastReplay(schedule) error: '"
+                << err_schedule << "'\nFastReplayWindowed error: '" << err_windowed << "'");
   if (!want) {
     if (tree) REQUIRE(!got_tree);
     REQUIRE(!got_schedule);
+    REQUIRE(!got_windowed);
+    REQUIRE(err_windowed == err_schedule);
     ++tally.refused;
     return;
   }
   REQUIRE(got_tree);
   REQUIRE(got_schedule);
+  REQUIRE(got_windowed);
   INFO("FastReplay over the explicit tree");
   REQUIRE(StatesBitEqual<C>(*want, *got_tree));
   INFO("FastReplay over the schedule's structure");
   REQUIRE(StatesBitEqual<C>(*want, *got_schedule));
+  INFO("FastReplayWindowed: " << fill.calls << " requests, the longest " << fill.longest
+                              << ", inputs not asked for exactly once " << fill.NotOnce());
+  REQUIRE(StatesBitEqual<C>(*want, *got_windowed));
+  REQUIRE(!fill.outside);
+  REQUIRE(fill.NotOnce() == 0);
+  const bool order_free = FastReplayOrderFree<typename C::Scalar>::Holds();
+  REQUIRE(fill.longest <= WindowedReadBound(s, x.size(), window, order_free));
   ++tally.equal;
 }
 
 // Schedules that exercise every structured path and its edges (tails, lanes, unrolled
-// pairwise sizes, lifted tiles, strided tiles, omp chunks with each inner kind, cuda trees).
+// pairwise sizes, lifted tiles, strided tiles, omp chunks with each inner kind, cuda trees),
+// and the windowed path's (CheckWindow's windows): leaves, tiles and strided rows longer than
+// the window, pushed and lifted.
 inline const std::vector<std::string>& FastReplaySchedules() {
   static const std::vector<std::string> kAll = {"seq",
                                                 "reverse",
@@ -104,6 +198,7 @@ inline const std::vector<std::string>& FastReplaySchedules() {
                                                 "pairwise:2",
                                                 "pairwise:5",
                                                 "pairwise:32",
+                                                "pairwise:100",
                                                 "pairwise:lift",
                                                 "pairwise:3:lift",
                                                 "blocked:1",
@@ -111,6 +206,7 @@ inline const std::vector<std::string>& FastReplaySchedules() {
                                                 "blocked:64",
                                                 "blocked:3:pairwise",
                                                 "blocked:16:pairwise",
+                                                "blocked:200:pairwise",
                                                 "blocked:5:lift",
                                                 "blocked:4:pairwise:lift",
                                                 "strided:1",
@@ -118,6 +214,7 @@ inline const std::vector<std::string>& FastReplaySchedules() {
                                                 "strided:5",
                                                 "strided:16",
                                                 "strided:32",
+                                                "strided:100",
                                                 "strided:4:tile:3",
                                                 "strided:3:tile:1",
                                                 "strided:8:tile:5:lift",
@@ -127,6 +224,7 @@ inline const std::vector<std::string>& FastReplaySchedules() {
                                                 "omp:1",
                                                 "omp:3",
                                                 "omp:4:pairwise",
+                                                "omp:3:seq:pairwise",
                                                 "omp:5:seq:pairwise:3",
                                                 "omp:3:pairwise:strided:4",
                                                 "omp:7:seq:blocked:3:lift",
