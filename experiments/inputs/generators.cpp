@@ -26,7 +26,59 @@ double NormalMixed(std::uint64_t mixed_seed, std::uint64_t i) {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586476925 * u2);
 }
 
+// Values [lo, hi) of a counter-based distribution (uniform01, uniform11, normal, offset,
+// lognormal) into out[0 .. hi - lo), each rounded as it is made: the same values as drawing
+// all, then rounding all. One loop per distribution (the name compared once, not per value).
+void DrawRange(const GeneratorSpec& spec, std::uint64_t ms, std::uint64_t lo, std::uint64_t hi,
+               double* out, RoundFn round, const void* context) {
+  auto fill = [&](auto draw) {
+    if (round) {
+      for (std::uint64_t i = lo; i < hi; ++i) out[i - lo] = round(draw(i), context);
+    } else {
+      for (std::uint64_t i = lo; i < hi; ++i) out[i - lo] = draw(i);
+    }
+  };
+  if (spec.dist == "uniform01") {
+    fill([&](std::uint64_t i) { return UniformMixed(ms, i); });
+  } else if (spec.dist == "uniform11") {
+    fill([&](std::uint64_t i) { return 2.0 * UniformMixed(ms, i) - 1.0; });
+  } else if (spec.dist == "normal") {
+    fill([&](std::uint64_t i) { return NormalMixed(ms, i); });
+  } else if (spec.dist == "offset") {
+    fill([&](std::uint64_t i) { return spec.offset + NormalMixed(ms, i); });
+  } else {
+    fill([&](std::uint64_t i) { return std::exp(NormalMixed(ms, i)); });
+  }
+}
+
 }  // namespace
+
+bool Chunked(const GeneratorSpec& spec) {
+  return spec.order.empty() &&
+         (spec.dist == "uniform01" || spec.dist == "uniform11" || spec.dist == "normal" ||
+          spec.dist == "offset" || spec.dist == "lognormal");
+}
+
+void GenerateChunks(const GeneratorSpec& spec, std::uint64_t n, std::uint64_t seed, RoundFn round,
+                    const void* context, const std::function<void(std::span<const double>)>& sink) {
+  if (!Chunked(spec)) {
+    const std::vector<double> x = Generate(spec, n, seed, round, context);
+    sink(x);
+    return;
+  }
+  // A block per call: every pass thread a part of at least kMinPassPart values.
+  const std::uint64_t block =
+      std::min<std::uint64_t>(n, 2 * kMinPassPart * static_cast<std::uint64_t>(PassThreads()));
+  std::vector<double> buf(block);
+  const std::uint64_t ms = SplitMix64(seed);
+  for (std::uint64_t b0 = 0; b0 < n; b0 += block) {
+    const std::uint64_t len = std::min(block, n - b0);
+    SplitPass(len, PassParts(len), [&](std::size_t, std::uint64_t lo, std::uint64_t hi) {
+      DrawRange(spec, ms, b0 + lo, b0 + hi, buf.data() + lo, round, context);
+    });
+    sink(std::span<const double>(buf.data(), len));
+  }
+}
 
 double UniformAt(std::uint64_t seed, std::uint64_t i) { return UniformMixed(SplitMix64(seed), i); }
 
@@ -228,33 +280,13 @@ std::vector<double> Generate(const GeneratorSpec& spec, std::uint64_t n, std::ui
       for (auto& v : x) v = round(v, context);
     return x;
   }
-  // One loop per distribution (the name compared once, not per value), each value rounded as
-  // it is made: the same values as drawing all, then rounding all.
   std::vector<double> x(n);
-  const std::uint64_t ms = SplitMix64(seed);
   // Each value is a function of (seed, i) alone, so the fill may be split across
   // PassThreads() (precision/parallel_pass.hpp; round must then be thread-safe, as every
   // RoundFn given here is: a pure function of the value and the format).
-  auto fill = [&](auto draw) {
-    SplitPass(n, PassParts(n), [&](std::size_t, std::uint64_t lo, std::uint64_t hi) {
-      if (round) {
-        for (std::uint64_t i = lo; i < hi; ++i) x[i] = round(draw(i), context);
-      } else {
-        for (std::uint64_t i = lo; i < hi; ++i) x[i] = draw(i);
-      }
-    });
-  };
-  if (spec.dist == "uniform01") {
-    fill([&](std::uint64_t i) { return UniformMixed(ms, i); });
-  } else if (spec.dist == "uniform11") {
-    fill([&](std::uint64_t i) { return 2.0 * UniformMixed(ms, i) - 1.0; });
-  } else if (spec.dist == "normal") {
-    fill([&](std::uint64_t i) { return NormalMixed(ms, i); });
-  } else if (spec.dist == "offset") {
-    fill([&](std::uint64_t i) { return spec.offset + NormalMixed(ms, i); });
-  } else {
-    fill([&](std::uint64_t i) { return std::exp(NormalMixed(ms, i)); });
-  }
+  SplitPass(n, PassParts(n), [&](std::size_t, std::uint64_t lo, std::uint64_t hi) {
+    DrawRange(spec, SplitMix64(seed), lo, hi, x.data() + lo, round, context);
+  });
   if (spec.order == "asc") std::sort(x.begin(), x.end());
   if (spec.order == "desc") std::sort(x.begin(), x.end(), std::greater<double>());
   return x;

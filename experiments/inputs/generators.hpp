@@ -43,6 +43,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -68,6 +70,15 @@ GeneratorSpec ParseGenerator(const std::string& text);
 using RoundFn = double (*)(double, const void* context);
 std::vector<double> Generate(const GeneratorSpec& spec, std::uint64_t n, std::uint64_t seed,
                              RoundFn round = nullptr, const void* context = nullptr);
+
+// Whether `spec` draws each value from (seed, index) alone (uniform01, uniform11, normal,
+// offset, lognormal, unsorted): then GenerateChunks holds one block of values at a time.
+bool Chunked(const GeneratorSpec& spec);
+// Generate's values, in order, handed to sink a block at a time (at most 2^21 x PassThreads()
+// values per call, the same values as Generate); a generator that is not Chunked makes them all
+// first and hands them over in one call.
+void GenerateChunks(const GeneratorSpec& spec, std::uint64_t n, std::uint64_t seed, RoundFn round,
+                    const void* context, const std::function<void(std::span<const double>)>& sink);
 
 // The i-th uniform in [0, 1) of stream `seed` (53 random bits).
 double UniformAt(std::uint64_t seed, std::uint64_t i);

@@ -16,7 +16,9 @@ Entry FabsumCompOp() {
   e.reference_key = "sum";
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
   e.reference = &registry::ColumnReference<&reference::ReferenceSum>;
-  e.fast_reference = &registry::FastColumnReference<&reference::ReferenceSumFast>;
+  e.fast_reference =
+      &registry::FastColumnReference<&reference::ReferenceSumFast, &reference::ReferenceSumFast>;
+  e.column_reference = true;
   e.cond = &SumCondition;
 #endif
   return e;

@@ -18,7 +18,9 @@ Entry KahanOp() {
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
   e.replay_mixed = &registry::MixedOf<F>;
   e.reference = &registry::ColumnReference<&reference::ReferenceSum>;
-  e.fast_reference = &registry::FastColumnReference<&reference::ReferenceSumFast>;
+  e.fast_reference =
+      &registry::FastColumnReference<&reference::ReferenceSumFast, &reference::ReferenceSumFast>;
+  e.column_reference = true;
   e.bound = &KahanOpBound;
   e.cond = &SumCondition;
 #endif

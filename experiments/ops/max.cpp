@@ -16,7 +16,8 @@ Entry MaxOp() {
   e.backends = KernelBackends<Max>(kSimdStrided);
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
   e.reference = [](const run::TrialInput& in, std::uint64_t, run::SharedReference& out) {
-    SetReference(out, reference::ReferenceMax(in.a));
+    std::vector<double> scratch;
+    SetReference(out, reference::ReferenceMax(run::ColumnValues(in, scratch)));
   };
   e.bound = &ExactOpBound;
 #endif
@@ -35,7 +36,8 @@ Entry ArgmaxOp() {
   e.backends = KernelBackends<ArgMax>(kSimdSeq);
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
   e.reference = [](const run::TrialInput& in, std::uint64_t, run::SharedReference& out) {
-    SetReference(out, reference::ReferenceArgMax(in.a));
+    std::vector<double> scratch;
+    SetReference(out, reference::ReferenceArgMax(run::ColumnValues(in, scratch)));
   };
   e.bound = &ExactOpBound;
 #endif

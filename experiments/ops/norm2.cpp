@@ -13,7 +13,9 @@ Entry Norm2Op() {
   e.backends = KernelBackends<ScaledNorm2>(kSimdStrided);
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
   e.reference = &registry::ColumnReference<&reference::ReferenceNorm2>;
-  e.fast_reference = &registry::FastColumnReference<&reference::ReferenceNorm2Fast>;
+  e.fast_reference = &registry::FastColumnReference<&reference::ReferenceNorm2Fast,
+                                                    &reference::ReferenceNorm2Fast>;
+  e.column_reference = true;
   e.bound = &Norm2OpBound;
 #endif
   return e;

@@ -71,7 +71,9 @@ Entry VarianceOp(const char* name, const char* summary, int rank) {
   e.reference_key = "welford";
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
   e.reference = &registry::ColumnReference<&reference::ReferenceWelford>;
-  e.fast_reference = &registry::FastColumnReference<&reference::ReferenceWelfordFast>;
+  e.fast_reference = &registry::FastColumnReference<&reference::ReferenceWelfordFast,
+                                                    &reference::ReferenceWelfordFast>;
+  e.column_reference = true;
   e.cond = &VarianceConditionOf;
 #endif
   return e;

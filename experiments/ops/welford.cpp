@@ -21,7 +21,9 @@ Entry WelfordOp() {
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
   e.replay_mixed = &registry::MixedOf<F>;
   e.reference = &registry::ColumnReference<&reference::ReferenceWelford>;
-  e.fast_reference = &registry::FastColumnReference<&reference::ReferenceWelfordFast>;
+  e.fast_reference = &registry::FastColumnReference<&reference::ReferenceWelfordFast,
+                                                    &reference::ReferenceWelfordFast>;
+  e.column_reference = true;
   e.bound = &WelfordOpBound;
   e.cond = &VarianceConditionOf;
 #endif

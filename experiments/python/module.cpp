@@ -103,7 +103,7 @@ EvalResult Eval(const std::string& op, py::object x, const std::string& dtype,
     if (n == 0) Bad("n must be at least 1");
     if (n > run::kMaxTrialN) Bad("n must be at most 2^30 for eval");
     // Before anything is generated: one line naming the bytes needed, as the CLI's eval.
-    Guarded([&] { run::CheckTrialMemory(trial, n); });
+    Guarded([&] { run::CheckTrialMemory(trial, n, 1, gen); });
     inputs::GeneratorSpec g = Guarded([&] { return inputs::ParseGenerator(gen); });
     input = Guarded([&] { return run::MakeInput(trial, g, n, seed); });
   }

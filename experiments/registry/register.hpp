@@ -21,6 +21,7 @@
 #include <concepts>
 #include <cstdint>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <typeinfo>
@@ -33,6 +34,7 @@
 #include "core/fast_replay.hpp"
 #include "core/replay.hpp"
 #include "precision/math_policy.hpp"
+#include "precision/stored_column.hpp"
 #include "registry/registry.hpp"
 #include "verbs/derive_run.hpp"
 
@@ -256,10 +258,95 @@ Replayed ReplayCarrier(const MergeTree& tree, const ReplayInput& in) {
   return out;
 }
 
+// Whether C reads one column: Input is its scalar, or (argmax) the scalar with its index.
+template <class C>
+inline constexpr bool kColumnInput =
+    std::is_same_v<typename C::Input, typename C::Scalar> ||
+    std::is_same_v<typename C::Input, IndexedValue<typename C::Scalar>>;
+
+// C's Input for stored value v at index i: the conversion ToInputs makes (one column).
+template <class C>
+typename C::Input ColumnInput(double v, std::uint64_t i) {
+  using T = typename C::Scalar;
+  using I = typename C::Input;
+  if constexpr (std::is_same_v<I, T>) {
+    (void)i;
+    return static_cast<T>(v);
+  } else {
+    return {static_cast<T>(v), static_cast<std::int64_t>(i)};
+  }
+}
+
+// Whether every value of the packed column converts to C's Input as itself (CachedInputs's
+// in-place test, one decoding pass), remembered in the thread's ConvertedInput like that test's
+// outcome (a sweep asks once per input, compute type and rounding).
+template <class C>
+bool ColumnConvertsToItself(const ReplayInput& in) {
+  using I = typename C::Input;
+  ConvertedInput& c = ThreadConvertedInput();
+  std::string context;
+  if (!PureConversion<typename C::Scalar>(context)) return false;
+  const bool keep = c.enabled && in.id != 0;
+  if (keep && c.id == in.id && c.type == &typeid(I) && c.context == context && c.data == nullptr)
+    return c.in_place;
+  bool same = true;
+  in.column->ForEachChunk(
+      [&](std::uint64_t, std::span<const double> v) { same = same && ConvertsToItself<I>(v); });
+  if (keep) {
+    c.data.reset();
+    c.in_place = same;
+    c.id = in.id;
+    c.type = &typeid(I);
+    c.context = std::move(context);
+  }
+  return same;
+}
+
+// The fast engine over a packed column (ReplayInput::column) without a tree:
+// FastReplayWindowed (core/fast_replay.hpp) decodes a window of values at a time into C's Input,
+// converted as ToInputs converts them (read as they are where that changes no value), so the
+// state is FastReplayCarrier's on the decoded doubles, bit for bit.
+template <class C>
+requires kColumnInput<C>
+typename C::State FastReplayColumn(const Schedule& s, const ReplayInput& in) {
+  using I = typename C::Input;
+  const StoredColumn& column = *in.column;
+  bool same = false;
+  if constexpr (kInputIsOneDouble<C>) same = ColumnConvertsToItself<C>(in);
+  auto fill = [&](std::uint64_t lo, std::size_t count, I* out) {
+    if constexpr (kInputIsOneDouble<C>) {
+      if (same) {  // one-double inputs share the layout of doubles (InPlaceInputs)
+        column.Read(lo, count, reinterpret_cast<double*>(out));  // NOLINT
+        return;
+      }
+    }
+    double buf[StoredColumn::kChunk];
+    for (std::size_t done = 0; done < count;) {
+      const std::size_t k = std::min(count - done, StoredColumn::kChunk);
+      column.Read(lo + done, k, buf);
+      for (std::size_t i = 0; i < k; ++i) out[done + i] = ColumnInput<C>(buf[i], lo + done + i);
+      done += k;
+    }
+  };
+  return FastReplayWindowed<C>(s, column.size(), fill);
+}
+
 // The fast engine (core/fast_replay.hpp): the same state as ReplayCarrier bit for bit, by the
-// tree when one is given, else by the schedule without building the tree.
+// tree when one is given, else by the schedule without building the tree (a packed column:
+// FastReplayColumn, never given a tree: run/trial.cpp decodes it for those).
 template <class C>
 Replayed FastReplayCarrier(const Schedule& s, const MergeTree* tree, const ReplayInput& in) {
+  if (in.column != nullptr) {
+    if constexpr (kColumnInput<C>) {
+      if (tree == nullptr) {
+        Replayed out;
+        AppendComponents<C>(C::Finalize(FastReplayColumn<C>(s, in)), out);
+        return out;
+      }
+    }
+    throw std::logic_error(
+        "FastReplayCarrier: a packed column needs a one-column carrier, no tree");
+  }
   std::vector<typename C::Input> own;
   const std::span<const typename C::Input> xs = CachedInputs<C>(in, own);
   Replayed out;
@@ -470,9 +557,11 @@ CarrierReference ReferenceOf(std::span<const double> a) {
 // ReferenceOf<CT> as the table's reference hook (tier "mpfr-carrier").
 template <template <class> class CT>
 void CarrierReferenceHook(const run::TrialInput& in, std::uint64_t, run::SharedReference& out) {
-  const CarrierReference ur = ReferenceOf<CT>(in.a);
+  std::vector<double> scratch;
+  const std::span<const double> a = run::ColumnValues(in, scratch);
+  const CarrierReference ur = ReferenceOf<CT>(a);
   auto& ref = out.ref;
-  ref.count = in.a.size();
+  ref.count = a.size();
   ref.as_double = ur.as_double;
   ref.as_long_double = ur.as_long_double;
   ref.cert.certified = ur.certified;
@@ -483,16 +572,36 @@ void CarrierReferenceHook(const run::TrialInput& in, std::uint64_t, run::SharedR
   out.tier = "mpfr-carrier";
 }
 
-// A precision/reference function of one column as the table's reference hook.
-template <reference::Reference (*F)(std::span<const double>, const reference::Options&)>
+// A precision/reference function of one column as the table's reference hook. FC, where given,
+// is the same function over a StoredColumn (the same Reference), read a chunk at a time from
+// a packed input (run::TrialInput::column); without it a packed input is decoded for F.
+template <reference::Reference (*F)(std::span<const double>, const reference::Options&),
+          reference::Reference (*FC)(const StoredColumn&, const reference::Options&) = nullptr>
 void ColumnReference(const run::TrialInput& in, std::uint64_t, run::SharedReference& out) {
-  out.ref = F(in.a, reference::Options{});
+  if constexpr (FC != nullptr) {
+    if (run::HeldInColumn(in)) {
+      out.ref = FC(in.column, reference::Options{});
+      out.tier = std::string(reference::TierName(out.ref.cert.tier));
+      return;
+    }
+  }
+  std::vector<double> scratch;
+  out.ref = F(run::ColumnValues(in, scratch), reference::Options{});
   out.tier = std::string(reference::TierName(out.ref.cert.tier));
 }
 // The same for precision/reference/fast_sum.hpp's functions (default options only).
-template <reference::Reference (*F)(std::span<const double>)>
+template <reference::Reference (*F)(std::span<const double>),
+          reference::Reference (*FC)(const StoredColumn&) = nullptr>
 void FastColumnReference(const run::TrialInput& in, std::uint64_t, run::SharedReference& out) {
-  out.ref = F(in.a);
+  if constexpr (FC != nullptr) {
+    if (run::HeldInColumn(in)) {
+      out.ref = FC(in.column);
+      out.tier = std::string(reference::TierName(out.ref.cert.tier));
+      return;
+    }
+  }
+  std::vector<double> scratch;
+  out.ref = F(run::ColumnValues(in, scratch));
   out.tier = std::string(reference::TierName(out.ref.cert.tier));
 }
 // The same for the pair ops.

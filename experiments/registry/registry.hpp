@@ -48,6 +48,7 @@
 #include "precision/op_bounds.hpp"
 
 namespace carrier {
+class StoredColumn;
 struct MergeTree;
 struct Schedule;
 namespace cli::laws {
@@ -132,6 +133,9 @@ struct ReplayInput {
   std::uint64_t n = 0;
   std::uint64_t head_dim = 0;
   std::uint64_t id = 0;
+  // A one-column input held packed (run::TrialInput::column; `a` then empty): given only to
+  // `fast_replay` without a tree, which reads it a window at a time (register.hpp).
+  const StoredColumn* column = nullptr;
 };
 
 // The input of the thread's last replay converted to its carrier's Input type (register.hpp
@@ -220,6 +224,9 @@ struct Entry {
   MixedReplayFn replay_mixed = nullptr;
   ReferenceFn reference = nullptr;
   ReferenceFn fast_reference = nullptr;  // null: the fast engine uses `reference`
+  // The reference the fast engine uses reads a packed column (run::TrialInput::column) a chunk
+  // at a time instead of decoding it whole (run/memory.hpp counts the difference).
+  bool column_reference = false;
   OpBoundFn bound = nullptr;
   MixedBoundFn mixed_bound = nullptr;  // null: `bound` at u = u_inner
   ConditionFn cond = nullptr;          // null: cond is NaN

@@ -10,6 +10,8 @@
 #include <string>
 
 #include "core/schedule.hpp"
+#include "inputs/generators.hpp"
+#include "precision/stored_column.hpp"
 #include "registry/registry.hpp"
 #include "run/tree_shape.hpp"
 
@@ -61,10 +63,13 @@ std::uint64_t ReadU64(const std::string& path) {
 
 }  // namespace
 
-std::uint64_t TrialBytes(const ResolvedTrial& t, std::uint64_t n) {
+std::uint64_t TrialBytes(const ResolvedTrial& t, std::uint64_t n, const std::string& generator) {
   std::uint64_t values = n;  // stored inputs
   std::uint64_t bytes = 0;
-  switch (t.op->input) {
+  const registry::Entry& e = *t.op;
+  const bool walked = t.spec.engine == "fast" && e.fast_replay && !t.mixed &&
+                      t.spec.backend == "replay" && !t.adaptive && WalkableKind(t.schedule, n);
+  switch (e.input) {
     case registry::InputKind::kAttention:
       values = 3 * n * std::max<std::uint64_t>(t.spec.head_dim, 1);
       break;
@@ -72,14 +77,37 @@ std::uint64_t TrialBytes(const ResolvedTrial& t, std::uint64_t n) {
       values = 2 * n;
       bytes += 16 * n;  // RunTrial's (a, b) pairs for the bound
       break;
-    case registry::InputKind::kColumn:
-      break;
+    case registry::InputKind::kColumn: {
+      // Held in a StoredColumn (run/trial.hpp): 2, 4 or 8 bytes per value by the storage
+      // format. The fast engine's walk reads it a window at a time; every other replay, and a
+      // reference that does not read the column by chunks, gets it decoded (8 bytes per value)
+      // and then converted as below.
+      const StoredColumn::Layout layout = StoredColumn::LayoutFor(&t.storage);
+      const std::uint64_t stored = layout == StoredColumn::Layout::kCode16  ? 2
+                                   : layout == StoredColumn::Layout::kFloat ? 4
+                                                                            : 8;
+      const std::uint64_t decoded = layout == StoredColumn::Layout::kDouble ? 0 : 8;
+      const bool chunked_reference = t.spec.engine == "fast" && e.column_reference;
+      std::uint64_t per_value = stored;
+      if (walked) {
+        if (!chunked_reference) per_value += decoded;
+      } else {
+        per_value += decoded + ComputeValueBytes(t);
+      }
+      // A generator that makes all its values before they are stored (run/trial.cpp MakeInput).
+      if (!generator.empty()) {
+        try {
+          if (!inputs::Chunked(inputs::ParseGenerator(generator))) per_value += 8;
+        } catch (const std::exception&) {  // a bad generator is refused elsewhere
+        }
+      }
+      bytes += per_value * n;
+      if (!walked) bytes += 2 * n * 96;  // chains/combines (48) + ComputeStats (32) + hashes (16)
+      return bytes;
+    }
   }
   bytes += 8 * values + ComputeValueBytes(t) * values;
-  TreeShape shape;
-  const bool walked = t.spec.engine == "fast" && t.op->fast_replay && !t.mixed &&
-                      t.spec.backend == "replay" && WalkableKind(t.schedule, n);
-  if (!walked) bytes += 2 * n * 96;  // chains/combines (48) + ComputeStats (32) + hashes (16)
+  if (!walked) bytes += 2 * n * 96;
   return bytes;
 }
 
@@ -104,10 +132,11 @@ std::uint64_t AvailableBytes() {
   return avail;
 }
 
-void CheckTrialMemory(const ResolvedTrial& t, std::uint64_t n, std::uint64_t copies) {
+void CheckTrialMemory(const ResolvedTrial& t, std::uint64_t n, std::uint64_t copies,
+                      const std::string& generator) {
   const std::uint64_t avail = AvailableBytes();
   if (avail == 0) return;
-  const std::uint64_t need = TrialBytes(t, n) * std::max<std::uint64_t>(copies, 1);
+  const std::uint64_t need = TrialBytes(t, n, generator) * std::max<std::uint64_t>(copies, 1);
   if (need <= avail) return;
   throw SpecError("n = " + std::to_string(n) + " (" + t.spec.op + ", " + t.compute.text + ", " +
                   ToString(t.schedule) + ", engine " + t.spec.engine + ") needs about " +

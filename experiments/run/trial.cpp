@@ -99,16 +99,20 @@ registry::ScalarKind ScalarKindOf(ComputeKind k) {
 // (ResolveTrial admits fp64, fp32 and emulated formats with a deterministic rounding), so the
 // replay in that arithmetic follows the additions the decisions saw.
 MergeTree BuildDataTree(const ResolvedTrial& t, const TrialInput& in) {
+  std::vector<double> scratch;
+  const std::span<const double> column = ColumnValues(in, scratch);
+  if (scratch.empty()) scratch.assign(column.begin(), column.end());  // the builder's vector
+  const std::vector<double>& values = scratch;
   switch (t.compute.kind) {
     case ComputeKind::kDouble:
-      return BuildAdaptiveTree(t.adaptive_order, in.a, [](double a, double b) { return a + b; });
+      return BuildAdaptiveTree(t.adaptive_order, values, [](double a, double b) { return a + b; });
     case ComputeKind::kFloat:
-      return BuildAdaptiveTree(t.adaptive_order, in.a, [](double a, double b) {
+      return BuildAdaptiveTree(t.adaptive_order, values, [](double a, double b) {
         return static_cast<double>(static_cast<float>(a) + static_cast<float>(b));
       });
     case ComputeKind::kEmulated: {
       EmulationScope scope(t.compute.format, t.rounding, t.spec.sr_seed);
-      return BuildAdaptiveTree(t.adaptive_order, in.a, [](double a, double b) {
+      return BuildAdaptiveTree(t.adaptive_order, values, [](double a, double b) {
         return static_cast<double>(EmulatedDynamic(a) + EmulatedDynamic(b));
       });
     }
@@ -148,7 +152,17 @@ registry::Replayed Execute(const ResolvedTrial& t, const TrialInput& in, MergeTr
     if (shape.permutes && !e.commutative)
       throw SpecError("schedule '" + shape.schedule + "' reorders inputs, but " + e.name +
                       "'s combine is not commutative");
-    const registry::ReplayInput ri{in.a, in.b, in.n, t.spec.head_dim, in.id};
+    registry::ReplayInput ri{in.a, in.b, in.n, t.spec.head_dim, in.id};
+    // A column held packed: the fast engine's walk reads it a window at a time; every other
+    // replay (the oracle, a built tree, two levels) gets it decoded.
+    std::vector<double> scratch;
+    if (HeldInColumn(in)) {
+      if (fast && walked && !t.mixed) {
+        ri.column = &in.column;
+      } else {
+        ri.a = ColumnValues(in, scratch);
+      }
+    }
     const registry::ExpKind exp = registry::ParseExp(t.spec.exp);
     auto replay = [&](registry::ScalarKind k) {
       if (!fast) return e.replay(k, exp, tree, ri);
@@ -180,7 +194,8 @@ registry::Replayed Execute(const ResolvedTrial& t, const TrialInput& in, MergeTr
   req.acc = t.compute.text;
   req.exp = t.spec.exp;
   req.schedule = t.spec.schedule;
-  req.a = in.a;
+  std::vector<double> scratch;  // the kernels take doubles (copied to their storage type)
+  req.a = ColumnValues(in, scratch);
   req.b = in.b;
   req.head_dim = t.spec.head_dim;
   backends::Result r = backends::RunBackend(t.spec.backend, req);
@@ -322,9 +337,15 @@ TrialInput MakeInput(const ResolvedTrial& t, const inputs::GeneratorSpec& gen, s
       in.a = inputs::Generate(gen, n, seed, RoundStorage, &t.storage);
       in.b = inputs::Generate(gen, n, seed + 1, RoundStorage, &t.storage);
       break;
-    case registry::InputKind::kColumn:
-      in.a = inputs::Generate(gen, n, seed, RoundStorage, &t.storage);
+    case registry::InputKind::kColumn: {
+      // A block at a time into the column (inputs::GenerateChunks), never all n as doubles
+      // where the generator draws each value from (seed, index) alone.
+      StoredColumn::Builder column(&t.storage, n);
+      inputs::GenerateChunks(gen, n, seed, RoundStorage, &t.storage,
+                             [&](std::span<const double> v) { column.Append(v); });
+      in.column = column.Finish();
       break;
+    }
   }
   in.text = gen.Text() + " seed " + std::to_string(seed);
   return in;
@@ -339,9 +360,17 @@ TrialInput MakeInputFromValues(const ResolvedTrial& t, std::vector<double> a, st
   in.n = in.a.size();
   for (auto& v : in.a) v = RoundStorage(v, &t.storage);
   for (auto& v : in.b) v = RoundStorage(v, &t.storage);
+  if (t.op->input == registry::InputKind::kColumn) {
+    StoredColumn::Builder column(&t.storage, in.n);
+    column.Append(in.a);
+    in.a = {};
+    in.column = column.Finish();
+  }
   in.text = std::move(text);
   return in;
 }
+
+
 
 SharedReference ComputeReference(const ResolvedTrial& t, const TrialInput& in) {
   SharedReference out;
@@ -380,6 +409,7 @@ TrialOutcome RunTrial(const ResolvedTrial& t, const TrialInput& in, const Shared
     for (std::size_t i = 0; i < in.a.size(); ++i) pairs.push_back({in.a[i], in.b[i]});
   BoundInputs bi;
   bi.x = in.a;
+  if (HeldInColumn(in)) bi.column = &in.column;
   bi.pairs = pairs;
   bi.exact = ref.as_long_double;
   bi.main = o.vector_out ? ref.as_long_double.size() : o.main;  // vector: no main component

@@ -44,6 +44,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -55,6 +56,7 @@
 #include "precision/op_bounds.hpp"
 #include "precision/reference/reference.hpp"
 #include "precision/rounding.hpp"
+#include "precision/stored_column.hpp"
 
 namespace carrier::registry {
 struct Entry;
@@ -155,9 +157,15 @@ std::string ReferenceKey(const ResolvedTrial& t);
 // attention: a = q, k, v concatenated (each n x head_dim, row-major): q and k from the
 // generator (seeds seed, seed + 1), v normal (seed + 2), as backends.hpp's cuda backend takes.
 // Every value already rounded to the storage format (rne).
+// One-column inputs (InputKind kColumn) are held in `column` instead of `a`: in the fewest bytes
+// that keep every stored value bit for bit (precision/stored_column.hpp: 2 bytes per value for
+// bf16, fp16 and fp8, 4 for tf32 and fp32, 8 for fp64), and `a` is empty. The fast engine's
+// replay, the fast references and the bounds read `column` a chunk at a time; every other
+// reader takes ColumnValues (the column decoded for it alone).
 struct TrialInput {
-  std::vector<double> a;
+  std::vector<double> a;  // pairs and attention; a one-column input made by hand (tests)
   std::vector<double> b;
+  StoredColumn column;
   std::uint64_t n = 0;  // the reduction's length (attention: the sequence length)
   std::string text;     // how it was made, for eval's output
   // Unique per input MakeInput or MakeInputFromValues made in this process (never 0, never
@@ -166,6 +174,16 @@ struct TrialInput {
   std::uint64_t id = 0;
 };
 std::uint64_t NewInputId();
+// Whether column a is held in TrialInput::column (then TrialInput::a is empty).
+inline bool HeldInColumn(const TrialInput& in) { return in.a.empty() && !in.column.empty(); }
+// Column a as doubles: TrialInput::a itself, the column's own doubles (fp64 storage), or the
+// column decoded into `scratch` (8 bytes per value for as long as the caller keeps it).
+inline std::span<const double> ColumnValues(const TrialInput& in, std::vector<double>& scratch) {
+  if (!HeldInColumn(in)) return in.a;
+  if (in.column.layout() == StoredColumn::Layout::kDouble) return in.column.Doubles();
+  scratch = in.column.ToDoubles();
+  return scratch;
+}
 TrialInput MakeInput(const ResolvedTrial& t, const inputs::GeneratorSpec& gen, std::uint64_t n,
                      std::uint64_t seed);
 // From numbers already read (a file): rounds them to the storage format.

@@ -279,13 +279,13 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
     std::uint64_t most = 0;
     for (const auto& j : jobs) {
       if (!j.spec_error.empty()) continue;
-      const std::uint64_t b = run::TrialBytes(j.trial, j.p->n);
+      const std::uint64_t b = run::TrialBytes(j.trial, j.p->n, j.p->input);
       if (b > most) most = b, largest = &j;
     }
     if (largest) {
       const std::uint64_t copies = std::min<std::uint64_t>(opt.jobs, group_names.size());
       try {
-        run::CheckTrialMemory(largest->trial, largest->p->n, copies);
+        run::CheckTrialMemory(largest->trial, largest->p->n, copies, largest->p->input);
       } catch (const run::SpecError& e) {
         throw cli::UsageError("carrier sweep: " + std::string(e.what()) +
                               "; lower n or --jobs, or use another machine");

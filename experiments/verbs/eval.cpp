@@ -180,7 +180,7 @@ int RunEval(const std::vector<std::string>& argv) {
     if (n == 0) args.Fail("--n must be at least 1");
     if (n > run::kMaxTrialN) args.Fail("--n must be at most 2^30 for eval");
     try {  // before anything is generated: one line naming the bytes, exit 2
-      run::CheckTrialMemory(trial, n);
+      run::CheckTrialMemory(trial, n, 1, *gen);
     } catch (const run::SpecError& e) {
       args.Fail(e.what());
     }
@@ -301,6 +301,7 @@ int RunEval(const std::vector<std::string>& argv) {
       pairs.push_back({input.a[i], input.b[i]});
     BoundInputs bi;
     bi.x = input.a;
+    if (run::HeldInColumn(input)) bi.column = &input.column;
     bi.pairs = pairs;
     bi.exact = ref.as_long_double;
     bi.main = got.vector_out ? ref.as_long_double.size() : got.main;

@@ -118,7 +118,7 @@ void RequireSameReference(const run::SharedReference& a, const run::SharedRefere
 }
 
 struct Tally {
-  long trials = 0, refused = 0, references = 0;
+  long trials = 0, refused = 0, references = 0, unpacked = 0;
 };
 
 // One (op, dtype, acc, round) over every schedule and length: both engines, compared.
@@ -129,6 +129,10 @@ void CheckCell(run::TrialSpec spec, const std::vector<std::uint64_t>& lengths,
     for (const std::uint64_t n : lengths) {
       std::optional<run::TrialInput> input;
       std::optional<run::SharedReference> ref_fast, ref_oracle;
+      // The same values as plain doubles (TrialInput::a), where MakeInput packed them into
+      // TrialInput::column: the fast engine must give the same outcome from either.
+      std::optional<run::TrialInput> unpacked;
+      std::optional<run::SharedReference> ref_unpacked;
       for (const std::string& schedule : schedules) {
         spec.schedule = schedule;
         run::TrialSpec fast_spec = spec, oracle_spec = spec;
@@ -158,6 +162,14 @@ void CheckCell(run::TrialSpec spec, const std::vector<std::uint64_t>& lengths,
           ref_oracle = run::ComputeReference(*to, *input);
           RequireSameReference(*ref_fast, *ref_oracle);
           ++tally.references;
+          if (run::HeldInColumn(*input)) {
+            unpacked = *input;
+            unpacked->a = input->column.ToDoubles();
+            unpacked->column = {};
+            unpacked->id = run::NewInputId();
+            ref_unpacked = run::ComputeReference(*tf, *unpacked);
+            RequireSameReference(*ref_fast, *ref_unpacked);
+          }
         }
         std::optional<run::TrialOutcome> of, oo;
         try {
@@ -179,6 +191,11 @@ void CheckCell(run::TrialSpec spec, const std::vector<std::uint64_t>& lengths,
         }
         RequireSameOutcome(*of, *oo);
         ++tally.trials;
+        if (unpacked) {
+          INFO("the same input as doubles (not packed), engine fast");
+          RequireSameOutcome(*of, run::RunTrial(*tf, *unpacked, *ref_unpacked));
+          ++tally.unpacked;
+        }
       }
     }
   }
@@ -305,8 +322,32 @@ TEST_CASE("engine fast equals engine oracle over the replay matrix", "[fast][eng
   att.head_dim = 64;
   CheckCell(att, {1, 9}, {"seq", "blocked:4:lift", "pairwise"}, tally);
   std::cout << "engines: " << tally.trials << " trials equal in every field, " << tally.refused
-            << " refused alike, " << tally.references << " references equal\n";
+            << " refused alike, " << tally.references << " references equal; " << tally.unpacked
+            << " fast trials equal on the input packed and as doubles\n";
   REQUIRE(tally.trials > 10000);
+  REQUIRE(tally.unpacked > 5000);
+}
+
+TEST_CASE("a packed input read a window at a time gives the oracle's outcome past the window",
+          "[fast][engine]") {
+  // run::TrialInput::column is read by the fast engine kReplayWindow (2^16) inputs at a time
+  // and by the references kChunk at a time: lengths past both, on every layout.
+  Tally tally;
+  const std::vector<std::string> schedules = {
+      "seq",      "pairwise",   "blocked:64",     "blocked:100000", "blocked:64:pairwise",
+      "random:1", "strided:32", "omp:2:pairwise", "pairwise:70000", "reverse"};
+  for (const char* op : {"sum", "kahan", "lse", "welford", "argmax"})
+    for (const char* dtype : {"bf16", "fp8e4m3", "fp32"})
+      for (const char* acc : {"same", "fp64"}) {
+        run::TrialSpec spec;
+        spec.op = op;
+        spec.dtype = dtype;
+        spec.acc = acc;
+        CheckCell(spec, {140001}, schedules, tally);
+      }
+  std::cout << "past the window: " << tally.trials << " trials equal, " << tally.unpacked
+            << " equal packed and as doubles, " << tally.refused << " refused alike\n";
+  REQUIRE(tally.unpacked > 250);
 }
 
 TEST_CASE("a sweep thread's kept input conversions give every trial its own conversion's outcome",
@@ -457,7 +498,8 @@ TEST_CASE(
       Cli("eval --op sum --dtype fp32 --gen normal --n 2^30 --schedule pairwise --engine oracle");
   INFO(mem.out);
   REQUIRE(mem.code == 2);
-  REQUIRE(mem.out.find("needs about 219043332096 bytes") != std::string::npos);
+  // (4 stored + 8 decoded + 4 fp32 copy + 192 tree) bytes per value, run/memory.hpp.
+  REQUIRE(mem.out.find("needs about 223338299392 bytes") != std::string::npos);
   REQUIRE(std::count(mem.out.begin(), mem.out.end(), '\n') == 1);
 }
 #endif
