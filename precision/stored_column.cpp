@@ -16,49 +16,117 @@ namespace {
 constexpr std::uint64_t kAbsMask = ~(std::uint64_t{1} << 63);
 constexpr std::uint64_t kInfBits = 0x7ff0000000000000ULL;
 
-// The index of the largest finite value in the code layout of (p, emin, emax): the last
-// trailing pattern of the top binade (top_significand_is_nan only leaves one index unused).
+// The index of the last trailing pattern of the top binade in the code layout of (p, emin,
+// emax).
 std::uint64_t MaxIndex(int p, int emin, int emax) {
   return (static_cast<std::uint64_t>(emax - emin + 1) << (p - 1)) |
          ((std::uint64_t{1} << (p - 1)) - 1);
 }
 
-bool FitsCode16(const Format& f) { return MaxIndex(f.precision, f.emin, f.emax) + 2 < (1U << 15); }
+}  // namespace
 
-// Code -> value for every 16-bit code of the layout (p, emin, emax); codes past NaN's decode to
-// NaN and are never produced.
-std::vector<double> BuildTable(int p, int emin, int emax) {
-  const std::uint64_t max_index = MaxIndex(p, emin, emax);
+StoredColumn::CodeLayout StoredColumn::CodeLayoutOf(const Format& f) {
+  CodeLayout c;
+  c.p = f.precision;
+  c.emin = f.emin;
+  // OCP E4M3 spends the top binade's last pattern on NaN: its finite values end one earlier.
+  const std::uint64_t last =
+      MaxIndex(f.precision, f.emin, f.emax) - (f.top_significand_is_nan ? 1 : 0);
+  c.last_finite = last;
+  c.inf = f.has_inf ? last + 1 : 0;
+  c.nan = last + 1 + (f.has_inf ? 1 : 0);
+  c.bits = c.nan < (1U << 7) ? 8 : c.nan < (1U << 15) ? 16 : 0;
+  return c;
+}
+
+namespace {
+
+// Code -> value for every code of the layout (2^bits of them); codes past NaN's decode to NaN and
+// are never produced.
+std::vector<double> BuildTable(const StoredColumn::CodeLayout& c) {
+  const int p = c.p;
   const std::uint32_t half = 1U << (p - 1);
-  std::vector<double> t(1U << 16);
+  const std::uint32_t sign = 1U << (c.bits - 1);
+  std::vector<double> t(std::size_t{1} << c.bits);
   for (std::uint32_t code = 0; code < t.size(); ++code) {
-    const std::uint32_t idx = code & 0x7fffU;
+    const std::uint32_t idx = code & (sign - 1);
     double a;
     if (idx == 0) {
       a = 0.0;
     } else if (idx < half) {  // subnormal: idx * 2^(emin - p + 1)
-      a = std::ldexp(static_cast<double>(idx), emin - p + 1);
-    } else if (idx <= max_index) {
-      const int e = static_cast<int>(idx >> (p - 1)) - 1 + emin;
+      a = std::ldexp(static_cast<double>(idx), c.emin - p + 1);
+    } else if (idx <= c.last_finite) {
+      const int e = static_cast<int>(idx >> (p - 1)) - 1 + c.emin;
       a = std::ldexp(static_cast<double>(half + (idx & (half - 1))), e - p + 1);
-    } else if (idx == max_index + 1) {
+    } else if (c.inf != 0 && idx == c.inf) {
       a = std::numeric_limits<double>::infinity();
     } else {
       a = std::numeric_limits<double>::quiet_NaN();
     }
-    t[code] = (code >> 15) != 0 ? -a : a;
+    t[code] = (code & sign) != 0 ? -a : a;
   }
   return t;
 }
 
-// One table per (p, emin, emax) and process.
-std::shared_ptr<const std::vector<double>> TableFor(int p, int emin, int emax) {
+// One table per code layout and process.
+std::shared_ptr<const std::vector<double>> TableFor(const StoredColumn::CodeLayout& c) {
   static std::mutex m;
-  static std::map<std::tuple<int, int, int>, std::shared_ptr<const std::vector<double>>> tables;
+  static std::map<std::tuple<int, int, std::uint64_t, std::uint64_t, int>,
+                  std::shared_ptr<const std::vector<double>>>
+      tables;
   const std::lock_guard<std::mutex> lock(m);
-  auto& slot = tables[{p, emin, emax}];
-  if (!slot) slot = std::make_shared<const std::vector<double>>(BuildTable(p, emin, emax));
+  auto& slot = tables[{c.p, c.emin, c.last_finite, c.inf, c.bits}];
+  if (!slot) slot = std::make_shared<const std::vector<double>>(BuildTable(c));
   return slot;
+}
+
+// v's code in layout c, or a value >= 2^bits when v has none (the caller's table check then
+// refuses it too: the table is the definition).
+std::uint64_t CodeOf(double v, const StoredColumn::CodeLayout& c) {
+  constexpr std::uint64_t kNone = std::uint64_t{1} << 16;
+  const std::uint64_t b = std::bit_cast<std::uint64_t>(v);
+  const std::uint64_t a = b & kAbsMask;
+  std::uint64_t idx;
+  if (a == 0) {
+    idx = 0;
+  } else if (a == kInfBits) {
+    idx = c.inf != 0 ? c.inf : kNone;
+  } else if (a > kInfBits) {
+    idx = c.nan;
+  } else {
+    const int e = static_cast<int>(a >> 52) - 1023;
+    if (e < c.emin) {  // below the format's normals: a multiple of 2^(emin - p + 1)
+      const double q = std::ldexp(std::bit_cast<double>(a), c.p - 1 - c.emin);
+      idx = q >= 1 ? static_cast<std::uint64_t>(q) : kNone;  // < 1: not a value
+    } else {
+      idx = (static_cast<std::uint64_t>(e - c.emin + 1) << (c.p - 1)) |
+            ((a & ((std::uint64_t{1} << 52) - 1)) >> (53 - c.p));
+      const std::uint64_t low_mask = (std::uint64_t{1} << (53 - c.p)) - 1;
+      if ((a & low_mask) != 0 || idx > c.last_finite) idx = kNone;
+    }
+  }
+  if (idx >= (std::uint64_t{1} << (c.bits - 1))) return kNone;
+  return ((b >> 63) << (c.bits - 1)) | idx;
+}
+
+// Appends the codes of values[i..) while each gives its value back; returns where it stopped.
+template <class Code>
+std::size_t AppendCodes(std::span<const double> values, const StoredColumn::CodeLayout& c,
+                        const double* table, std::vector<Code>& out) {
+  std::size_t i = 0;
+  for (; i < values.size(); ++i) {
+    const std::uint64_t code = CodeOf(values[i], c);
+    if (code >= (std::uint64_t{1} << c.bits) ||
+        std::bit_cast<std::uint64_t>(table[code]) != std::bit_cast<std::uint64_t>(values[i]))
+      break;
+    out.push_back(static_cast<Code>(code));
+  }
+  return i;
+}
+
+template <class Code>
+void Decode(const Code* codes, std::size_t count, const double* table, double* out) {
+  for (std::size_t i = 0; i < count; ++i) out[i] = table[codes[i]];
 }
 
 }  // namespace
@@ -70,13 +138,17 @@ StoredColumn::StoredColumn(std::vector<double> values)
 
 StoredColumn::Layout StoredColumn::LayoutFor(const Format* f) {
   if (f == nullptr) return Layout::kDouble;
-  if (FitsCode16(*f)) return Layout::kCode16;
+  const int bits = CodeLayoutOf(*f).bits;
+  if (bits == 8) return Layout::kCode8;
+  if (bits == 16) return Layout::kCode16;
   if (f->precision <= 24 && f->emin >= -126 && f->emax <= 127) return Layout::kFloat;
   return Layout::kDouble;
 }
 
 const char* StoredColumn::LayoutName(Layout layout) {
   switch (layout) {
+    case Layout::kCode8:
+      return "code8";
     case Layout::kCode16:
       return "code16";
     case Layout::kFloat:
@@ -89,6 +161,8 @@ const char* StoredColumn::LayoutName(Layout layout) {
 
 std::uint64_t StoredColumn::Bytes() const {
   switch (layout_) {
+    case Layout::kCode8:
+      return n_;
     case Layout::kCode16:
       return 2 * n_;
     case Layout::kFloat:
@@ -108,12 +182,12 @@ void StoredColumn::Read(std::uint64_t lo, std::size_t count, double* out) const 
   if (lo > n_ || count > n_ - lo)
     throw std::out_of_range("StoredColumn::Read past the end of the column");
   switch (layout_) {
-    case Layout::kCode16: {
-      const double* t = table_->data();
-      const std::uint16_t* h = h_->data() + lo;
-      for (std::size_t i = 0; i < count; ++i) out[i] = t[h[i]];
+    case Layout::kCode8:
+      Decode(b_->data() + lo, count, table_->data(), out);
       return;
-    }
+    case Layout::kCode16:
+      Decode(h_->data() + lo, count, table_->data(), out);
+      return;
     case Layout::kFloat: {
       const float* f = f_->data() + lo;
       for (std::size_t i = 0; i < count; ++i) out[i] = static_cast<double>(f[i]);
@@ -127,6 +201,8 @@ void StoredColumn::Read(std::uint64_t lo, std::size_t count, double* out) const 
 
 const void* StoredColumn::Identity() const {
   switch (layout_) {
+    case Layout::kCode8:
+      return b_ ? b_->data() : nullptr;
     case Layout::kCode16:
       return h_ ? h_->data() : nullptr;
     case Layout::kFloat:
@@ -146,13 +222,15 @@ std::vector<double> StoredColumn::ToDoubles() const {
 StoredColumn::Builder::Builder(const Format* format, std::uint64_t reserve) {
   c_.layout_ = LayoutFor(format);
   switch (c_.layout_) {
+    case Layout::kCode8:
     case Layout::kCode16:
-      c_.p_ = format->precision;
-      c_.emin_ = format->emin;
-      c_.max_index_ =
-          static_cast<std::uint32_t>(MaxIndex(format->precision, format->emin, format->emax));
-      c_.table_ = TableFor(format->precision, format->emin, format->emax);
-      h_.reserve(reserve);
+      c_.code_ = CodeLayoutOf(*format);
+      c_.table_ = TableFor(c_.code_);
+      if (c_.layout_ == Layout::kCode8) {
+        b_.reserve(reserve);
+      } else {
+        h_.reserve(reserve);
+      }
       break;
     case Layout::kFloat:
       f_.reserve(reserve);
@@ -165,9 +243,11 @@ StoredColumn::Builder::Builder(const Format* format, std::uint64_t reserve) {
 
 void StoredColumn::Builder::ToDoubleLayout() {
   std::vector<double> d;
-  d.reserve(std::max<std::size_t>(d_.capacity(), h_.size() + f_.size()));
+  d.reserve(std::max<std::size_t>(d_.capacity(), b_.size() + h_.size() + f_.size()));
+  for (const std::uint8_t h : b_) d.push_back((*c_.table_)[h]);
   for (const std::uint16_t h : h_) d.push_back((*c_.table_)[h]);
   for (const float f : f_) d.push_back(static_cast<double>(f));
+  b_ = {};
   h_ = {};
   f_ = {};
   d_ = std::move(d);
@@ -177,34 +257,10 @@ void StoredColumn::Builder::ToDoubleLayout() {
 
 void StoredColumn::Builder::Append(std::span<const double> values) {
   std::size_t i = 0;
-  if (c_.layout_ == Layout::kCode16) {
-    const double* t = c_.table_->data();
-    const int p = c_.p_, emin = c_.emin_;
-    const std::uint64_t low_mask = (std::uint64_t{1} << (53 - p)) - 1;
-    for (; i < values.size(); ++i) {
-      const std::uint64_t b = std::bit_cast<std::uint64_t>(values[i]);
-      const std::uint64_t a = b & kAbsMask;
-      std::uint64_t idx;
-      if (a == 0) {
-        idx = 0;
-      } else if (a >= kInfBits) {
-        idx = c_.max_index_ + (a == kInfBits ? 1 : 2);
-      } else {
-        const int e = static_cast<int>(a >> 52) - 1023;
-        if (e < emin) {  // below the format's normals: a multiple of 2^(emin - p + 1)
-          const double q = std::ldexp(std::bit_cast<double>(a), p - 1 - emin);
-          idx = q >= 1 ? static_cast<std::uint64_t>(q) : (1U << 16);  // < 1: not a value
-        } else {
-          idx = (static_cast<std::uint64_t>(e - emin + 1) << (p - 1)) |
-                ((a & ((std::uint64_t{1} << 52) - 1)) >> (53 - p));
-          if ((a & low_mask) != 0 || idx > c_.max_index_) idx = 1U << 16;
-        }
-      }
-      const std::uint64_t code = ((b >> 63) << 15) | idx;
-      // The table is the definition: a code is kept only if it gives the value back exactly.
-      if (idx >= (1U << 15) || std::bit_cast<std::uint64_t>(t[code]) != b) break;
-      h_.push_back(static_cast<std::uint16_t>(code));
-    }
+  if (c_.layout_ == Layout::kCode8) {
+    i = AppendCodes(values, c_.code_, c_.table_->data(), b_);
+  } else if (c_.layout_ == Layout::kCode16) {
+    i = AppendCodes(values, c_.code_, c_.table_->data(), h_);
   } else if (c_.layout_ == Layout::kFloat) {
     for (; i < values.size(); ++i) {
       const float f = static_cast<float>(values[i]);
@@ -222,6 +278,10 @@ void StoredColumn::Builder::Append(std::span<const double> values) {
 StoredColumn StoredColumn::Builder::Finish() {
   StoredColumn c = std::move(c_);
   switch (c.layout_) {
+    case Layout::kCode8:
+      c.n_ = b_.size();
+      c.b_ = std::make_shared<const std::vector<std::uint8_t>>(std::move(b_));
+      break;
     case Layout::kCode16:
       c.n_ = h_.size();
       c.h_ = std::make_shared<const std::vector<std::uint16_t>>(std::move(h_));

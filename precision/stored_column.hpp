@@ -9,10 +9,12 @@
 //
 // Contract
 //   Layouts, chosen from the storage format by Builder (LayoutFor):
-//     kCode16   formats whose values fit a 16-bit code: sign, then an index that counts the
+//     kCode8    formats whose values fit an 8-bit code: sign, then an index that counts the
 //               format's values upward from zero (subnormals 1 .. 2^(p-1) - 1, normal binade e
-//               at ((e - emin + 1) << (p - 1)) | trailing, then +inf, then NaN). bf16, fp16,
-//               fp8e4m3, fp8e5m2 and small custom formats. 2 bytes per value.
+//               at ((e - emin + 1) << (p - 1)) | trailing, up to the largest finite value, then
+//               +inf where the format has it, then NaN). fp8e4m3 (its NaN takes the index of
+//               the pattern E4M3 spends on NaN), fp8e5m2. 1 byte per value.
+//     kCode16   the same code in 16 bits: bf16, fp16 and small custom formats. 2 bytes.
 //     kFloat    formats inside fp32 (p <= 24, -126 <= emin, emax <= 127): tf32, fp32. 4 bytes.
 //     kDouble   everything else, and every column with a value the layout cannot give back bit
 //               for bit (a NaN with a payload, a value outside the format): 8 bytes.
@@ -21,8 +23,8 @@
 //   layout cannot give back converts what it holds to kDouble and carries on, so a column never
 //   changes a value; Layout() says which layout it ended in.
 //   Copies share the data (immutable once built). Thread-safe for concurrent readers.
-// Cost: Read is one table lookup (kCode16; the 512 KB table is built once per format and
-// process) or one conversion (kFloat) per value.
+// Cost: Read is one table lookup (kCode8, kCode16: the 2 KB or 512 KB table is built once per
+// code layout and process) or one conversion (kFloat) per value.
 #pragma once
 
 #include <algorithm>
@@ -39,7 +41,7 @@ namespace carrier {
 
 class StoredColumn {
  public:
-  enum class Layout { kDouble, kFloat, kCode16 };
+  enum class Layout { kDouble, kFloat, kCode16, kCode8 };
   // Values per chunk of ForEachChunk (32 KB of doubles: stays in L1/L2 while a reader uses it).
   static constexpr std::size_t kChunk = 4096;
 
@@ -81,7 +83,14 @@ class StoredColumn {
 
   // The layout a column of `format`'s values starts in (null: kDouble).
   static Layout LayoutFor(const Format* format);
-  static const char* LayoutName(Layout layout);  // "fp64" "fp32" "code16"
+  static const char* LayoutName(Layout layout);  // "fp64" "fp32" "code16" "code8"
+  // The code of a format's values (kCode8, kCode16): the index of the largest finite value, of
+  // +inf (0: none) and of NaN, and the code's width (8, 16, or 0 when no width holds it).
+  struct CodeLayout {
+    int p = 0, emin = 0, bits = 0;
+    std::uint64_t last_finite = 0, inf = 0, nan = 0;
+  };
+  static CodeLayout CodeLayoutOf(const Format& f);
 
   // Appends values in order; Finish gives the column (defined below).
   class Builder;
@@ -92,10 +101,9 @@ class StoredColumn {
   std::shared_ptr<const std::vector<double>> d_;
   std::shared_ptr<const std::vector<float>> f_;
   std::shared_ptr<const std::vector<std::uint16_t>> h_;
-  std::shared_ptr<const std::vector<double>> table_;  // kCode16: code -> value
-  // kCode16: the code layout (see the contract)
-  int p_ = 0, emin_ = 0;
-  std::uint32_t max_index_ = 0;  // the largest finite value's index
+  std::shared_ptr<const std::vector<std::uint8_t>> b_;
+  std::shared_ptr<const std::vector<double>> table_;  // kCode8, kCode16: code -> value
+  CodeLayout code_;
 };
 
 // Appends values in order; Finish gives the column. Reserve n to avoid regrowth.
@@ -111,6 +119,7 @@ class StoredColumn::Builder {
   std::vector<double> d_;
   std::vector<float> f_;
   std::vector<std::uint16_t> h_;
+  std::vector<std::uint8_t> b_;
 };
 
 }  // namespace carrier

@@ -78,14 +78,15 @@ std::uint64_t TrialBytes(const ResolvedTrial& t, std::uint64_t n, const std::str
       bytes += 16 * n;  // RunTrial's (a, b) pairs for the bound
       break;
     case registry::InputKind::kColumn: {
-      // Held in a StoredColumn (run/trial.hpp): 2, 4 or 8 bytes per value by the storage
+      // Held in a StoredColumn (run/trial.hpp): 1, 2, 4 or 8 bytes per value by the storage
       // format. The fast engine's walk reads it a window at a time; every other replay, and a
       // reference that does not read the column by chunks, gets it decoded (8 bytes per value)
       // and then converted as below.
       const StoredColumn::Layout layout = StoredColumn::LayoutFor(&t.storage);
-      const std::uint64_t stored = layout == StoredColumn::Layout::kCode16  ? 2
-                                   : layout == StoredColumn::Layout::kFloat ? 4
-                                                                            : 8;
+      const std::uint64_t stored = layout == StoredColumn::Layout::kCode8    ? 1
+                                   : layout == StoredColumn::Layout::kCode16 ? 2
+                                   : layout == StoredColumn::Layout::kFloat  ? 4
+                                                                             : 8;
       const std::uint64_t decoded = layout == StoredColumn::Layout::kDouble ? 0 : 8;
       const bool chunked_reference = t.spec.engine == "fast" && e.column_reference;
       std::uint64_t per_value = stored;

@@ -158,8 +158,8 @@ std::string ReferenceKey(const ResolvedTrial& t);
 // generator (seeds seed, seed + 1), v normal (seed + 2), as backends.hpp's cuda backend takes.
 // Every value already rounded to the storage format (rne).
 // One-column inputs (InputKind kColumn) are held in `column` instead of `a`: in the fewest bytes
-// that keep every stored value bit for bit (precision/stored_column.hpp: 2 bytes per value for
-// bf16, fp16 and fp8, 4 for tf32 and fp32, 8 for fp64), and `a` is empty. The fast engine's
+// that keep every stored value bit for bit (precision/stored_column.hpp: 1 byte per value for
+// fp8, 2 for bf16 and fp16, 4 for tf32 and fp32, 8 for fp64), and `a` is empty. The fast engine's
 // replay, the fast references and the bounds read `column` a chunk at a time; every other
 // reader takes ColumnValues (the column decoded for it alone).
 struct TrialInput {

@@ -16,6 +16,7 @@
 #include "precision/reference/exact_sum.hpp"
 #include "precision/reference/fast_sum.hpp"
 #include "precision/reference/reference.hpp"
+#include "support/reference_check.hpp"
 #include "support/test_support.hpp"
 
 using namespace carrier;
@@ -123,29 +124,7 @@ void RequireSameMulti(const Reference& want, const Reference& got, const std::ve
                       const std::string& kind, std::uint64_t seed) {
   INFO("reproduce: seed=" << seed << " n=" << x.size() << " kind=" << kind
                           << " inputs=" << test::Join(x, 12));
-  REQUIRE(got.op == want.op);
-  REQUIRE(got.count == want.count);
-  REQUIRE(got.as_double.size() == want.as_double.size());
-  REQUIRE(got.value.size() == want.value.size());
-  for (std::size_t c = 0; c < want.as_double.size(); ++c) {
-    INFO("component " << c << " want " << test::Exact(want.as_double[c]) << " got "
-                      << test::Exact(got.as_double[c]));
-    REQUIRE(ScalarTraits<double>::BitEqual(got.as_double[c], want.as_double[c]));
-    REQUIRE(ScalarTraits<long double>::BitEqual(got.as_long_double[c], want.as_long_double[c]));
-    const mpfr_srcptr a = got.value[c].get(), b = want.value[c].get();
-    REQUIRE(mpfr_get_prec(a) == mpfr_get_prec(b));
-    if (mpfr_nan_p(b)) {
-      REQUIRE(mpfr_nan_p(a));
-    } else {
-      REQUIRE(mpfr_equal_p(a, b));
-    }
-  }
-  REQUIRE(got.cert.certified == want.cert.certified);
-  REQUIRE(got.cert.correctly_rounded == want.cert.correctly_rounded);
-  REQUIRE(got.cert.tier == want.cert.tier);
-  REQUIRE(got.cert.precision_bits == want.cert.precision_bits);
-  REQUIRE(got.cert.error_bound_log2 == want.cert.error_bound_log2);
-  REQUIRE(got.cert.note == want.cert.note);
+  test::RequireSameReference(want, got);
 }
 
 void RequireSameWelford(const std::vector<double>& x, const std::string& kind, std::uint64_t seed) {

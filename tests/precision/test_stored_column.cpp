@@ -19,6 +19,7 @@
 #include "precision/reference/reference.hpp"
 #include "precision/rounding.hpp"
 #include "precision/stored_column.hpp"
+#include "support/reference_check.hpp"
 #include "support/test_support.hpp"
 
 using namespace carrier;
@@ -101,9 +102,9 @@ void RequireGivesBack(const StoredColumn& c, const std::vector<double>& v,
 
 TEST_CASE("StoredColumn keeps every value of each format in its layout", "[fast][stored_column]") {
   const std::vector<std::pair<std::string, StoredColumn::Layout>> formats = {
-      {"fp8e4m3", StoredColumn::Layout::kCode16},
-      {"fp8e4m3sat", StoredColumn::Layout::kCode16},
-      {"fp8e5m2", StoredColumn::Layout::kCode16},
+      {"fp8e4m3", StoredColumn::Layout::kCode8},
+      {"fp8e4m3sat", StoredColumn::Layout::kCode8},
+      {"fp8e5m2", StoredColumn::Layout::kCode8},
       {"fp16", StoredColumn::Layout::kCode16},
       {"bf16", StoredColumn::Layout::kCode16},
       {"custom:p=5,emin=-10,emax=10,subnormals=0", StoredColumn::Layout::kCode16},
@@ -118,7 +119,7 @@ TEST_CASE("StoredColumn keeps every value of each format in its layout", "[fast]
     // Every value where there are few enough (16-bit layouts); else values rounded from
     // random doubles of every magnitude, with the specials.
     std::vector<double> v;
-    if (layout == StoredColumn::Layout::kCode16) {
+    if (layout == StoredColumn::Layout::kCode8 || layout == StoredColumn::Layout::kCode16) {
       v = AllValues(f);
     } else {
       Rng rng(17);
@@ -134,9 +135,10 @@ TEST_CASE("StoredColumn keeps every value of each format in its layout", "[fast]
     std::cout << name << ": " << v.size() << " values, layout "
               << StoredColumn::LayoutName(c.layout()) << ", " << c.Bytes() << " bytes\n";
     CHECK(c.layout() == layout);
-    const std::uint64_t per = layout == StoredColumn::Layout::kCode16  ? 2
-                              : layout == StoredColumn::Layout::kFloat ? 4
-                                                                       : 8;
+    const std::uint64_t per = layout == StoredColumn::Layout::kCode8    ? 1
+                              : layout == StoredColumn::Layout::kCode16 ? 2
+                              : layout == StoredColumn::Layout::kFloat  ? 4
+                                                                        : 8;
     CHECK(c.Bytes() == per * v.size());
     RequireGivesBack(c, v, name);
   }
@@ -146,18 +148,22 @@ TEST_CASE("StoredColumn turns fp64 for a value its layout cannot give back",
           "[fast][stored_column]") {
   const Format bf16 = ParseFormat("bf16");
   const Format fp32 = ParseFormat("fp32");
+  const Format e4m3 = ParseFormat("fp8e4m3");  // no infinity
   const double payload_nan = std::bit_cast<double>(std::uint64_t{0x7ff0000000000123});
-  for (const Format* f : {&bf16, &fp32}) {
-    for (const double odd :
-         {payload_nan, 1.0 / 3.0, 1e300, -std::numeric_limits<double>::quiet_NaN()}) {
+  for (const Format* f : {&bf16, &fp32, &e4m3}) {
+    for (const double odd : {payload_nan, 1.0 / 3.0, 1e300, std::numeric_limits<double>::infinity(),
+                             -std::numeric_limits<double>::quiet_NaN()}) {
       std::vector<double> v;
-      for (int i = 0; i < 9000; ++i) v.push_back(std::ldexp(1.0 + (i % 7) / 8.0, i % 20 - 10));
+      for (int i = 0; i < 9000; ++i) v.push_back(std::ldexp(1.0 + (i % 7) / 8.0, i % 10 - 5));
       v[7000] = odd;  // after more than one piece has been packed
       const StoredColumn c = Build(f, v, 4096);
       INFO(f->name << " with " << test::Exact(odd));
-      // -NaN (the sign bit set) is a value of every layout: only the others change the layout.
-      const bool representable = std::isnan(odd) && std::bit_cast<std::uint64_t>(odd) !=
-                                                        std::bit_cast<std::uint64_t>(payload_nan);
+      // -NaN (the sign bit set) is a value of every layout, inf of those whose format has it:
+      // only the others change the layout.
+      const bool representable =
+          (std::isnan(odd) &&
+           std::bit_cast<std::uint64_t>(odd) != std::bit_cast<std::uint64_t>(payload_nan)) ||
+          (std::isinf(odd) && f->has_inf);
       CHECK((c.layout() == StoredColumn::Layout::kDouble) == !representable);
       RequireGivesBack(c, v, f->name + " fallback");
     }
@@ -175,32 +181,7 @@ namespace {
 void RequireSameReference(const reference::Reference& want, const reference::Reference& got,
                           const std::string& what) {
   INFO(what);
-  REQUIRE(got.op == want.op);
-  REQUIRE(got.count == want.count);
-  REQUIRE(got.as_double.size() == want.as_double.size());
-  REQUIRE(got.value.size() == want.value.size());
-  for (std::size_t c = 0; c < want.as_double.size(); ++c) {
-    INFO("component " << c << " want " << test::Exact(want.as_double[c]) << " got "
-                      << test::Exact(got.as_double[c]));
-    REQUIRE(std::bit_cast<std::uint64_t>(got.as_double[c]) ==
-            std::bit_cast<std::uint64_t>(want.as_double[c]));
-    REQUIRE(ScalarTraits<long double>::BitEqual(got.as_long_double[c], want.as_long_double[c]));
-  }
-  for (std::size_t c = 0; c < want.value.size(); ++c) {
-    const mpfr_srcptr a = got.value[c].get(), b = want.value[c].get();
-    REQUIRE(mpfr_get_prec(a) == mpfr_get_prec(b));
-    if (mpfr_nan_p(b)) {
-      REQUIRE(mpfr_nan_p(a));
-    } else {
-      REQUIRE(mpfr_equal_p(a, b));
-    }
-  }
-  REQUIRE(got.cert.certified == want.cert.certified);
-  REQUIRE(got.cert.correctly_rounded == want.cert.correctly_rounded);
-  REQUIRE(got.cert.tier == want.cert.tier);
-  REQUIRE(got.cert.precision_bits == want.cert.precision_bits);
-  REQUIRE(got.cert.error_bound_log2 == want.cert.error_bound_log2);
-  REQUIRE(got.cert.note == want.cert.note);
+  test::RequireSameReference(want, got);
 }
 
 void RequireSameReferences(const Format& f, const std::vector<double>& v, const std::string& what) {
