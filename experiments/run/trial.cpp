@@ -370,8 +370,6 @@ TrialInput MakeInputFromValues(const ResolvedTrial& t, std::vector<double> a, st
   return in;
 }
 
-
-
 SharedReference ComputeReference(const ResolvedTrial& t, const TrialInput& in) {
   SharedReference out;
   const auto t0 = Clock::now();
