@@ -40,7 +40,8 @@ Entry LseOp() {
   e.backends = KernelBackends<backends::PortableLse>(kSimdStridedTiles);
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
   e.replay_mixed = &registry::MixedOf<F>;
-  e.reference = &registry::ColumnReference<&reference::ReferenceLse, &reference::ReferenceLse>;
+  e.reference =
+      &registry::PackedColumnReference<&reference::ReferenceLse, &reference::ReferenceLse>;
   e.column_reference = true;
   e.bound = &LseOpBound;
 #endif

@@ -572,36 +572,34 @@ void CarrierReferenceHook(const run::TrialInput& in, std::uint64_t, run::SharedR
   out.tier = "mpfr-carrier";
 }
 
-// A precision/reference function of one column as the table's reference hook. FC, where given,
-// is the same function over a StoredColumn (the same Reference), read a chunk at a time from
-// a packed input (run::TrialInput::column); without it a packed input is decoded for F.
-template <reference::Reference (*F)(std::span<const double>, const reference::Options&),
-          reference::Reference (*FC)(const StoredColumn&, const reference::Options&) = nullptr>
+// A precision/reference function of one column as the table's reference hook (a packed input,
+// run::TrialInput::column, decoded for it).
+template <reference::Reference (*F)(std::span<const double>, const reference::Options&)>
 void ColumnReference(const run::TrialInput& in, std::uint64_t, run::SharedReference& out) {
-  if constexpr (FC != nullptr) {
-    if (run::HeldInColumn(in)) {
-      out.ref = FC(in.column, reference::Options{});
-      out.tier = std::string(reference::TierName(out.ref.cert.tier));
-      return;
-    }
-  }
   std::vector<double> scratch;
   out.ref = F(run::ColumnValues(in, scratch), reference::Options{});
   out.tier = std::string(reference::TierName(out.ref.cert.tier));
 }
-// The same for precision/reference/fast_sum.hpp's functions (default options only).
+// The same where FC is F over a StoredColumn (the same Reference), read a chunk at a time from
+// a packed input.
+template <reference::Reference (*F)(std::span<const double>, const reference::Options&),
+          reference::Reference (*FC)(const StoredColumn&, const reference::Options&)>
+void PackedColumnReference(const run::TrialInput& in, std::uint64_t head_dim,
+                           run::SharedReference& out) {
+  if (!run::HeldInColumn(in)) return ColumnReference<F>(in, head_dim, out);
+  out.ref = FC(in.column, reference::Options{});
+  out.tier = std::string(reference::TierName(out.ref.cert.tier));
+}
+// The same for precision/reference/fast_sum.hpp's functions (default options only), each with
+// its StoredColumn form FC.
 template <reference::Reference (*F)(std::span<const double>),
-          reference::Reference (*FC)(const StoredColumn&) = nullptr>
+          reference::Reference (*FC)(const StoredColumn&)>
 void FastColumnReference(const run::TrialInput& in, std::uint64_t, run::SharedReference& out) {
-  if constexpr (FC != nullptr) {
-    if (run::HeldInColumn(in)) {
-      out.ref = FC(in.column);
-      out.tier = std::string(reference::TierName(out.ref.cert.tier));
-      return;
-    }
+  if (run::HeldInColumn(in)) {
+    out.ref = FC(in.column);
+  } else {
+    out.ref = F(in.a);
   }
-  std::vector<double> scratch;
-  out.ref = F(run::ColumnValues(in, scratch));
   out.tier = std::string(reference::TierName(out.ref.cert.tier));
 }
 // The same for the pair ops.
