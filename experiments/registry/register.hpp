@@ -20,6 +20,7 @@
 #include <cmath>
 #include <concepts>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -208,6 +209,22 @@ std::span<const typename C::Input> InPlaceInputs(const ReplayInput& in) {
   }
 }
 
+// Whether the thread's kept conversion is of input `id` to I in `context`; Keep records one
+// (a copy in `data`, or in_place: the check's outcome that the input converts to itself).
+template <class I>
+bool KeptFor(const ConvertedInput& c, std::uint64_t id, const std::string& context) {
+  return c.id == id && c.type == &typeid(I) && c.context == context;
+}
+template <class I>
+void Keep(ConvertedInput& c, std::uint64_t id, std::string context, bool in_place,
+          std::shared_ptr<const void> data) {
+  c.data = std::move(data);
+  c.in_place = in_place;
+  c.id = id;
+  c.type = &typeid(I);
+  c.context = std::move(context);
+}
+
 // ToInputs(in), or the stored doubles read in place when the conversion would not change them
 // (the compute copy then costs no memory at all: eval and sweep hold the stored input alone),
 // or the thread's kept copy (registry.hpp ConvertedInput); `own` holds the conversion when
@@ -220,17 +237,12 @@ std::span<const typename C::Input> CachedInputs(const ReplayInput& in,
   std::string context;
   const bool pure = PureConversion<typename C::Scalar>(context);
   const bool keep = c.enabled && in.id != 0 && pure;
-  const bool kept = keep && c.id == in.id && c.type == &typeid(I) && c.context == context;
+  const bool kept = keep && KeptFor<I>(c, in.id, context);
   if constexpr (kInputIsOneDouble<C>) {
     if (kept && c.in_place) return InPlaceInputs<C>(in);
     if (pure && !kept && ConvertsToItself<I>(in.a)) {
-      if (keep) {  // remember the outcome of the check, not a copy
-        c.data.reset();
-        c.in_place = true;
-        c.id = in.id;
-        c.type = &typeid(I);
-        c.context = std::move(context);
-      }
+      // remember the outcome of the check, not a copy
+      if (keep) Keep<I>(c, in.id, std::move(context), true, nullptr);
       return InPlaceInputs<C>(in);
     }
   }
@@ -240,11 +252,8 @@ std::span<const typename C::Input> CachedInputs(const ReplayInput& in,
   }
   if (!kept || c.data == nullptr) {
     c.data.reset();  // the previous copy goes before the next is made (peak memory)
-    c.data = std::make_shared<const std::vector<I>>(ToInputs<C>(in));
-    c.in_place = false;
-    c.id = in.id;
-    c.type = &typeid(I);
-    c.context = std::move(context);
+    Keep<I>(c, in.id, std::move(context), false,
+            std::make_shared<const std::vector<I>>(ToInputs<C>(in)));
   }
   return *static_cast<const std::vector<I>*>(c.data.get());
 }
@@ -287,18 +296,11 @@ bool ColumnConvertsToItself(const ReplayInput& in) {
   std::string context;
   if (!PureConversion<typename C::Scalar>(context)) return false;
   const bool keep = c.enabled && in.id != 0;
-  if (keep && c.id == in.id && c.type == &typeid(I) && c.context == context && c.data == nullptr)
-    return c.in_place;
+  if (keep && KeptFor<I>(c, in.id, context) && c.data == nullptr) return c.in_place;
   bool same = true;
   in.column->ForEachChunk(
       [&](std::uint64_t, std::span<const double> v) { same = same && ConvertsToItself<I>(v); });
-  if (keep) {
-    c.data.reset();
-    c.in_place = same;
-    c.id = in.id;
-    c.type = &typeid(I);
-    c.context = std::move(context);
-  }
+  if (keep) Keep<I>(c, in.id, std::move(context), same, nullptr);
   return same;
 }
 

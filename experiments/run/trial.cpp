@@ -99,10 +99,9 @@ registry::ScalarKind ScalarKindOf(ComputeKind k) {
 // (ResolveTrial admits fp64, fp32 and emulated formats with a deterministic rounding), so the
 // replay in that arithmetic follows the additions the decisions saw.
 MergeTree BuildDataTree(const ResolvedTrial& t, const TrialInput& in) {
-  std::vector<double> scratch;
-  const std::span<const double> column = ColumnValues(in, scratch);
-  if (scratch.empty()) scratch.assign(column.begin(), column.end());  // the builder's vector
-  const std::vector<double>& values = scratch;
+  std::vector<double> decoded;  // the builder takes a vector: a packed column decoded
+  if (HeldInColumn(in)) decoded = in.column.ToDoubles();
+  const std::vector<double>& values = HeldInColumn(in) ? decoded : in.a;
   switch (t.compute.kind) {
     case ComputeKind::kDouble:
       return BuildAdaptiveTree(t.adaptive_order, values, [](double a, double b) { return a + b; });
