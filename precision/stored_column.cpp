@@ -11,7 +11,9 @@
 
 namespace carrier {
 
-namespace {
+// (Named, not anonymous: the main job's unity build puts several sources in one unit.)
+
+namespace stored_column_detail {
 
 constexpr std::uint64_t kAbsMask = ~(std::uint64_t{1} << 63);
 constexpr std::uint64_t kInfBits = 0x7ff0000000000000ULL;
@@ -23,15 +25,15 @@ std::uint64_t MaxIndex(int p, int emin, int emax) {
          ((std::uint64_t{1} << (p - 1)) - 1);
 }
 
-}  // namespace
+}  // namespace stored_column_detail
 
 StoredColumn::CodeLayout StoredColumn::CodeLayoutOf(const Format& f) {
   CodeLayout c;
   c.p = f.precision;
   c.emin = f.emin;
   // OCP E4M3 spends the top binade's last pattern on NaN: its finite values end one earlier.
-  const std::uint64_t last =
-      MaxIndex(f.precision, f.emin, f.emax) - (f.top_significand_is_nan ? 1 : 0);
+  const std::uint64_t last = stored_column_detail::MaxIndex(f.precision, f.emin, f.emax) -
+                             (f.top_significand_is_nan ? 1 : 0);
   c.last_finite = last;
   c.inf = f.has_inf ? last + 1 : 0;
   c.nan = last + 1 + (f.has_inf ? 1 : 0);
@@ -39,7 +41,7 @@ StoredColumn::CodeLayout StoredColumn::CodeLayoutOf(const Format& f) {
   return c;
 }
 
-namespace {
+namespace stored_column_detail {
 
 // Code -> value for every code of the layout (2^bits of them); codes past NaN's decode to NaN and
 // are never produced.
@@ -129,7 +131,7 @@ void Decode(const Code* codes, std::size_t count, const double* table, double* o
   for (std::size_t i = 0; i < count; ++i) out[i] = table[codes[i]];
 }
 
-}  // namespace
+}  // namespace stored_column_detail
 
 StoredColumn::StoredColumn(std::vector<double> values)
     : layout_(Layout::kDouble),
@@ -183,10 +185,10 @@ void StoredColumn::Read(std::uint64_t lo, std::size_t count, double* out) const 
     throw std::out_of_range("StoredColumn::Read past the end of the column");
   switch (layout_) {
     case Layout::kCode8:
-      Decode(b_->data() + lo, count, table_->data(), out);
+      stored_column_detail::Decode(b_->data() + lo, count, table_->data(), out);
       return;
     case Layout::kCode16:
-      Decode(h_->data() + lo, count, table_->data(), out);
+      stored_column_detail::Decode(h_->data() + lo, count, table_->data(), out);
       return;
     case Layout::kFloat: {
       const float* f = f_->data() + lo;
@@ -225,7 +227,7 @@ StoredColumn::Builder::Builder(const Format* format, std::uint64_t reserve) {
     case Layout::kCode8:
     case Layout::kCode16:
       c_.code_ = CodeLayoutOf(*format);
-      c_.table_ = TableFor(c_.code_);
+      c_.table_ = stored_column_detail::TableFor(c_.code_);
       if (c_.layout_ == Layout::kCode8) {
         b_.reserve(reserve);
       } else {
@@ -258,9 +260,9 @@ void StoredColumn::Builder::ToDoubleLayout() {
 void StoredColumn::Builder::Append(std::span<const double> values) {
   std::size_t i = 0;
   if (c_.layout_ == Layout::kCode8) {
-    i = AppendCodes(values, c_.code_, c_.table_->data(), b_);
+    i = stored_column_detail::AppendCodes(values, c_.code_, c_.table_->data(), b_);
   } else if (c_.layout_ == Layout::kCode16) {
-    i = AppendCodes(values, c_.code_, c_.table_->data(), h_);
+    i = stored_column_detail::AppendCodes(values, c_.code_, c_.table_->data(), h_);
   } else if (c_.layout_ == Layout::kFloat) {
     for (; i < values.size(); ++i) {
       const float f = static_cast<float>(values[i]);

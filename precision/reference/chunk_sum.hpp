@@ -35,6 +35,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "precision/parallel_pass.hpp"
@@ -227,6 +228,10 @@ void ScanParallel(ChunkSum& into, const double* x, std::size_t n) {
   });
   for (auto& r : rest) into.Merge(*r);
 }
+
+// A column's length, a span's or a StoredColumn's (the fast tiers are written once for both).
+inline std::uint64_t ColumnCount(std::span<const double> x) { return x.size(); }
+inline std::uint64_t ColumnCount(const StoredColumn& x) { return x.size(); }
 
 // The same scan over a StoredColumn, each part decoding its range a chunk at a time (Scan
 // accumulates, and carries at the end of every call, so chunks give the one-pass state).

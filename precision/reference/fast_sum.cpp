@@ -40,8 +40,6 @@ ExactSum::State SpecialFlags(const StoredColumn& x) {
   return s;
 }
 
-std::uint64_t CountOf(std::span<const double> x) { return x.size(); }
-std::uint64_t CountOf(const StoredColumn& x) { return x.size(); }
 void Scan(ChunkSum& c, std::span<const double> x) {
   ScanParallel<true, false>(c, x.data(), x.size());
 }
@@ -53,7 +51,7 @@ Reference SumFast(const X& x) {
   WideExponentRange range;
   Reference r;
   r.op = "sum";
-  r.count = CountOf(x);
+  r.count = ColumnCount(x);
   // One pass of ChunkSum (chunk_sum.hpp): the exact sum with deferred carries, and the
   // highest and lowest set bits that ReferenceSum's precision rule needs.
   const auto owned = std::make_unique<ChunkSum>();  // about 40 KB: not on the stack
@@ -74,7 +72,7 @@ Reference SumFast(const X& x) {
   const long top = chunks.Top(), low = chunks.Low();
   mpfr_prec_t prec = 53;
   if (top != LONG_MIN) {
-    const long carry_bits = 64 - std::countl_zero(static_cast<std::uint64_t>(CountOf(x)));
+    const long carry_bits = 64 - std::countl_zero(static_cast<std::uint64_t>(ColumnCount(x)));
     prec = static_cast<mpfr_prec_t>(std::max<long>(top - low + carry_bits + 1, MPFR_PREC_MIN + 1));
   }
   MpfrValue exact;

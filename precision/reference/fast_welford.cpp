@@ -75,8 +75,6 @@ struct SquareScan {
   }
 };
 
-std::uint64_t CountOf(std::span<const double> x) { return x.size(); }
-std::uint64_t CountOf(const StoredColumn& x) { return x.size(); }
 // The definitions, for the inputs the scan cannot serve (a column decoded for them alone).
 Reference Welford(std::span<const double> x) { return ReferenceWelford(x); }
 Reference Welford(const StoredColumn& x) { return ReferenceWelford(x.ToDoubles()); }
@@ -86,7 +84,7 @@ Reference Norm2(const StoredColumn& x) { return ReferenceNorm2(x.ToDoubles()); }
 // X: a span of doubles or a StoredColumn (the same values, the same Reference).
 template <class X>
 Reference WelfordFast(const X& x) {
-  const std::size_t n = CountOf(x);
+  const std::size_t n = ColumnCount(x);
   // Special values, n < 2 and inputs whose squares might not split exactly: the definition.
   if (n < 2) return Welford(x);
   const auto scan = std::make_unique<SquareScan<true>>(x);  // about 40 KB: not on the stack
@@ -131,9 +129,9 @@ Reference Norm2Fast(const X& x) {
   WideExponentRange range;
   Reference r;
   r.op = "norm2";
-  r.count = CountOf(x);
+  r.count = ColumnCount(x);
   // ReferenceNorm2's steps (reference_exact.cpp): the exact sum of squares, one root.
-  const MpfrValue ssq = ToExact(scan->chunks.Squares(), scan->top2, scan->low2, CountOf(x));
+  const MpfrValue ssq = ToExact(scan->chunks.Squares(), scan->top2, scan->low2, ColumnCount(x));
   const long bits = ssq.precision();
   const mpfr_prec_t value_bits = internal::ValueBits(Options{});
   MpfrValue value(value_bits), odd;
