@@ -1,32 +1,60 @@
 // precision/reference/chunk_sum.hpp: ChunkSum, the scan of the fast exact tiers (fast_sum.hpp):
-// the exact sums of doubles and of their squares in ExactSum's limb layout, carries deferred.
+// the exact sums of doubles, of their squares or of products of two doubles in ExactSum's limb
+// layout, carries deferred.
 //
 // Value      After Finish(), Values() and Squares() are ExactSum::States in canonical form
 //            (ExactSum::Canonical: limbs 0..66 in [0, 2^32), limb 67 signed, pending 1, or 0
-//            for an exact zero; no special flags) whose values are exactly sum x_i and sum x_i^2
-//            over the terms scanned with kValues and kSquares respectively.
+//            for an exact zero; no special flags). Values() is exactly sum x_i over the terms
+//            scanned with kValues. The second sum, Squares() (also named Products()), is exactly
+//            sum x_i^2 over the terms scanned with kSquares, or sum a_i b_i over the pairs of
+//            ScanProducts: one ChunkSum scans squares or products, never both (a dot scan never
+//            scans squares).
 // State      kLanes copies of ExactSum's 68 limbs of radix 2^32 (limb i weighs 2^(32 i - 1074))
 //            per sum. Consecutive terms go to different lanes, so that terms of one binade (the
 //            common case) do not form one read-modify-write chain on the same limbs. A limb may
 //            hold more than 32 bits (the digits overlap, as in Neal's small superaccumulator,
 //            arXiv 1505.05571): a term adds its low 32 bits to one limb and everything above to
-//            the next (values: 2 limb updates; squares: 4), and a carry pass every kBlock terms
-//            per lane brings every limb but the top one back to [0, 2^32). Beside the limbs, per
-//            binade position p (0..2046) the OR of the significands of the terms there: it
-//            gives the lowest and highest set bit over all terms (ReferenceSum's precision
-//            rule) for one OR per term, and p = 2046 flags an infinity or a NaN.
+//            the next (values: 2 limb updates; squares and products: 4), and a carry pass every
+//            kBlock terms per lane brings every limb but the top one back to [0, 2^32). Beside
+//            the limbs, per binade position p (0..2046) the OR of the significands of the values
+//            there: it gives the lowest and highest set bit over all values (ReferenceSum's
+//            precision rule) for one OR per term, and p = 2046 flags an infinity or a NaN.
+//            Products keep the same per q (below): the OR of the P there, two ORs per term (a
+//            zero product ORs nothing in), which gives the largest q + bits(P) and the smallest
+//            q + trailing_zeros(P) over the nonzero products; a spare entry q = 1991 collects
+//            the nonzero products outside the range, so that one test finds them. (Computing
+//            the bit lengths per term instead costs about 1.5 ns more per pair.)
+// Products   a = sa 2^(pa - 1074), b = sb 2^(pb - 1074) (Position, Significand: sa, sb < 2^53)
+//            give a b = +-P 2^(q - 1074) with P = sa sb < 2^106 exact in 128-bit integers and
+//            q = pa + pb - 1074; the sign of a xor b negates the four pieces of P 2^(q mod 32).
+//            This is the squares' path with q = 2 pos - 1074 replaced by pa + pb - 1074. The
+//            exponents SumExact's precision rule needs (ProductTop, ProductLow): the MPFR
+//            exponent of a b is q - 1074 + bits(P), its lowest set bit weighs
+//            2^(q - 1074 + trailing_zeros(P)).
 // Bound      exact (integer arithmetic only). Between carry passes a lane takes at most kBlock + 3
 //            terms; each adds below 2^32 + 2^52 to a limb (values: sig < 2^53 shifted by < 32,
-//            split at bit 32) or below 2^41 (squares: sig^2 < 2^106 shifted by < 32, pieces of
-//            32 bits and a top piece of at most 41 bits); from limbs in [0, 2^32) that stays
-//            below 2^32 + 1027 (2^52 + 2^32) < 2^63, so no limb overflows.
+//            split at bit 32) or below 2^41 in magnitude (squares and products: P < 2^106 shifted
+//            by < 32, pieces of 32 bits and a top piece of at most 41 bits, each negated for a
+//            negative product); from limbs in [0, 2^32) that stays below 2^32 + 1027 (2^52 +
+//            2^32) < 2^63 in magnitude, so no limb overflows. Squares and products are placed at
+//            q in [0, 1991] (1991: the spare, only for terms that are flagged), so their four
+//            pieces land in limbs q/32 .. q/32 + 3 <= 65, and every term served (q <= 1990) is
+//            below 2^(1990 + 106 - 1074) = 2^1022: the carries of up to 2^64 terms stay inside
+//            limbs 66..67.
 // Inputs     values: any doubles; +-0 adds nothing. Infinities and NaNs add garbage to limbs 63..64
 //            (in range) and set HasSpecial(): the caller must then not use Values(). squares:
 //            |x| in [2^-484, 2^511) or x = +-0 (x^2 is then a multiple of 2^-968 below 2^1022,
 //            inside the limbs); any other input sets OutOfSquareRange() (its limb position is
 //            clamped, so memory stays in bounds) and the caller must then not use Squares().
+//            products: a zero product adds nothing wherever its factors lie; a nonzero one must
+//            have q in [0, 1990] (P's low bit at 2^(q - 1074) >= 2^-1074, the product below
+//            2^1022; for normal factors every |a b| in [2^-969, 2^1021) is served and none
+//            outside [2^-970, 2^1022)), and an inf or a NaN in a or b (position 2046) is never
+//            served: either sets OutOfProductRange() (a product outside goes to the spare q =
+//            1991, so memory stays in bounds) and the caller must then not use Products().
 // Cost       one pass, no branch per term but the loop's; a carry pass of 68 limbs per lane per
-//            kBlock terms; Finish() O(2047 + kLanes * 68). About 40 KB of state, zeroed once.
+//            kBlock terms; Finish() O(2047 + 1992 + kLanes * 68). About 72 KB of state (32 KB of
+//            it the products' ORs), zeroed once; Merge O(8000).
 #pragma once
 
 #include <algorithm>
@@ -53,6 +81,9 @@ class ChunkSum {
   // Adds x[0..n) to the sum of values (kValues) and of squares (kSquares) exactly.
   template <bool kValues, bool kSquares>
   void Scan(const double* x, std::size_t n);
+  // Adds the products a[i stride] * b[i stride], i in [0, n), to the second sum exactly
+  // (Products(); stride 2 reads an interleaved ValuePair<double> array, 1 two arrays).
+  void ScanProducts(const double* a, const double* b, std::size_t n, std::size_t stride);
 
   // Adds the terms scanned by `other` (both before Finish): the scan may be split across threads
   // and the parts merged in any order, with the same result.
@@ -74,6 +105,8 @@ class ChunkSum {
     for (int i = 0; i < 2 * kPositions; ++i) ors_[i] |= other.ors_[i];
     max_mag_ = std::max(max_mag_, other.max_mag_);
     out_of_range_ = out_of_range_ || other.out_of_range_;
+    for (std::uint64_t i = 0; i < 2 * (kSpareQ + 1); ++i) product_ors_[i] |= other.product_ors_[i];
+    product_special_ |= other.product_special_;
   }
 
   // Folds the lanes into canonical ExactSum states (call once, after the last Scan).
@@ -86,9 +119,20 @@ class ChunkSum {
       top_ = std::max(top_, static_cast<long>(p + 64 - std::countl_zero(bits)) - 1074);
       low_ = std::min(low_, static_cast<long>(p + std::countr_zero(bits)) - 1074);
     }
+    // The OR of the P at q has the highest and the lowest set bit of any of them.
+    for (std::uint64_t q = 0; q <= kMaxProductQ; ++q) {
+      const std::uint64_t lo = product_ors_[2 * q], hi = product_ors_[2 * q + 1];
+      if ((lo | hi) == 0) continue;
+      const long length = hi != 0 ? 128 - std::countl_zero(hi) : 64 - std::countl_zero(lo);
+      const long zeros = lo != 0 ? std::countr_zero(lo) : 64 + std::countr_zero(hi);
+      product_top_ = std::max(product_top_, static_cast<long>(q) + length - 1074);
+      product_low_ = std::min(product_low_, static_cast<long>(q) + zeros - 1074);
+    }
   }
   const ExactSum::State& Values() const { return values_; }
   const ExactSum::State& Squares() const { return squares_; }
+  // The second sum after ScanProducts: sum a_i b_i (the same state as Squares()).
+  const ExactSum::State& Products() const { return squares_; }
 
   // An infinity or a NaN was scanned.
   bool HasSpecial() const { return (ors_[2 * (kPositions - 1)] | ors_[2 * kPositions - 1]) != 0; }
@@ -100,6 +144,17 @@ class ChunkSum {
   // Squares only: the largest |x| as bits (fixes the top bit of the largest square).
   std::uint64_t MaxMagnitude() const { return max_mag_; }
   bool OutOfSquareRange() const { return out_of_range_; }
+  // Products only, after Finish, over the nonzero products a b (when !OutOfProductRange()): the
+  // largest MPFR exponent (the weight of the highest set bit, plus one) and the smallest weight
+  // of a set bit, as Top() and Low() for values; LONG_MIN / LONG_MAX when every product is 0.
+  long ProductTop() const { return product_top_; }
+  long ProductLow() const { return product_low_; }
+  // A nonzero product outside q in [0, 1990], or an inf or a NaN in a or b, was scanned (any
+  // time, before Finish too).
+  bool OutOfProductRange() const {
+    return (product_special_ >> 63) != 0 ||
+           (product_ors_[2 * kSpareQ] | product_ors_[2 * kSpareQ + 1]) != 0;
+  }
 
   // Split of a magnitude's bits: x = sig * 2^(pos - 1074).
   static std::uint64_t Position(std::uint64_t mag) {
@@ -117,6 +172,13 @@ class ChunkSum {
   // |x| in [2^-484, 2^511) as bits: positions 538 .. 1532, squares at 2 .. 1990.
   static constexpr std::uint64_t kSquareMinMag = std::uint64_t{1023 - 484} << 52;
   static constexpr std::uint64_t kSquareMaxMag = std::uint64_t{1023 + 511} << 52;
+  static constexpr std::uint64_t kMaxProductQ = 1990;  // the highest q a product is served at
+  static constexpr std::uint64_t kSpareQ = 1991;       // where the products outside go
+  static constexpr std::uint64_t kOneAt52 = std::uint64_t{1} << 52;  // inf / NaN + it >= 2^63
+
+  // ScanProducts with the stride a constant (kStride 1 or 2) or read from `stride` (kStride 0).
+  template <std::size_t kStride>
+  void ScanProductsStrided(const double* a, const double* b, std::size_t n, std::size_t stride);
 
   // Carries of one lane (its limbs at l[0], l[kLanes], l[2 kLanes], ...).
   static void Carry(std::int64_t* l) {
@@ -163,20 +225,46 @@ class ChunkSum {
       bad = bad | ((mag != 0) & ((mag < kSquareMinMag) | (mag >= kSquareMaxMag)));
       pos = std::clamp<std::uint64_t>(pos, 537, 1532);  // moves only zeros and bad inputs
       const std::uint64_t q = 2 * pos - 1074;           // x^2 = sig^2 * 2^(q - 1074)
-      const unsigned sh = static_cast<unsigned>(q & 31);
-      const U128 sq = U128{sig} * sig;  // < 2^106
-      const std::uint64_t lo = Lo64(sq), hi = Hi64(sq);
-      // sq << sh (< 2^137) as three 64-bit words; (w >> 1) >> (63 - sh) is w >> (64 - sh)
-      // without the undefined shift by 64 when sh = 0.
-      const std::uint64_t w0 = lo << sh;
-      const std::uint64_t w1 = (hi << sh) | ((lo >> 1) >> (63 - sh));
-      const std::uint64_t w2 = (hi >> 1) >> (63 - sh);  // < 2^9
-      std::int64_t* l = square_limb_ + k + (q >> 5) * kLanes;
-      l[0] += static_cast<std::int64_t>(w0 & kLow32);
-      l[kLanes] += static_cast<std::int64_t>(w0 >> 32);
-      l[2 * kLanes] += static_cast<std::int64_t>(w1 & kLow32);
-      l[3 * kLanes] += static_cast<std::int64_t>((w1 >> 32) | (w2 << 32));  // < 2^41
+      AddWide(k, U128{sig} * sig, q, 0);
     }
+  }
+
+  // +-P 2^(q - 1074) into lane k of the second sum: P < 2^106, q in [0, kSpareQ], neg 0 (+)
+  // or -1 (-). Four pieces of P 2^(q mod 32), each negated when neg = -1.
+  inline void AddWide(int k, U128 p, std::uint64_t q, std::int64_t neg) {
+    const unsigned sh = static_cast<unsigned>(q & 31);
+    const std::uint64_t lo = Lo64(p), hi = Hi64(p);
+    // p << sh (< 2^137) as three 64-bit words; (w >> 1) >> (63 - sh) is w >> (64 - sh)
+    // without the undefined shift by 64 when sh = 0.
+    const std::uint64_t w0 = lo << sh;
+    const std::uint64_t w1 = (hi << sh) | ((lo >> 1) >> (63 - sh));
+    const std::uint64_t w2 = (hi >> 1) >> (63 - sh);  // < 2^9
+    auto piece = [neg](std::uint64_t d) { return (static_cast<std::int64_t>(d) ^ neg) - neg; };
+    std::int64_t* l = square_limb_ + k + (q >> 5) * kLanes;
+    l[0] += piece(w0 & kLow32);
+    l[kLanes] += piece(w0 >> 32);
+    l[2 * kLanes] += piece(w1 & kLow32);
+    l[3 * kLanes] += piece((w1 >> 32) | (w2 << 32));  // magnitude < 2^41
+  }
+
+  // One product a * b into lane k of the second sum, its P into product_ors_ at its q (a
+  // nonzero product outside q in [0, 1990] at the spare entry 1991 instead), and bit 63 of
+  // `special` set by an inf or a NaN factor (mag + 2^52 >= 2^63 exactly for those).
+  inline void AddProduct(int k, double a, double b, std::uint64_t& special) {
+    const std::uint64_t bits_a = std::bit_cast<std::uint64_t>(a);
+    const std::uint64_t bits_b = std::bit_cast<std::uint64_t>(b);
+    const std::uint64_t mag_a = bits_a & ~kSignMask, mag_b = bits_b & ~kSignMask;
+    const std::uint64_t pos_a = Position(mag_a), pos_b = Position(mag_b);
+    const std::uint64_t sig_a = mag_a - (pos_a << 52), sig_b = mag_b - (pos_b << 52);
+    const U128 p = U128{sig_a} * sig_b;  // < 2^106, exact
+    const std::uint64_t lo = Lo64(p), hi = Hi64(p);
+    // q = pos_a + pos_b - 1074 wraps around below 0, so one comparison finds q outside [0, 1990].
+    const std::uint64_t q = pos_a + pos_b - 1074;
+    const std::uint64_t qc = q > kMaxProductQ ? kSpareQ : q;
+    special |= (mag_a + kOneAt52) | (mag_b + kOneAt52);
+    product_ors_[2 * qc] |= lo;  // a zero product ORs nothing in
+    product_ors_[2 * qc + 1] |= hi;
+    AddWide(k, p, qc, -static_cast<std::int64_t>((bits_a ^ bits_b) >> 63));
   }
 
   // limb i of lane k at [i * kLanes + k]: one base register serves every lane
@@ -188,6 +276,10 @@ class ChunkSum {
   long top_ = LONG_MIN, low_ = LONG_MAX;
   std::uint64_t max_mag_ = 0;
   bool out_of_range_ = false;
+  // Per q in [0, kSpareQ], the OR of the P (low word, high word) of the products there.
+  std::uint64_t product_ors_[2 * (kSpareQ + 1)] = {};
+  std::uint64_t product_special_ = 0;                     // bit 63: an inf or a NaN factor
+  long product_top_ = LONG_MIN, product_low_ = LONG_MAX;  // set by Finish
 };
 
 template <bool kValues, bool kSquares>
@@ -209,6 +301,37 @@ void ChunkSum::Scan(const double* x, std::size_t n) {
   out_of_range_ = bad;
 }
 
+inline void ChunkSum::ScanProducts(const double* a, const double* b, std::size_t n,
+                                   std::size_t stride) {
+  // The callers' two strides get loops of their own: a constant stride keeps the addressing
+  // plain (a run-time stride costs about twice the time per pair).
+  if (stride == 1) {
+    ScanProductsStrided<1>(a, b, n, 1);
+  } else if (stride == 2) {
+    ScanProductsStrided<2>(a, b, n, 2);
+  } else {
+    ScanProductsStrided<0>(a, b, n, stride);
+  }
+}
+
+template <std::size_t kStride>
+void ChunkSum::ScanProductsStrided(const double* a, const double* b, std::size_t n,
+                                   std::size_t stride) {
+  const std::size_t step = kStride != 0 ? kStride : stride;
+  std::uint64_t special = product_special_;
+  for (std::size_t start = 0; start < n; start += kLanes * kBlock) {
+    const std::size_t end = std::min(n, start + kLanes * kBlock);
+    std::size_t i = start;
+    for (; i + kLanes <= end; i += kLanes) {
+#pragma GCC unroll 4  // one copy per lane: constant limb offsets
+      for (int k = 0; k < kLanes; ++k) AddProduct(k, a[(i + k) * step], b[(i + k) * step], special);
+    }
+    for (; i < end; ++i) AddProduct(0, a[i * step], b[i * step], special);  // < kLanes terms
+    for (int k = 0; k < kLanes; ++k) Carry(square_limb_ + k);
+  }
+  product_special_ = special;
+}
+
 // One Scan of x[0..n) split across PassThreads() (precision/parallel_pass.hpp): part 0 into
 // `into` (fresh), each other part into its own ChunkSum, merged into `into` in part order.
 // Merge is exact, so after Finish every observable (Values, Squares, Top, Low, MaxMagnitude,
@@ -220,7 +343,7 @@ void ScanParallel(ChunkSum& into, const double* x, std::size_t n) {
     into.Scan<kValues, kSquares>(x, n);
     return;
   }
-  std::vector<std::unique_ptr<ChunkSum>> rest(parts - 1);  // about 40 KB each: on the heap
+  std::vector<std::unique_ptr<ChunkSum>> rest(parts - 1);  // about 72 KB each: on the heap
   for (auto& r : rest) r = std::make_unique<ChunkSum>();
   SplitPass(n, parts, [&](std::size_t part, std::uint64_t lo, std::uint64_t hi) {
     ChunkSum& c = part == 0 ? into : *rest[part - 1];
@@ -242,13 +365,63 @@ void ScanParallel(ChunkSum& into, const StoredColumn& x) {
     return;
   }
   const std::size_t parts = PassParts(x.size());
-  std::vector<std::unique_ptr<ChunkSum>> rest(parts - 1);  // about 40 KB each: on the heap
+  std::vector<std::unique_ptr<ChunkSum>> rest(parts - 1);  // about 72 KB each: on the heap
   for (auto& r : rest) r = std::make_unique<ChunkSum>();
   SplitPass(x.size(), parts, [&](std::size_t part, std::uint64_t lo, std::uint64_t hi) {
     ChunkSum& c = part == 0 ? into : *rest[part - 1];
     x.ForEachChunk(lo, hi, [&](std::uint64_t, std::span<const double> v) {
       c.Scan<kValues, kSquares>(v.data(), v.size());
     });
+  });
+  for (auto& r : rest) into.Merge(*r);
+}
+
+// ScanProducts(a, b, n, stride) split across PassThreads() as ScanParallel splits Scan: part 0
+// into `into` (fresh), the others into their own ChunkSums merged into it in part order, so
+// every observable (Products, ProductTop, ProductLow, OutOfProductRange) is the one-pass one.
+inline void ScanProductsParallel(ChunkSum& into, const double* a, const double* b, std::size_t n,
+                                 std::size_t stride) {
+  const std::size_t parts = PassParts(n);
+  if (parts <= 1) {
+    into.ScanProducts(a, b, n, stride);
+    return;
+  }
+  std::vector<std::unique_ptr<ChunkSum>> rest(parts - 1);  // about 72 KB each: on the heap
+  for (auto& r : rest) r = std::make_unique<ChunkSum>();
+  SplitPass(n, parts, [&](std::size_t part, std::uint64_t lo, std::uint64_t hi) {
+    ChunkSum& c = part == 0 ? into : *rest[part - 1];
+    c.ScanProducts(a + lo * stride, b + lo * stride, static_cast<std::size_t>(hi - lo), stride);
+  });
+  for (auto& r : rest) into.Merge(*r);
+}
+
+// The same over two StoredColumns of one length (the caller checks it): a_i = a's value i,
+// b_i = b's. Each part decodes its range of both columns a chunk (StoredColumn::kChunk values)
+// at a time; a kDouble column is read in place, and two of them go to the pointer form.
+inline void ScanProductsParallel(ChunkSum& into, const StoredColumn& a, const StoredColumn& b) {
+  using Layout = StoredColumn::Layout;
+  if (a.layout() == Layout::kDouble && b.layout() == Layout::kDouble) {
+    ScanProductsParallel(into, a.Doubles().data(), b.Doubles().data(), a.size(), 1);
+    return;
+  }
+  const std::size_t parts = PassParts(a.size());
+  std::vector<std::unique_ptr<ChunkSum>> rest(parts - 1);  // about 72 KB each: on the heap
+  for (auto& r : rest) r = std::make_unique<ChunkSum>();
+  SplitPass(a.size(), parts, [&](std::size_t part, std::uint64_t lo, std::uint64_t hi) {
+    ChunkSum& c = part == 0 ? into : *rest[part - 1];
+    std::vector<double> buf_a(StoredColumn::kChunk), buf_b(StoredColumn::kChunk);
+    // A chunk of x from `from`: in place (kDouble) or decoded into buf.
+    auto chunk = [](const StoredColumn& x, std::uint64_t from, std::size_t count,
+                    std::vector<double>& buf) -> const double* {
+      if (x.layout() == Layout::kDouble) return x.Doubles().data() + from;
+      x.Read(from, count, buf.data());
+      return buf.data();
+    };
+    for (std::uint64_t from = lo; from < hi; from += StoredColumn::kChunk) {
+      const auto count =
+          static_cast<std::size_t>(std::min<std::uint64_t>(StoredColumn::kChunk, hi - from));
+      c.ScanProducts(chunk(a, from, count, buf_a), chunk(b, from, count, buf_b), count, 1);
+    }
   });
   for (auto& r : rest) into.Merge(*r);
 }

@@ -54,7 +54,7 @@ Reference SumFast(const X& x) {
   r.count = ColumnCount(x);
   // One pass of ChunkSum (chunk_sum.hpp): the exact sum with deferred carries, and the
   // highest and lowest set bits that ReferenceSum's precision rule needs.
-  const auto owned = std::make_unique<ChunkSum>();  // about 40 KB: not on the stack
+  const auto owned = std::make_unique<ChunkSum>();  // about 72 KB: not on the stack
   ChunkSum& chunks = *owned;
   Scan(chunks, x);  // split: PassThreads()
   if (chunks.HasSpecial()) {
@@ -68,19 +68,8 @@ Reference SumFast(const X& x) {
     return r;
   }
   chunks.Finish();
-  const ExactSum::State& s = chunks.Values();
-  const long top = chunks.Top(), low = chunks.Low();
-  mpfr_prec_t prec = 53;
-  if (top != LONG_MIN) {
-    const long carry_bits = 64 - std::countl_zero(static_cast<std::uint64_t>(ColumnCount(x)));
-    prec = static_cast<mpfr_prec_t>(std::max<long>(top - low + carry_bits + 1, MPFR_PREC_MIN + 1));
-  }
-  MpfrValue exact;
-  ExactSum::ToMpfr(s, exact.get());
-  MpfrValue value(prec);
-  if (mpfr_set(value.get(), exact.get(), MPFR_RNDN) != 0)
-    throw std::logic_error("ReferenceSumFast: the exact sum does not fit its precision");
-  if (mpfr_zero_p(value.get())) mpfr_set_zero(value.get(), 1);
+  MpfrValue value = internal::ToExact(chunks.Values(), chunks.Top(), chunks.Low(), ColumnCount(x));
+  const long prec = value.precision();
   internal::AddExact(r, std::move(value));
   internal::MarkExact(r, prec, -std::numeric_limits<double>::infinity());
   return r;

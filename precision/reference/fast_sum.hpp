@@ -1,5 +1,5 @@
-// precision/reference/fast_sum.hpp: the exact tiers of the sum, Welford and norm2 references at
-// superaccumulator speed.
+// precision/reference/fast_sum.hpp: the exact tiers of the sum, dot, Welford and norm2 references
+// at superaccumulator speed.
 //
 // ReferenceSumFast(x) returns the same Reference as ReferenceSum(x) (reference.hpp, default
 // options: Method::kAuto) in every field — op "sum", count, as_double, as_long_double, the
@@ -47,6 +47,21 @@ Reference ReferenceWelfordFast(const StoredColumn& x);
 // ChunkSum pass (same fallback rule), then ReferenceNorm2's one correctly rounded root.
 Reference ReferenceNorm2Fast(std::span<const double> x);
 Reference ReferenceNorm2Fast(const StoredColumn& x);
+
+// ReferenceDot(x) (default options), field for field (op "dot", count, the roundings, the exact
+// value at SumExact's precision, the exact-tier certificate): one ChunkSum pass adds each exact
+// product a_i b_i (the 106-bit integer product of the significands, four limb updates, the sign
+// of a xor b) instead of n 106-bit MPFR products and one mpfr_sum, and keeps the OR of the
+// products' significands per exponent for SumExact's precision rule (the highest and the lowest
+// set bit over the nonzero products). Inputs with an inf or a NaN, or with a nonzero product
+// outside ChunkSum's product range (for normal factors every |a b| in [2^-969, 2^1021) is
+// served, none outside [2^-970, 2^1022): chunk_sum.hpp), are answered by ReferenceDot itself.
+// Cost: about 4 ns per pair against about 100 for ReferenceDot (n = 2^20, one thread, GCC -O3),
+// plus O(4000) at the end.
+Reference ReferenceDotFast(std::span<const ValuePair<double>> x);
+// Pairs (a_i, b_i) from two columns of one length (else std::invalid_argument), read a chunk of
+// each at a time; the fallback decodes both into pairs for ReferenceDot.
+Reference ReferenceDotFast(const StoredColumn& a, const StoredColumn& b);
 
 }  // namespace carrier::reference
 

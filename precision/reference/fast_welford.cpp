@@ -21,22 +21,7 @@ namespace carrier::reference {
 
 namespace {
 
-// The exact sum in state s, as SumExact would give it: precision top - low + bits(n) + 1
-// (MPFR_PREC_MIN + 1 at least; 53 and +0 when every term is zero).
-MpfrValue ToExact(const ExactSum::State& s, long top, long low, std::size_t n) {
-  mpfr_prec_t prec = 53;
-  if (top != LONG_MIN) {
-    const long carry_bits = 64 - std::countl_zero(static_cast<std::uint64_t>(n));
-    prec = static_cast<mpfr_prec_t>(std::max<long>(top - low + carry_bits + 1, MPFR_PREC_MIN + 1));
-  }
-  MpfrValue exact;
-  ExactSum::ToMpfr(s, exact.get());
-  MpfrValue value(prec);
-  if (mpfr_set(value.get(), exact.get(), MPFR_RNDN) != 0)
-    throw std::logic_error("ReferenceWelfordFast: an exact sum does not fit its precision");
-  if (mpfr_zero_p(value.get())) mpfr_set_zero(value.get(), 1);
-  return value;
-}
+using internal::ToExact;
 
 // The exact sums of x (when kWithSum) and of x^2 in one ChunkSum pass (chunk_sum.hpp), with the
 // exponent bookkeeping of the MPFR terms x (53 bits) and x^2 (106 bits, exact) that SumExact's
@@ -87,7 +72,7 @@ Reference WelfordFast(const X& x) {
   const std::size_t n = ColumnCount(x);
   // Special values, n < 2 and inputs whose squares might not split exactly: the definition.
   if (n < 2) return Welford(x);
-  const auto scan = std::make_unique<SquareScan<true>>(x);  // about 40 KB: not on the stack
+  const auto scan = std::make_unique<SquareScan<true>>(x);  // about 72 KB: not on the stack
   if (!scan->usable) return Welford(x);
   WideExponentRange range;
   Reference r;
@@ -124,7 +109,7 @@ Reference WelfordFast(const X& x) {
 
 template <class X>
 Reference Norm2Fast(const X& x) {
-  const auto scan = std::make_unique<SquareScan<false>>(x);  // about 40 KB: not on the stack
+  const auto scan = std::make_unique<SquareScan<false>>(x);  // about 72 KB: not on the stack
   if (!scan->usable) return Norm2(x);                        // NaN, inf and the range edges too
   WideExponentRange range;
   Reference r;

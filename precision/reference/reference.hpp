@@ -141,6 +141,10 @@ Reference ReferenceWelford(std::span<const double> x, const Options& options = {
 Reference ReferenceNorm2(std::span<const double> x, const Options& options = {});
 Reference ReferenceDot(std::span<const ValuePair<double>> x, const Options& options = {});
 Reference ReferenceAffine(std::span<const ValuePair<double>> x, const Options& options = {});
+// The same Reference, field for field, on the pairs (a_i, b_i) of two columns of one length
+// (else std::invalid_argument), each escalation pass reading both a chunk at a time.
+Reference ReferenceAffine(const StoredColumn& a, const StoredColumn& b,
+                          const Options& options = {});
 // values: row-major n x dv (row i is the value vector of score i).
 Reference ReferenceAttention(std::span<const double> scores, std::span<const double> values,
                              std::size_t dv, const Options& options = {});

@@ -6,8 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "core/carriers/affine.hpp"
 
@@ -138,11 +141,16 @@ long MaxPrecision(const std::vector<MpfrValue>& values) {
 
 }  // namespace internal
 
-Reference ReferenceAffine(std::span<const ValuePair<double>> x, const Options& options) {
+namespace {
+
+// Affine over the n pairs that for_each_pair(f) hands to f(a, b) in order (once per
+// escalation pass): the span form and the column form share every other line.
+template <class ForEachPair>
+Reference AffineOf(std::uint64_t n, const ForEachPair& for_each_pair, const Options& options) {
   WideExponentRange range;
   Reference r;
   r.op = "affine";
-  r.count = x.size();
+  r.count = n;
   // The carrier's fold from Identity (1, +0) with its exact-composition rule, each operation
   // rounded once at p bits (g.a * f.b + g.b as one fused operation). MPFR follows IEEE for
   // inf and NaN, so the special values come out as the carrier's table says.
@@ -150,9 +158,9 @@ Reference ReferenceAffine(std::span<const ValuePair<double>> x, const Options& o
     MpfrValue a(p), b(p), ga(p), gb(p), na(p);
     mpfr_set_ui(a.get(), 1, MPFR_RNDN);
     mpfr_set_zero(b.get(), 1);
-    for (const auto& m : x) {
-      mpfr_set_d(ga.get(), m.a, MPFR_RNDN);
-      mpfr_set_d(gb.get(), m.b, MPFR_RNDN);
+    for_each_pair([&](double ma, double mb) {
+      mpfr_set_d(ga.get(), ma, MPFR_RNDN);
+      mpfr_set_d(gb.get(), mb, MPFR_RNDN);
       mpfr_mul(na.get(), ga.get(), a.get(), MPFR_RNDN);
       if (mpfr_zero_p(b.get()) && !mpfr_number_p(ga.get())) {
         mpfr_set(b.get(), gb.get(), MPFR_RNDN);
@@ -160,13 +168,46 @@ Reference ReferenceAffine(std::span<const ValuePair<double>> x, const Options& o
         mpfr_fma(b.get(), ga.get(), b.get(), gb.get(), MPFR_RNDN);
       }
       mpfr_swap(a.get(), na.get());
-    }
+    });
     out.clear();
     out.push_back(std::move(a));
     out.push_back(std::move(b));
   };
   internal::Escalate(2, evaluate, options, r);
   return r;
+}
+
+}  // namespace
+
+Reference ReferenceAffine(std::span<const ValuePair<double>> x, const Options& options) {
+  return AffineOf(
+      x.size(),
+      [&](const auto& f) {
+        for (const auto& m : x) f(m.a, m.b);
+      },
+      options);
+}
+
+Reference ReferenceAffine(const StoredColumn& a, const StoredColumn& b, const Options& options) {
+  if (a.size() != b.size())
+    throw std::invalid_argument("ReferenceAffine: columns of " + std::to_string(a.size()) +
+                                " and " + std::to_string(b.size()) + " values");
+  return AffineOf(
+      a.size(),
+      [&](const auto& f) {
+        // Both columns a chunk at a time, in place when kDouble (ForEachChunk's chunks).
+        std::vector<double> buf(StoredColumn::kChunk);
+        a.ForEachChunk([&](std::uint64_t lo, std::span<const double> va) {
+          const double* vb = buf.data();
+          if (b.layout() == StoredColumn::Layout::kDouble) {
+            vb = b.Doubles().data() + lo;
+          } else {
+            b.Read(lo, va.size(), buf.data());
+          }
+          for (std::size_t i = 0; i < va.size(); ++i) f(va[i], vb[i]);
+        });
+      },
+      options);
 }
 
 }  // namespace carrier::reference

@@ -4,11 +4,17 @@
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
 
+#include <algorithm>
+#include <bit>
+#include <climits>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
+#include "precision/reference/exact_sum.hpp"
 #include "precision/reference/reference.hpp"
 
 namespace carrier::reference::internal {
@@ -47,6 +53,26 @@ inline Reference Start(const char* op, std::size_t n) {
   r.op = op;
   r.count = n;
   return r;
+}
+
+// The exact sum in state s (ChunkSum's, chunk_sum.hpp) of n terms, at the precision SumExact
+// (mpfr_util.hpp) gives the same sum: top - low + bits(n) + 1 (MPFR_PREC_MIN + 1 at least),
+// with top the largest MPFR exponent and low the smallest weight of a set bit over the nonzero
+// terms; 53 bits and +0 when every term is zero (top = LONG_MIN), +0 for an exact zero sum.
+// Throws std::logic_error if the value does not fit that precision (it always does: a bug).
+inline MpfrValue ToExact(const ExactSum::State& s, long top, long low, std::size_t n) {
+  mpfr_prec_t prec = 53;
+  if (top != LONG_MIN) {
+    const long carry_bits = 64 - std::countl_zero(static_cast<std::uint64_t>(n));
+    prec = static_cast<mpfr_prec_t>(std::max<long>(top - low + carry_bits + 1, MPFR_PREC_MIN + 1));
+  }
+  MpfrValue exact;
+  ExactSum::ToMpfr(s, exact.get());
+  MpfrValue value(prec);
+  if (mpfr_set(value.get(), exact.get(), MPFR_RNDN) != 0)
+    throw std::logic_error("reference: an exact sum does not fit its precision");
+  if (mpfr_zero_p(value.get())) mpfr_set_zero(value.get(), 1);
+  return value;
 }
 
 }  // namespace carrier::reference::internal
