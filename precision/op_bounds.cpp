@@ -85,9 +85,9 @@ long double SumAbsOf(const BoundInputs& in) {
 
 namespace {
 
-long double SumAbsProducts(std::span<const ValuePair<double>> pairs) {
+long double SumAbsProducts(const BoundInputs& in) {
   long double s = 0;
-  for (const auto& p : pairs) s += std::fabs(static_cast<long double>(p.a) * p.b);
+  in.VisitPairs([&](double a, double b) { s += std::fabs(static_cast<long double>(a) * b); });
   return s;
 }
 
@@ -175,17 +175,17 @@ OpBound Norm2OpBound(const BoundContext& ctx, const BoundInputs& in) {
 }
 
 OpBound DotOpBound(const BoundContext& ctx, const BoundInputs& in) {
-  return Absolute(DotBound(ctx.depth, ctx.u, static_cast<double>(SumAbsProducts(in.pairs))));
+  return Absolute(DotBound(ctx.depth, ctx.u, static_cast<double>(SumAbsProducts(in))));
 }
 
 OpBound AffineOpBound(const BoundContext& ctx, const BoundInputs& in) {
   // sum_k |prod_{j>k} a_j| |b_k|, accumulated from the last map backwards.
   long double weight = 1, s = 0;
-  for (std::size_t k = in.pairs.size(); k-- > 0;) {
-    s += weight * std::fabs(static_cast<long double>(in.pairs[k].b));
-    weight *= std::fabs(static_cast<long double>(in.pairs[k].a));
-  }
-  return Absolute(AffineBBound(in.pairs.size(), ctx.depth, ctx.u, static_cast<double>(s)));
+  in.VisitPairs<true>([&](double a, double b) {
+    s += weight * std::fabs(static_cast<long double>(b));
+    weight *= std::fabs(static_cast<long double>(a));
+  });
+  return Absolute(AffineBBound(in.PairCount(), ctx.depth, ctx.u, static_cast<double>(s)));
 }
 
 OpBound LseOpBound(const BoundContext& ctx, const BoundInputs& in) {
@@ -330,7 +330,7 @@ double SumCondition(const BoundInputs& in) {
 
 double DotCondition(const BoundInputs& in) {
   const long double exact = in.exact.empty() ? 0 : in.exact[0];
-  return exact == 0 ? INFINITY : static_cast<double>(SumAbsProducts(in.pairs) / std::fabs(exact));
+  return exact == 0 ? INFINITY : static_cast<double>(SumAbsProducts(in) / std::fabs(exact));
 }
 
 double VarianceConditionOf(const BoundInputs& in) {
@@ -361,7 +361,7 @@ OpBound MmaDotOpBound(const MergeTree& tree, std::uint64_t longest_chain,
   OpBound ob;
   ob.bound.value = (static_cast<double>(steps) * MmaStepErrorCoefficient(tree.fused) +
                     static_cast<double>(adds) * u) *
-                   static_cast<double>(SumAbsProducts(in.pairs));
+                   static_cast<double>(SumAbsProducts(in));
   ob.bound.rigorous = false;
   ob.bound.formula = "(S c_F + D u) sum|a b| (fused steps, first order)";
   ob.detail =

@@ -11,6 +11,7 @@
 // error (about 2^-64 n relative) is far below any bound they scale.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <span>
@@ -80,10 +81,13 @@ struct BoundInputs {
   // read a chunk at a time. Every reader below takes either (Visit, Count).
   const StoredColumn* column = nullptr;
   std::span<const ValuePair<double>> pairs;  // dot, affine: (a_i, b_i)
-  std::span<const long double> exact;        // the certified reference, every component
-  std::size_t main = 0;                      // the main component's index in `exact`
-  std::uint64_t n = 0;                       // the reduction's length
-  std::uint64_t head_dim = 0;                // attention only
+  // Or the pairs held packed as two columns: a_i in `column`, b_i here (pairs is then empty),
+  // read a chunk at a time. The pair readers below take either (PairCount, VisitPairs).
+  const StoredColumn* column_b = nullptr;
+  std::span<const long double> exact;  // the certified reference, every component
+  std::size_t main = 0;                // the main component's index in `exact`
+  std::uint64_t n = 0;                 // the reduction's length
+  std::uint64_t head_dim = 0;          // attention only
   // attention only (run::SharedReference): per output A_j, B_j; per row Q_i.
   std::span<const double> attention_a, attention_b, attention_q;
   BoundMemo* memo = nullptr;  // optional: the input's cached sums (run::SharedReference)
@@ -97,6 +101,35 @@ struct BoundInputs {
       return;
     }
     column->ForEachChunk([&](std::uint64_t, std::span<const double> c) { f(c); });
+  }
+  // The number of pairs, and f(a_i, b_i) for every pair in input order (kBackward: from the
+  // last pair to the first).
+  std::uint64_t PairCount() const { return column_b != nullptr ? column_b->size() : pairs.size(); }
+  template <bool kBackward = false, class F>
+  void VisitPairs(F&& f) const {
+    if (column_b == nullptr) {
+      if constexpr (kBackward) {
+        for (std::size_t k = pairs.size(); k-- > 0;) f(pairs[k].a, pairs[k].b);
+      } else {
+        for (const auto& p : pairs) f(p.a, p.b);
+      }
+      return;
+    }
+    constexpr std::uint64_t kChunk = StoredColumn::kChunk;
+    double a[kChunk], b[kChunk];
+    const std::uint64_t total = column_b->size();
+    for (std::uint64_t done = 0; done < total;) {
+      const std::uint64_t count = std::min(kChunk, total - done);
+      const std::uint64_t lo = kBackward ? total - done - count : done;
+      column->Read(lo, count, a);
+      column_b->Read(lo, count, b);
+      if constexpr (kBackward) {
+        for (std::uint64_t k = count; k-- > 0;) f(a[k], b[k]);
+      } else {
+        for (std::uint64_t k = 0; k < count; ++k) f(a[k], b[k]);
+      }
+      done += count;
+    }
   }
 };
 

@@ -308,8 +308,9 @@ inline bool RoleBoundFor(OpBoundFn fn, const PrecisionPolicy& p, const TreeStats
   }
   if (fn == &DotOpBound) {
     long double s = 0;
-    for (const auto& v : in.pairs)
-      s += std::fabs(static_cast<long double>(v.a) * static_cast<long double>(v.b));
+    in.VisitPairs([&](double a, double b) {
+      s += std::fabs(static_cast<long double>(a) * static_cast<long double>(b));
+    });
     out = DotRoleBound(p, path, static_cast<double>(s), std::fabs(exact), include_in);
     return true;
   }
