@@ -4,8 +4,24 @@
 #include "core/carriers/dot.hpp"
 #include "core/derivations/affine.hpp"
 #include "ops/builtin.hpp"
+#include "precision/reference/fast_sum.hpp"
 
 namespace carrier::ops {
+
+#if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+namespace {
+// The references at their default options, in the forms PairsReference takes.
+reference::Reference DotReference(std::span<const ValuePair<double>> x) {
+  return reference::ReferenceDot(x);
+}
+reference::Reference AffineReference(std::span<const ValuePair<double>> x) {
+  return reference::ReferenceAffine(x);
+}
+reference::Reference AffineColumnsReference(const StoredColumn& a, const StoredColumn& b) {
+  return reference::ReferenceAffine(a, b);
+}
+}  // namespace
+#endif
 
 namespace {
 Entry DotOp() {
@@ -16,7 +32,11 @@ Entry DotOp() {
   e.backends = {{"simd", kSimdStrided, &backends::RunSimdDot},
                 {"omp", OmpSchedules(kSimdStrided), &backends::RunOmpDot}};
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
-  e.reference = &registry::PairsReference<&reference::ReferenceDot>;
+  e.reference = &registry::PairsReference<&DotReference, &registry::DecodedPairs<&DotReference>>;
+  // the exact tier at superaccumulator speed, the two columns read a chunk at a time
+  e.fast_reference =
+      &registry::PairsReference<&reference::ReferenceDotFast, &reference::ReferenceDotFast>;
+  e.column_reference = true;
   e.bound = &DotOpBound;
   e.cond = &DotCondition;
 #endif
@@ -35,7 +55,9 @@ Entry AffineOp() {
   e.main = 1;
   e.derive = &registry::DeriveOf<AffineDerivation>;
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
-  e.reference = &registry::PairsReference<&reference::ReferenceAffine>;
+  // the definition, the two columns read a chunk at a time in each of its passes
+  e.reference = &registry::PairsReference<&AffineReference, &AffineColumnsReference>;
+  e.column_reference = true;
   e.bound = &AffineOpBound;
 #endif
   return e;

@@ -304,10 +304,34 @@ bool ColumnConvertsToItself(const ReplayInput& in) {
   return same;
 }
 
-// The fast engine over a packed column (ReplayInput::column) without a tree:
-// FastReplayWindowed (core/fast_replay.hpp) decodes a window of values at a time into C's Input,
-// converted as ToInputs converts them (read as they are where that changes no value), so the
-// state is FastReplayCarrier's on the decoded doubles, bit for bit.
+// Whether C reads pairs (a_i, b_i) of its scalar (dot, affine).
+template <class C>
+inline constexpr bool kPairInput = std::is_same_v<typename C::Input, ValuePair<typename C::Scalar>>;
+
+// The fast engine over packed columns (ReplayInput::column, and column_b for pairs) without a
+// tree: FastReplayWindowed (core/fast_replay.hpp) decodes a window of values at a time into C's
+// Input, converted as ToInputs converts them (read as they are where that changes no value), so
+// the state is FastReplayCarrier's on the decoded doubles, bit for bit.
+template <class C>
+requires kPairInput<C>
+typename C::State FastReplayColumn(const Schedule& s, const ReplayInput& in) {
+  using T = typename C::Scalar;
+  const StoredColumn& a = *in.column;
+  const StoredColumn& b = *in.column_b;
+  auto fill = [&](std::uint64_t lo, std::size_t count, typename C::Input* out) {
+    double va[StoredColumn::kChunk], vb[StoredColumn::kChunk];
+    for (std::size_t done = 0; done < count;) {
+      const std::size_t k = std::min(count - done, StoredColumn::kChunk);
+      a.Read(lo + done, k, va);
+      b.Read(lo + done, k, vb);
+      for (std::size_t i = 0; i < k; ++i)
+        out[done + i] = {static_cast<T>(va[i]), static_cast<T>(vb[i])};
+      done += k;
+    }
+  };
+  return FastReplayWindowed<C>(s, a.size(), fill);
+}
+
 template <class C>
 requires kColumnInput<C>
 typename C::State FastReplayColumn(const Schedule& s, const ReplayInput& in) {
@@ -339,15 +363,18 @@ typename C::State FastReplayColumn(const Schedule& s, const ReplayInput& in) {
 template <class C>
 Replayed FastReplayCarrier(const Schedule& s, const MergeTree* tree, const ReplayInput& in) {
   if (in.column != nullptr) {
-    if constexpr (kColumnInput<C>) {
-      if (tree == nullptr) {
+    if constexpr (kColumnInput<C> || kPairInput<C>) {
+      const bool columns_match =
+          kColumnInput<C> ? in.column_b == nullptr
+                          : in.column_b != nullptr && in.column_b->size() == in.column->size();
+      if (tree == nullptr && columns_match) {
         Replayed out;
         AppendComponents<C>(C::Finalize(FastReplayColumn<C>(s, in)), out);
         return out;
       }
     }
     throw std::logic_error(
-        "FastReplayCarrier: a packed column needs a one-column carrier, no tree");
+        "FastReplayCarrier: packed columns need a carrier of that many columns, no tree");
   }
   std::vector<typename C::Input> own;
   const std::span<const typename C::Input> xs = CachedInputs<C>(in, own);
@@ -604,13 +631,25 @@ void FastColumnReference(const run::TrialInput& in, std::uint64_t, run::SharedRe
   }
   out.tier = std::string(reference::TierName(out.ref.cert.tier));
 }
-// The same for the pair ops.
-template <reference::Reference (*F)(std::span<const ValuePair<double>>, const reference::Options&)>
-void PairsReference(const run::TrialInput& in, std::uint64_t, run::SharedReference& out) {
+// The pairs (a_i, b_i) of two columns as F reads them (16 bytes per pair, for as long as F runs).
+template <reference::Reference (*F)(std::span<const ValuePair<double>>)>
+reference::Reference DecodedPairs(std::span<const double> a, std::span<const double> b) {
   std::vector<ValuePair<double>> pairs;
-  pairs.reserve(in.a.size());
-  for (std::size_t i = 0; i < in.a.size(); ++i) pairs.push_back({in.a[i], in.b[i]});
-  out.ref = F(pairs, reference::Options{});
+  pairs.reserve(std::min(a.size(), b.size()));
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) pairs.push_back({a[i], b[i]});
+  return F(pairs);
+}
+template <reference::Reference (*F)(std::span<const ValuePair<double>>)>
+reference::Reference DecodedPairs(const StoredColumn& a, const StoredColumn& b) {
+  return DecodedPairs<F>(a.ToDoubles(), b.ToDoubles());
+}
+// The same for the pair ops: F over the pairs, or FC over the two packed columns
+// (run::HeldInColumns; the same Reference: FC reads them a chunk at a time, or is
+// DecodedPairs<F>).
+template <reference::Reference (*F)(std::span<const ValuePair<double>>),
+          reference::Reference (*FC)(const StoredColumn&, const StoredColumn&)>
+void PairsReference(const run::TrialInput& in, std::uint64_t, run::SharedReference& out) {
+  out.ref = run::HeldInColumns(in) ? FC(in.column, in.column_b) : DecodedPairs<F>(in.a, in.b);
   out.tier = std::string(reference::TierName(out.ref.cert.tier));
 }
 

@@ -93,8 +93,9 @@ const std::vector<std::string>& ExpNames();
 ExpKind ParseExp(const std::string& text);
 
 enum class InputKind {
-  kColumn,     // one column of numbers: TrialInput::a
-  kPairs,      // (a_i, b_i): TrialInput::a and ::b, from seeds seed and seed + 1
+  kColumn,     // one column of numbers: TrialInput::column (or ::a)
+  kPairs,      // (a_i, b_i): TrialInput::column and ::column_b (or ::a and ::b), from seeds
+               // seed and seed + 1
   kAttention,  // q, k, v (n x head_dim each) concatenated in TrialInput::a
 };
 const char* InputKindName(InputKind k);  // "column" "pairs" "attention q/k/v"
@@ -133,9 +134,11 @@ struct ReplayInput {
   std::uint64_t n = 0;
   std::uint64_t head_dim = 0;
   std::uint64_t id = 0;
-  // A one-column input held packed (run::TrialInput::column; `a` then empty): given only to
-  // `fast_replay` without a tree, which reads it a window at a time (register.hpp).
+  // A one-column input held packed (run::TrialInput::column; `a` then empty), and for pairs
+  // the second column (::column_b; `b` then empty): given only to `fast_replay` without a tree,
+  // which reads them a window at a time (register.hpp).
   const StoredColumn* column = nullptr;
+  const StoredColumn* column_b = nullptr;
 };
 
 // The input of the thread's last replay converted to its carrier's Input type (register.hpp
@@ -224,8 +227,9 @@ struct Entry {
   MixedReplayFn replay_mixed = nullptr;
   ReferenceFn reference = nullptr;
   ReferenceFn fast_reference = nullptr;  // null: the fast engine uses `reference`
-  // The reference the fast engine uses reads a packed column (run::TrialInput::column) a chunk
-  // at a time instead of decoding it whole (run/memory.hpp counts the difference).
+  // The reference the fast engine uses reads the packed columns (run::TrialInput::column, and
+  // ::column_b for pairs) a chunk at a time instead of decoding them whole (run/memory.hpp
+  // counts the difference).
   bool column_reference = false;
   OpBoundFn bound = nullptr;
   MixedBoundFn mixed_bound = nullptr;  // null: `bound` at u = u_inner

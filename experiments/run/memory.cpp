@@ -74,24 +74,21 @@ std::uint64_t TrialBytes(const ResolvedTrial& t, std::uint64_t n, const std::str
       values = 3 * n * std::max<std::uint64_t>(t.spec.head_dim, 1);
       break;
     case registry::InputKind::kPairs:
-      values = 2 * n;
-      bytes += 16 * n;  // RunTrial's (a, b) pairs for the bound
-      break;
     case registry::InputKind::kColumn: {
-      // Held in a StoredColumn (run/trial.hpp): 1, 2, 4 or 8 bytes per value by the storage
-      // format. The fast engine's walk reads it a window at a time; every other replay, and a
-      // reference that does not read the column by chunks, gets it decoded (8 bytes per value)
-      // and then converted as below.
+      // Held in StoredColumns (run/trial.hpp; pairs: two): 1, 2, 4 or 8 bytes per value by the
+      // storage format. The fast engine's walk reads them a window at a time; every other
+      // replay, and a reference that does not read the columns by chunks, gets them decoded (8
+      // bytes per value) and then converted as below. The bounds read them by chunks.
+      const std::uint64_t columns = e.input == registry::InputKind::kPairs ? 2 : 1;
       const StoredColumn::Layout layout = StoredColumn::LayoutFor(&t.storage);
       const std::uint64_t stored = layout == StoredColumn::Layout::kCode8    ? 1
                                    : layout == StoredColumn::Layout::kCode16 ? 2
                                    : layout == StoredColumn::Layout::kFloat  ? 4
                                                                              : 8;
       const std::uint64_t decoded = layout == StoredColumn::Layout::kDouble ? 0 : 8;
-      const bool chunked_reference = t.spec.engine == "fast" && e.column_reference;
       std::uint64_t per_value = stored;
-      if (walked) {
-        if (!chunked_reference) per_value += decoded;
+      if (walked) {  // walked implies the fast engine, whose reference is fast_reference
+        if (!e.column_reference) per_value += decoded;
       } else {
         per_value += decoded + ComputeValueBytes(t);
       }
@@ -102,7 +99,7 @@ std::uint64_t TrialBytes(const ResolvedTrial& t, std::uint64_t n, const std::str
         } catch (const std::exception&) {  // a bad generator is refused elsewhere
         }
       }
-      bytes += per_value * n;
+      bytes += columns * per_value * n;
       if (!walked) bytes += 2 * n * 96;  // chains/combines (48) + ComputeStats (32) + hashes (16)
       return bytes;
     }

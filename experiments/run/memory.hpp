@@ -14,8 +14,8 @@
 //   value under a deterministic rounding: those replays read the doubles in place, register.hpp
 //   CachedInputs); a generator that is not inputs::Chunked (ill, exact, blockscaled, p4016, sorted)
 //   holds all its values as doubles while the column is built (generator: its text; empty: not
-//   counted). Pairs and attention inputs are fp64 (pairs: two columns and RunTrial's (a, b) pairs
-//   for the bound; attention 3 n head_dim values) with the compute copy. The oracle engine (or a
+//   counted). Pairs are two such columns, read the same way (the bounds read them by chunks).
+//   Attention inputs are fp64 (3 n head_dim values) with the compute copy. The oracle engine (or a
 //   schedule the fast engine cannot walk) adds the explicit tree with the statistics' and hash's
 //   per-node arrays: about 2n nodes of 96 bytes. An estimate of what the code allocates, not a
 //   bound.

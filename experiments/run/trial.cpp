@@ -152,14 +152,16 @@ registry::Replayed Execute(const ResolvedTrial& t, const TrialInput& in, MergeTr
       throw SpecError("schedule '" + shape.schedule + "' reorders inputs, but " + e.name +
                       "'s combine is not commutative");
     registry::ReplayInput ri{in.a, in.b, in.n, t.spec.head_dim, in.id};
-    // A column held packed: the fast engine's walk reads it a window at a time; every other
-    // replay (the oracle, a built tree, two levels) gets it decoded.
-    std::vector<double> scratch;
+    // Columns held packed: the fast engine's walk reads them a window at a time; every other
+    // replay (the oracle, a built tree, two levels) gets them decoded.
+    std::vector<double> scratch, scratch_b;
     if (HeldInColumn(in)) {
       if (fast && walked && !t.mixed) {
         ri.column = &in.column;
+        if (HeldInColumns(in)) ri.column_b = &in.column_b;
       } else {
         ri.a = ColumnValues(in, scratch);
+        ri.b = ColumnBValues(in, scratch_b);
       }
     }
     const registry::ExpKind exp = registry::ParseExp(t.spec.exp);
@@ -193,9 +195,9 @@ registry::Replayed Execute(const ResolvedTrial& t, const TrialInput& in, MergeTr
   req.acc = t.compute.text;
   req.exp = t.spec.exp;
   req.schedule = t.spec.schedule;
-  std::vector<double> scratch;  // the kernels take doubles (copied to their storage type)
+  std::vector<double> scratch, scratch_b;  // the kernels take doubles (copied to their storage)
   req.a = ColumnValues(in, scratch);
-  req.b = in.b;
+  req.b = ColumnBValues(in, scratch_b);
   req.head_dim = t.spec.head_dim;
   backends::Result r = backends::RunBackend(t.spec.backend, req);
   got.components = std::move(r.components);
@@ -308,6 +310,25 @@ void MeasureBound(const ResolvedTrial& t, const BoundInputs& bi, const MergeTree
                                      : (err == 0 ? 0.0 : INFINITY);
 }
 
+// A column of the generator's values from `seed`, rounded to the storage format: a block at a
+// time (inputs::GenerateChunks), never all n as doubles where the generator draws each value
+// from (seed, index) alone.
+StoredColumn GenerateColumn(const ResolvedTrial& t, const inputs::GeneratorSpec& gen,
+                            std::uint64_t n, std::uint64_t seed) {
+  StoredColumn::Builder column(&t.storage, n);
+  inputs::GenerateChunks(gen, n, seed, RoundStorage, &t.storage,
+                         [&](std::span<const double> v) { column.Append(v); });
+  return column.Finish();
+}
+
+// Stored values (already rounded) moved into a column; `values` is left empty.
+StoredColumn PackColumn(const ResolvedTrial& t, std::vector<double>& values) {
+  StoredColumn::Builder column(&t.storage, values.size());
+  column.Append(values);
+  values = {};
+  return column.Finish();
+}
+
 }  // namespace
 
 std::uint64_t NewInputId() {
@@ -333,18 +354,12 @@ TrialInput MakeInput(const ResolvedTrial& t, const inputs::GeneratorSpec& gen, s
       break;
     }
     case registry::InputKind::kPairs:
-      in.a = inputs::Generate(gen, n, seed, RoundStorage, &t.storage);
-      in.b = inputs::Generate(gen, n, seed + 1, RoundStorage, &t.storage);
+      in.column = GenerateColumn(t, gen, n, seed);
+      in.column_b = GenerateColumn(t, gen, n, seed + 1);
       break;
-    case registry::InputKind::kColumn: {
-      // A block at a time into the column (inputs::GenerateChunks), never all n as doubles
-      // where the generator draws each value from (seed, index) alone.
-      StoredColumn::Builder column(&t.storage, n);
-      inputs::GenerateChunks(gen, n, seed, RoundStorage, &t.storage,
-                             [&](std::span<const double> v) { column.Append(v); });
-      in.column = column.Finish();
+    case registry::InputKind::kColumn:
+      in.column = GenerateColumn(t, gen, n, seed);
       break;
-    }
   }
   in.text = gen.Text() + " seed " + std::to_string(seed);
   return in;
@@ -359,11 +374,10 @@ TrialInput MakeInputFromValues(const ResolvedTrial& t, std::vector<double> a, st
   in.n = in.a.size();
   for (auto& v : in.a) v = RoundStorage(v, &t.storage);
   for (auto& v : in.b) v = RoundStorage(v, &t.storage);
-  if (t.op->input == registry::InputKind::kColumn) {
-    StoredColumn::Builder column(&t.storage, in.n);
-    column.Append(in.a);
-    in.a = {};
-    in.column = column.Finish();
+  if (t.op->input == registry::InputKind::kColumn) in.column = PackColumn(t, in.a);
+  if (t.op->input == registry::InputKind::kPairs && in.b.size() == in.a.size()) {
+    in.column_b = PackColumn(t, in.b);
+    in.column = PackColumn(t, in.a);
   }
   in.text = std::move(text);
   return in;
@@ -402,15 +416,9 @@ TrialOutcome RunTrial(const ResolvedTrial& t, const TrialInput& in, const Shared
   MeasureErrors(t, got, ref, o);
 
   std::vector<ValuePair<double>> pairs;
-  if (e.input == registry::InputKind::kPairs)
-    for (std::size_t i = 0; i < in.a.size(); ++i) pairs.push_back({in.a[i], in.b[i]});
-  BoundInputs bi;
-  bi.x = in.a;
-  if (HeldInColumn(in)) bi.column = &in.column;
-  bi.pairs = pairs;
+  BoundInputs bi = BoundInputsOf(in, e.input == registry::InputKind::kPairs, pairs);
   bi.exact = ref.as_long_double;
   bi.main = o.vector_out ? ref.as_long_double.size() : o.main;  // vector: no main component
-  bi.n = in.n;
   bi.head_dim = t.spec.head_dim;
   bi.attention_a = shared.attention_a;
   bi.attention_b = shared.attention_b;

@@ -157,33 +157,69 @@ std::string ReferenceKey(const ResolvedTrial& t);
 // attention: a = q, k, v concatenated (each n x head_dim, row-major): q and k from the
 // generator (seeds seed, seed + 1), v normal (seed + 2), as backends.hpp's cuda backend takes.
 // Every value already rounded to the storage format (rne).
-// One-column inputs (InputKind kColumn) are held in `column` instead of `a`: in the fewest bytes
-// that keep every stored value bit for bit (precision/stored_column.hpp: 1 byte per value for
-// fp8, 2 for bf16 and fp16, 4 for tf32 and fp32, 8 for fp64), and `a` is empty. The fast engine's
-// replay, the fast references and the bounds read `column` a chunk at a time; every other
-// reader takes ColumnValues (the column decoded for it alone).
+// One-column inputs (InputKind kColumn) are held in `column` instead of `a`, and pairs in
+// `column` and `column_b` instead of `a` and `b`: in the fewest bytes that keep every stored
+// value bit for bit (precision/stored_column.hpp: 1 byte per value for fp8, 2 for bf16 and
+// fp16, 4 for tf32 and fp32, 8 for fp64), and `a` and `b` are empty. The fast engine's replay,
+// the chunked references and the bounds read the columns a chunk at a time; every other reader
+// takes ColumnValues / ColumnBValues (a column decoded for it alone).
 struct TrialInput {
-  std::vector<double> a;  // pairs and attention; a one-column input made by hand (tests)
+  std::vector<double> a;  // attention; an input made by hand (tests)
   std::vector<double> b;
   StoredColumn column;
-  std::uint64_t n = 0;  // the reduction's length (attention: the sequence length)
-  std::string text;     // how it was made, for eval's output
+  StoredColumn column_b;  // pairs: the second column (b)
+  std::uint64_t n = 0;    // the reduction's length (attention: the sequence length)
+  std::string text;       // how it was made, for eval's output
   // Unique per input MakeInput or MakeInputFromValues made in this process (never 0, never
   // reused): the key of a replay's kept conversion (registry.hpp ConvertedInput). An input
   // changed after it was made must be given a new id (NewInputId) or 0.
   std::uint64_t id = 0;
 };
 std::uint64_t NewInputId();
-// Whether column a is held in TrialInput::column (then TrialInput::a is empty).
+// Whether column a is held in TrialInput::column (then TrialInput::a is empty); for pairs,
+// column b in TrialInput::column_b too (HeldInColumns).
 inline bool HeldInColumn(const TrialInput& in) { return in.a.empty() && !in.column.empty(); }
-// Column a as doubles: TrialInput::a itself, the column's own doubles (fp64 storage), or the
-// column decoded into `scratch` (8 bytes per value for as long as the caller keeps it).
-inline std::span<const double> ColumnValues(const TrialInput& in, std::vector<double>& scratch) {
-  if (!HeldInColumn(in)) return in.a;
-  if (in.column.layout() == StoredColumn::Layout::kDouble) return in.column.Doubles();
-  scratch = in.column.ToDoubles();
+inline bool HeldInColumns(const TrialInput& in) {
+  return HeldInColumn(in) && in.b.empty() && in.column_b.size() == in.column.size();
+}
+// A column as doubles: `values` itself, the column's own doubles (fp64 storage), or the column
+// decoded into `scratch` (8 bytes per value for as long as the caller keeps it).
+inline std::span<const double> DecodedValues(const std::vector<double>& values,
+                                             const StoredColumn& column,
+                                             std::vector<double>& scratch) {
+  if (!values.empty() || column.empty()) return values;
+  if (column.layout() == StoredColumn::Layout::kDouble) return column.Doubles();
+  scratch = column.ToDoubles();
   return scratch;
 }
+// Column a (TrialInput::a or ::column) and column b (::b or ::column_b) as doubles.
+inline std::span<const double> ColumnValues(const TrialInput& in, std::vector<double>& scratch) {
+  return DecodedValues(in.a, in.column, scratch);
+}
+inline std::span<const double> ColumnBValues(const TrialInput& in, std::vector<double>& scratch) {
+  return DecodedValues(in.b, in.column_b, scratch);
+}
+// The stored input as a bound reads it (BoundInputs x, column, pairs, column_b and n): packed
+// columns are read in place; pairs given as two vectors are zipped into `pairs` (which must
+// outlive the result). `is_pairs`: the op's input kind is pairs.
+inline BoundInputs BoundInputsOf(const TrialInput& in, bool is_pairs,
+                                 std::vector<ValuePair<double>>& pairs) {
+  BoundInputs bi;
+  bi.x = in.a;
+  bi.n = in.n;
+  if (HeldInColumn(in)) bi.column = &in.column;
+  if (!is_pairs) return bi;
+  if (HeldInColumns(in)) {
+    bi.column_b = &in.column_b;
+    return bi;
+  }
+  pairs.clear();
+  for (std::size_t i = 0; i < in.a.size() && i < in.b.size(); ++i)
+    pairs.push_back({in.a[i], in.b[i]});
+  bi.pairs = pairs;
+  return bi;
+}
+
 TrialInput MakeInput(const ResolvedTrial& t, const inputs::GeneratorSpec& gen, std::uint64_t n,
                      std::uint64_t seed);
 // From numbers already read (a file): rounds them to the storage format.

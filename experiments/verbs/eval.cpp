@@ -297,15 +297,9 @@ int RunEval(const std::vector<std::string>& argv) {
     if (!run::ShapeOfSchedule(trial.schedule, got.n, shape))
       shape = run::ShapeOfTree(BuildTree(trial.schedule, got.n));
     std::vector<ValuePair<double>> pairs;
-    for (std::size_t i = 0; i < input.b.size() && i < input.a.size(); ++i)
-      pairs.push_back({input.a[i], input.b[i]});
-    BoundInputs bi;
-    bi.x = input.a;
-    if (run::HeldInColumn(input)) bi.column = &input.column;
-    bi.pairs = pairs;
+    BoundInputs bi = run::BoundInputsOf(input, entry.input == registry::InputKind::kPairs, pairs);
     bi.exact = ref.as_long_double;
     bi.main = got.vector_out ? ref.as_long_double.size() : got.main;
-    bi.n = input.n;
     bi.head_dim = spec.head_dim;
     bi.attention_a = shared.attention_a;
     bi.attention_b = shared.attention_b;

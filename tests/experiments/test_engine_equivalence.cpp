@@ -166,6 +166,10 @@ void CheckCell(run::TrialSpec spec, const std::vector<std::uint64_t>& lengths,
             unpacked = *input;
             unpacked->a = input->column.ToDoubles();
             unpacked->column = {};
+            if (!input->column_b.empty()) {  // pairs
+              unpacked->b = input->column_b.ToDoubles();
+              unpacked->column_b = {};
+            }
             unpacked->id = run::NewInputId();
             ref_unpacked = run::ComputeReference(*tf, *unpacked);
             RequireSameReference(*ref_fast, *ref_unpacked);
@@ -330,13 +334,14 @@ TEST_CASE("engine fast equals engine oracle over the replay matrix", "[fast][eng
 
 TEST_CASE("a packed input read a window at a time gives the oracle's outcome past the window",
           "[fast][engine]") {
-  // run::TrialInput::column is read by the fast engine kReplayWindow (2^16) inputs at a time
-  // and by the references kChunk at a time: lengths past both, on every layout.
+  // run::TrialInput::column (and ::column_b for the pairs of dot and affine) is read by the
+  // fast engine kReplayWindow (2^16) inputs at a time and by the references and bounds kChunk
+  // at a time: lengths past both, on every layout.
   Tally tally;
   const std::vector<std::string> schedules = {
       "seq",      "pairwise",   "blocked:64",     "blocked:100000", "blocked:64:pairwise",
       "random:1", "strided:32", "omp:2:pairwise", "pairwise:70000", "reverse"};
-  for (const char* op : {"sum", "kahan", "lse", "welford", "argmax"})
+  for (const char* op : {"sum", "kahan", "lse", "welford", "argmax", "dot", "affine"})
     for (const char* dtype : {"bf16", "fp8e4m3", "fp32"})
       for (const char* acc : {"same", "fp64"}) {
         run::TrialSpec spec;
@@ -386,6 +391,8 @@ TEST_CASE("a sweep thread's kept input conversions give every trial its own conv
       {"kahan", "fp32", "same", "rne", "seq", 5},
       {"sum", "fp32", "same", "rne", "random:1", 4},
       {"sum", "fp32", "same", "rne", "seq", 5},
+      // a built tree (cuda:, not walked): the column decoded, its fp32 conversion kept
+      {"sum", "fp32", "same", "rne", "cuda:32", 5},
   };
   const std::uint64_t n = 1000;
   auto resolve = [](const Step& st) {
@@ -429,7 +436,7 @@ TEST_CASE("a sweep thread's kept input conversions give every trial its own conv
         RequireSameOutcome(run::RunTrial(t, in, run::ComputeReference(t, in)), alone[i]);
       }
     }
-    REQUIRE(registry::ThreadConvertedInput().data != nullptr);  // the last fp32 step kept one
+    REQUIRE(registry::ThreadConvertedInput().data != nullptr);  // the last step kept one
   }
   REQUIRE(registry::ThreadConvertedInput().data == nullptr);  // the scope's end freed it
   std::cout << "kept conversions: " << 2 * steps.size() << " trials equal to their own runs\n";

@@ -238,4 +238,16 @@ TEST_CASE(
   spec.acc = "same";
   CHECK(carrier::run::TrialBytes(carrier::run::ResolveTrial(spec), 1000, "ill:1e8") == 10000);
   CHECK(carrier::run::TrialBytes(carrier::run::ResolveTrial(spec), 1000, "normal") == 2000);
+  // Pairs (dot, affine): two packed columns, read by chunks by the fast replay, their references
+  // and the bounds; the oracle decodes both (8 each) and copies the pairs (2 x 4 in fp32).
+  for (const char* op : {"dot", "affine"}) {
+    spec.op = op;
+    spec.engine = "fast";
+    INFO("op " << op);
+    CHECK(bytes("bf16", "same") == 4000);
+    CHECK(bytes("fp32", "same") == 8000);
+    CHECK(bytes("fp8e4m3", "fp32") == 2000);
+    spec.engine = "oracle";
+    CHECK(bytes("fp32", "same") == (2 * (4 + 8 + 4) + 192) * 1000);
+  }
 }
