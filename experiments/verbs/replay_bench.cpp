@@ -14,7 +14,9 @@
 //   reference  ReferenceSum (exact tier: n MPFR terms and mpfr_sum), ReferenceSumFast
 //              (precision/reference/fast_sum.hpp), plain mpfr_sum over the same n doubles
 //              (terms prepared outside the timed region), ReferenceWelford/Norm2 and their
-//              fast twins (fast_sum.hpp), and the lse fast tier.
+//              fast twins (fast_sum.hpp), the lse fast tier, and ReferenceDot and
+//              ReferenceDotFast over the pairs (x_i, x_{n-1-i}) (held, like welford's, to
+//              15 ns per pair).
 // Every fast result is compared with its oracle bit for bit (and the fp32 strided:32 replay
 // with the SIMD kernel); a mismatch prints MISMATCH and the verb exits 1. Times are medians of
 // --repeats runs (the slow oracle rows: --oracle-repeats), one thread, interleaved per row.
@@ -29,6 +31,7 @@
 #include <vector>
 
 #include "cli/args.hpp"
+#include "core/carriers/pairs.hpp"
 #include "core/carriers/sum.hpp"
 #include "core/fast_replay.hpp"
 #include "core/merge_tree.hpp"
@@ -302,12 +305,24 @@ int RunReplayBench(const std::vector<std::string>& argv) {
     b.Add("reference norm2, fast exact (ReferenceNorm2Fast)", "fp64", "-", t_norm2_fast,
           b.Same(q_got, q_want));
     b.Add("reference lse (fast tier)", "fp64", "-", t_lse);
+    // dot over the pairs (x_i, x_{n-1-i}): the exact tier against its superaccumulator twin.
+    std::vector<ValuePair<double>> pairs(n);
+    for (std::uint64_t i = 0; i < n; ++i) pairs[i] = {x[i], x[n - 1 - i]};
+    double d_want = 0, d_got = 0;
+    const double t_dot = b.Time(
+        1, [&] { return reference::ReferenceDot(pairs).as_double[0]; }, &d_want);
+    const double t_dot_fast = b.Time(
+        b.repeats, [&] { return reference::ReferenceDotFast(pairs).as_double[0]; }, &d_got);
+    b.Add("reference dot (exact tier)", "fp64", "-", t_dot);
+    b.Add("reference dot, fast exact (ReferenceDotFast)", "fp64", "-", t_dot_fast,
+          b.Same(d_got, d_want));
     const std::string nn = " n=" + std::to_string(n);
     targets.Ratio("fast exact sum / simd fp64 sum," + nn, t_fast_ref / simd64, 10, true);
     targets.Ratio("mpfr_sum / fast exact sum," + nn, t_mpfr_sum / t_fast_ref, 5, false);
     targets.Ratio("welford reference (fast exact) ns/elem," + nn, t_welford_fast, 15, true);
     targets.Ratio("norm2 reference (fast exact) ns/elem," + nn, t_norm2_fast, 15, true);
     targets.Ratio("lse reference ns/elem," + nn, t_lse, 15, true);
+    targets.Ratio("dot reference (fast exact) ns/pair," + nn, t_dot_fast, 15, true);
   }
 
   std::cout << "carrier replay-bench: Sum over normal(0,1) fp32 values (seed " << seed
