@@ -15,10 +15,8 @@ Entry MaxOp() {
   e.derive = &registry::DeriveOf<MaxDerivation>;
   e.backends = KernelBackends<Max>(kSimdStrided);
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
-  e.reference = [](const run::TrialInput& in, std::uint64_t, run::SharedReference& out) {
-    std::vector<double> scratch;
-    SetReference(out, reference::ReferenceMax(run::ColumnValues(in, scratch)));
-  };
+  e.reference = &registry::FastColumnReference<&reference::ReferenceMax, &reference::ReferenceMax>;
+  e.column_reference = true;
   e.bound = &ExactOpBound;
 #endif
   return e;
@@ -35,10 +33,9 @@ Entry ArgmaxOp() {
   e.component_names = {"max"};
   e.backends = KernelBackends<ArgMax>(kSimdSeq);
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
-  e.reference = [](const run::TrialInput& in, std::uint64_t, run::SharedReference& out) {
-    std::vector<double> scratch;
-    SetReference(out, reference::ReferenceArgMax(run::ColumnValues(in, scratch)));
-  };
+  e.reference =
+      &registry::FastColumnReference<&reference::ReferenceArgMax, &reference::ReferenceArgMax>;
+  e.column_reference = true;
   e.bound = &ExactOpBound;
 #endif
   return e;

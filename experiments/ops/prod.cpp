@@ -16,7 +16,8 @@ Entry ProdOp() {
   e.rank = 110;
   e.component_names = {"prod"};
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
-  e.reference = &registry::CarrierReferenceHook<Prod>;
+  e.reference = &registry::CarrierReferenceHook<Prod>;  // reads a packed column by chunks
+  e.column_reference = true;
   e.bound = &ProdOpBound;
 #endif
   return e;

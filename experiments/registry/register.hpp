@@ -535,14 +535,27 @@ int LawsOf(const cli::laws::Options& o) {
   return cli::laws::RunLawsFor<CT>(o, cli::laws::OpTraits{kNegInf, kAffine});
 }
 
-// CT<Mpfr>'s sequential fold of the inputs at `bits`, per component (values keep `bits`).
-template <template <class> class CT>
-std::vector<Mpfr> MpfrComponents(std::span<const double> a, long bits) {
+// f(values) over the inputs in order: a span whole, or a packed column a chunk at a time.
+template <class F>
+void ForEachValueChunk(std::span<const double> a, F&& f) {
+  f(a);
+}
+template <class F>
+void ForEachValueChunk(const StoredColumn& a, F&& f) {
+  a.ForEachChunk([&](std::uint64_t, std::span<const double> c) { f(c); });
+}
+
+// CT<Mpfr>'s sequential fold of the inputs (a span or a StoredColumn) at `bits`, per component
+// (values keep `bits`): Fold's pushes from Identity, each input converted as it is pushed.
+template <template <class> class CT, class X>
+std::vector<Mpfr> MpfrComponents(const X& a, long bits) {
   using C = CT<Mpfr>;
   MpfrPrecisionScope scope(bits);
-  std::vector<Mpfr> x;
-  for (double v : a) x.push_back(Mpfr(v));
-  const auto c = C::Components(C::Finalize(Fold<C>(x.data(), x.size())));
+  typename C::State s = C::Identity();
+  ForEachValueChunk(a, [&](std::span<const double> chunk) {
+    for (double v : chunk) s = PushOne<C>(s, Mpfr(v));
+  });
+  const auto c = C::Components(C::Finalize(s));
   return std::vector<Mpfr>(c.begin(), c.end());
 }
 
@@ -557,9 +570,10 @@ inline bool AgreeTo2m100(const Mpfr& lo, const Mpfr& hi, long bits) {
   return diff <= tol;  // hi == 0: only an exact zero agrees
 }
 
-// The carrier itself in MPFR: p and 2p bits, p = 128 doubling to the cap.
-template <template <class> class CT>
-CarrierReference ReferenceOf(std::span<const double> a) {
+// The carrier itself in MPFR: p and 2p bits, p = 128 doubling to the cap (a: a span or a
+// StoredColumn).
+template <template <class> class CT, class X>
+CarrierReference ReferenceOf(const X& a) {
   CarrierReference r;
   for (long p = kMpfrStartBits; 2 * p <= kMpfrCapBits; p *= 2) {
     const auto lo = MpfrComponents<CT>(a, p);
@@ -586,11 +600,11 @@ CarrierReference ReferenceOf(std::span<const double> a) {
 // ReferenceOf<CT> as the table's reference hook (tier "mpfr-carrier").
 template <template <class> class CT>
 void CarrierReferenceHook(const run::TrialInput& in, std::uint64_t, run::SharedReference& out) {
-  std::vector<double> scratch;
-  const std::span<const double> a = run::ColumnValues(in, scratch);
-  const CarrierReference ur = ReferenceOf<CT>(a);
+  const bool packed = run::HeldInColumn(in);  // then read a chunk at a time
+  const CarrierReference ur =
+      packed ? ReferenceOf<CT>(in.column) : ReferenceOf<CT>(std::span<const double>(in.a));
   auto& ref = out.ref;
-  ref.count = a.size();
+  ref.count = packed ? in.column.size() : in.a.size();
   ref.as_double = ur.as_double;
   ref.as_long_double = ur.as_long_double;
   ref.cert.certified = ur.certified;
@@ -619,8 +633,8 @@ void PackedColumnReference(const run::TrialInput& in, std::uint64_t head_dim,
   out.ref = FC(in.column, reference::Options{});
   out.tier = std::string(reference::TierName(out.ref.cert.tier));
 }
-// The same for precision/reference/fast_sum.hpp's functions (default options only), each with
-// its StoredColumn form FC.
+// The same for reference functions without options (precision/reference/fast_sum.hpp's,
+// ReferenceMax, ReferenceArgMax), each with its StoredColumn form FC.
 template <reference::Reference (*F)(std::span<const double>),
           reference::Reference (*FC)(const StoredColumn&)>
 void FastColumnReference(const run::TrialInput& in, std::uint64_t, run::SharedReference& out) {
@@ -689,7 +703,8 @@ Entry MakeEntry(const char* name, const char* summary) {
   Entry e = CarrierOp<Plain<CT>>(name, summary);
   e.user = true;
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
-  e.reference = &CarrierReferenceHook<CT>;
+  e.reference = &CarrierReferenceHook<CT>;  // reads a packed column by chunks
+  e.column_reference = true;
 #endif
   return e;
 }

@@ -132,6 +132,9 @@ struct Reference {
 Reference ReferenceSum(std::span<const double> x, const Options& options = {});
 Reference ReferenceMax(std::span<const double> x);
 Reference ReferenceArgMax(std::span<const double> x);
+// The same over a packed column (precision/stored_column.hpp), read a chunk at a time.
+Reference ReferenceMax(const StoredColumn& x);
+Reference ReferenceArgMax(const StoredColumn& x);
 Reference ReferenceLse(std::span<const double> x, const Options& options = {});
 // The same Reference, field for field, from a column read a chunk at a time (the MPFR tiers,
 // when the fast tier is not accepted, and special values decode it whole).

@@ -119,22 +119,47 @@ Reference ReferenceDot(std::span<const ValuePair<double>> x, const Options& opti
   return r;
 }
 
-Reference ReferenceMax(std::span<const double> x) {
-  Reference r = Start("max", x.size());
+namespace {
+
+// f(start, values) over x in order: a span whole, or a StoredColumn a chunk at a time.
+template <class F>
+void ForEachChunkOf(std::span<const double> x, F&& f) {
+  f(std::uint64_t{0}, x);
+}
+template <class F>
+void ForEachChunkOf(const StoredColumn& x, F&& f) {
+  x.ForEachChunk(f);
+}
+
+template <class X>
+Reference MaxOf(const X& x, std::uint64_t n) {
+  Reference r = Start("max", n);
   double m = -kInf;
-  for (double v : x) m = Max<double>::Of(m, v);
+  ForEachChunkOf(x, [&](std::uint64_t, std::span<const double> c) {
+    for (double v : c) m = Max<double>::Of(m, v);
+  });
   return ExactSpecial(std::move(r), {m});
 }
 
-Reference ReferenceArgMax(std::span<const double> x) {
-  Reference r = Start("argmax", x.size());
+template <class X>
+Reference ArgMaxOf(const X& x, std::uint64_t n) {
+  Reference r = Start("argmax", n);
   using A = ArgMax<double>;
   A::State s = A::Identity();
-  for (std::size_t i = 0; i < x.size(); ++i)
-    s = A::Combine(s, A::Lift({x[i], static_cast<std::int64_t>(i)}));
+  ForEachChunkOf(x, [&](std::uint64_t start, std::span<const double> c) {
+    for (std::size_t i = 0; i < c.size(); ++i)
+      s = A::Combine(s, A::Lift({c[i], static_cast<std::int64_t>(start + i)}));
+  });
   r.index = s.index;
   return ExactSpecial(std::move(r), {s.value, static_cast<double>(s.index)});
 }
+
+}  // namespace
+
+Reference ReferenceMax(std::span<const double> x) { return MaxOf(x, x.size()); }
+Reference ReferenceMax(const StoredColumn& x) { return MaxOf(x, x.size()); }
+Reference ReferenceArgMax(std::span<const double> x) { return ArgMaxOf(x, x.size()); }
+Reference ReferenceArgMax(const StoredColumn& x) { return ArgMaxOf(x, x.size()); }
 
 Reference ReferenceWelford(std::span<const double> x, const Options& options) {
   WideExponentRange range;

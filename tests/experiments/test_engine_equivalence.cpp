@@ -341,7 +341,8 @@ TEST_CASE("a packed input read a window at a time gives the oracle's outcome pas
   const std::vector<std::string> schedules = {
       "seq",      "pairwise",   "blocked:64",     "blocked:100000", "blocked:64:pairwise",
       "random:1", "strided:32", "omp:2:pairwise", "pairwise:70000", "reverse"};
-  for (const char* op : {"sum", "kahan", "lse", "welford", "argmax", "dot", "affine"})
+  for (const char* op :
+       {"sum", "kahan", "lse", "welford", "max", "argmax", "prod", "dot", "affine"})
     for (const char* dtype : {"bf16", "fp8e4m3", "fp32"})
       for (const char* acc : {"same", "fp64"}) {
         run::TrialSpec spec;

@@ -2,8 +2,8 @@
 // small custom ones) comes back bit for bit from the layout the format is given; values a layout
 // cannot hold (a NaN payload, a value outside the format) turn the column into fp64 without
 // changing any value; and the references that read a column by chunks (ReferenceSumFast,
-// ReferenceWelfordFast, ReferenceNorm2Fast, ReferenceLse) give the Reference of their span
-// form field for field, on one thread and split across two.
+// ReferenceWelfordFast, ReferenceNorm2Fast, ReferenceLse, ReferenceMax, ReferenceArgMax) give
+// the Reference of their span form field for field, on one thread and split across two.
 #include <algorithm>
 #include <bit>
 #include <catch2/catch.hpp>
@@ -194,6 +194,8 @@ void RequireSameReferences(const Format& f, const std::vector<double>& v, const 
   RequireSameReference(reference::ReferenceNorm2Fast(v), reference::ReferenceNorm2Fast(c),
                        w + " norm2");
   RequireSameReference(reference::ReferenceLse(v), reference::ReferenceLse(c), w + " lse");
+  RequireSameReference(reference::ReferenceMax(v), reference::ReferenceMax(c), w + " max");
+  RequireSameReference(reference::ReferenceArgMax(v), reference::ReferenceArgMax(c), w + " argmax");
 }
 
 }  // namespace

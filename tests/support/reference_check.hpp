@@ -16,6 +16,7 @@ inline void RequireSameReference(const reference::Reference& want,
                                  const reference::Reference& got) {
   REQUIRE(got.op == want.op);
   REQUIRE(got.count == want.count);
+  REQUIRE(got.index == want.index);
   REQUIRE(got.as_double.size() == want.as_double.size());
   REQUIRE(got.as_long_double.size() == want.as_long_double.size());
   REQUIRE(got.value.size() == want.value.size());
