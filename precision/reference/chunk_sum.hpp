@@ -332,24 +332,31 @@ void ChunkSum::ScanProductsStrided(const double* a, const double* b, std::size_t
   product_special_ = special;
 }
 
-// One Scan of x[0..n) split across PassThreads() (precision/parallel_pass.hpp): part 0 into
-// `into` (fresh), each other part into its own ChunkSum, merged into `into` in part order.
-// Merge is exact, so after Finish every observable (Values, Squares, Top, Low, MaxMagnitude,
-// HasSpecial, OutOfSquareRange) is that of into.Scan(x, n).
-template <bool kValues, bool kSquares>
-void ScanParallel(ChunkSum& into, const double* x, std::size_t n) {
+// body(c, lo, hi) over [0, n) split across PassThreads() (precision/parallel_pass.hpp): part 0
+// into `into` (fresh), each other part into its own ChunkSum, merged into `into` in part order.
+// Merge is exact, so after Finish every observable is that of one body(into, 0, n).
+template <class Body>
+void SplitScan(ChunkSum& into, std::uint64_t n, Body&& body) {
   const std::size_t parts = PassParts(n);
   if (parts <= 1) {
-    into.Scan<kValues, kSquares>(x, n);
+    body(into, std::uint64_t{0}, n);
     return;
   }
   std::vector<std::unique_ptr<ChunkSum>> rest(parts - 1);  // about 72 KB each: on the heap
   for (auto& r : rest) r = std::make_unique<ChunkSum>();
   SplitPass(n, parts, [&](std::size_t part, std::uint64_t lo, std::uint64_t hi) {
-    ChunkSum& c = part == 0 ? into : *rest[part - 1];
-    c.Scan<kValues, kSquares>(x + lo, static_cast<std::size_t>(hi - lo));
+    body(part == 0 ? into : *rest[part - 1], lo, hi);
   });
   for (auto& r : rest) into.Merge(*r);
+}
+
+// One Scan of x[0..n) split by SplitScan: after Finish every observable (Values, Squares, Top,
+// Low, MaxMagnitude, HasSpecial, OutOfSquareRange) is that of into.Scan(x, n).
+template <bool kValues, bool kSquares>
+void ScanParallel(ChunkSum& into, const double* x, std::size_t n) {
+  SplitScan(into, n, [&](ChunkSum& c, std::uint64_t lo, std::uint64_t hi) {
+    c.Scan<kValues, kSquares>(x + lo, static_cast<std::size_t>(hi - lo));
+  });
 }
 
 // A column's length, a span's or a StoredColumn's (the fast tiers are written once for both).
@@ -364,35 +371,20 @@ void ScanParallel(ChunkSum& into, const StoredColumn& x) {
     ScanParallel<kValues, kSquares>(into, x.Doubles().data(), x.size());
     return;
   }
-  const std::size_t parts = PassParts(x.size());
-  std::vector<std::unique_ptr<ChunkSum>> rest(parts - 1);  // about 72 KB each: on the heap
-  for (auto& r : rest) r = std::make_unique<ChunkSum>();
-  SplitPass(x.size(), parts, [&](std::size_t part, std::uint64_t lo, std::uint64_t hi) {
-    ChunkSum& c = part == 0 ? into : *rest[part - 1];
+  SplitScan(into, x.size(), [&](ChunkSum& c, std::uint64_t lo, std::uint64_t hi) {
     x.ForEachChunk(lo, hi, [&](std::uint64_t, std::span<const double> v) {
       c.Scan<kValues, kSquares>(v.data(), v.size());
     });
   });
-  for (auto& r : rest) into.Merge(*r);
 }
 
-// ScanProducts(a, b, n, stride) split across PassThreads() as ScanParallel splits Scan: part 0
-// into `into` (fresh), the others into their own ChunkSums merged into it in part order, so
-// every observable (Products, ProductTop, ProductLow, OutOfProductRange) is the one-pass one.
+// ScanProducts(a, b, n, stride) split by SplitScan: every observable (Products, ProductTop,
+// ProductLow, OutOfProductRange) is the one-pass one.
 inline void ScanProductsParallel(ChunkSum& into, const double* a, const double* b, std::size_t n,
                                  std::size_t stride) {
-  const std::size_t parts = PassParts(n);
-  if (parts <= 1) {
-    into.ScanProducts(a, b, n, stride);
-    return;
-  }
-  std::vector<std::unique_ptr<ChunkSum>> rest(parts - 1);  // about 72 KB each: on the heap
-  for (auto& r : rest) r = std::make_unique<ChunkSum>();
-  SplitPass(n, parts, [&](std::size_t part, std::uint64_t lo, std::uint64_t hi) {
-    ChunkSum& c = part == 0 ? into : *rest[part - 1];
+  SplitScan(into, n, [&](ChunkSum& c, std::uint64_t lo, std::uint64_t hi) {
     c.ScanProducts(a + lo * stride, b + lo * stride, static_cast<std::size_t>(hi - lo), stride);
   });
-  for (auto& r : rest) into.Merge(*r);
 }
 
 // The same over two StoredColumns of one length (the caller checks it): a_i = a's value i,
@@ -404,11 +396,7 @@ inline void ScanProductsParallel(ChunkSum& into, const StoredColumn& a, const St
     ScanProductsParallel(into, a.Doubles().data(), b.Doubles().data(), a.size(), 1);
     return;
   }
-  const std::size_t parts = PassParts(a.size());
-  std::vector<std::unique_ptr<ChunkSum>> rest(parts - 1);  // about 72 KB each: on the heap
-  for (auto& r : rest) r = std::make_unique<ChunkSum>();
-  SplitPass(a.size(), parts, [&](std::size_t part, std::uint64_t lo, std::uint64_t hi) {
-    ChunkSum& c = part == 0 ? into : *rest[part - 1];
+  SplitScan(into, a.size(), [&](ChunkSum& c, std::uint64_t lo, std::uint64_t hi) {
     std::vector<double> buf_a(StoredColumn::kChunk), buf_b(StoredColumn::kChunk);
     // A chunk of x from `from`: in place (kDouble) or decoded into buf.
     auto chunk = [](const StoredColumn& x, std::uint64_t from, std::size_t count,
@@ -423,7 +411,6 @@ inline void ScanProductsParallel(ChunkSum& into, const StoredColumn& a, const St
       c.ScanProducts(chunk(a, from, count, buf_a), chunk(b, from, count, buf_b), count, 1);
     }
   });
-  for (auto& r : rest) into.Merge(*r);
 }
 
 }  // namespace carrier::reference
