@@ -115,20 +115,23 @@ struct BoundInputs {
       }
       return;
     }
-    constexpr std::uint64_t kChunk = StoredColumn::kChunk;
-    double a[kChunk], b[kChunk];
-    const std::uint64_t total = column_b->size();
-    for (std::uint64_t done = 0; done < total;) {
-      const std::uint64_t count = std::min(kChunk, total - done);
-      const std::uint64_t lo = kBackward ? total - done - count : done;
-      column->Read(lo, count, a);
-      column_b->Read(lo, count, b);
-      if constexpr (kBackward) {
+    if constexpr (!kBackward) {
+      ForEachChunkOfPairs(*column, *column_b, 0, column_b->size(),
+                          [&](std::uint64_t, std::span<const double> a, std::span<const double> b) {
+                            for (std::size_t k = 0; k < a.size(); ++k) f(a[k], b[k]);
+                          });
+    } else {  // the chunks from the last, each from its last pair
+      constexpr std::uint64_t kChunk = StoredColumn::kChunk;
+      double a[kChunk], b[kChunk];
+      const std::uint64_t total = column_b->size();
+      for (std::uint64_t done = 0; done < total;) {
+        const std::uint64_t count = std::min(kChunk, total - done);
+        const std::uint64_t lo = total - done - count;
+        column->Read(lo, count, a);
+        column_b->Read(lo, count, b);
         for (std::uint64_t k = count; k-- > 0;) f(a[k], b[k]);
-      } else {
-        for (std::uint64_t k = 0; k < count; ++k) f(a[k], b[k]);
+        done += count;
       }
-      done += count;
     }
   }
 };

@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "core/carriers/pairs.hpp"
 #include "precision/format.hpp"
 
 namespace carrier {
@@ -121,5 +122,43 @@ class StoredColumn::Builder {
   std::vector<std::uint16_t> h_;
   std::vector<std::uint8_t> b_;
 };
+
+// A column given as a span of doubles or as a StoredColumn, read the same way by the code that
+// takes either: its length, and f(lo, values) over it in order (the span whole in one call, the
+// column a chunk at a time as ForEachChunk).
+inline std::uint64_t ColumnCount(std::span<const double> x) { return x.size(); }
+inline std::uint64_t ColumnCount(const StoredColumn& x) { return x.size(); }
+template <class F>
+void ForEachChunkOf(std::span<const double> x, F&& f) {
+  f(std::uint64_t{0}, x);
+}
+template <class F>
+void ForEachChunkOf(const StoredColumn& x, F&& f) {
+  x.ForEachChunk(static_cast<F&&>(f));
+}
+
+// Two columns of one length read together: f(lo, a's values, b's values) over [begin, end) in
+// order, in chunks of at most kChunk (a kDouble column is read in place).
+template <class F>
+void ForEachChunkOfPairs(const StoredColumn& a, const StoredColumn& b, std::uint64_t begin,
+                         std::uint64_t end, F&& f) {
+  double buf[StoredColumn::kChunk];
+  a.ForEachChunk(begin, end, [&](std::uint64_t lo, std::span<const double> va) {
+    if (b.layout() == StoredColumn::Layout::kDouble) {
+      f(lo, va, b.Doubles().subspan(lo, va.size()));
+    } else {
+      b.Read(lo, va.size(), buf);
+      f(lo, va, std::span<const double>(buf, va.size()));
+    }
+  });
+}
+
+// The pairs (a_i, b_i) of two columns of doubles (the shorter one's length).
+inline std::vector<ValuePair<double>> ZipPairs(std::span<const double> a,
+                                               std::span<const double> b) {
+  std::vector<ValuePair<double>> pairs(std::min(a.size(), b.size()));
+  for (std::size_t i = 0; i < pairs.size(); ++i) pairs[i] = {a[i], b[i]};
+  return pairs;
+}
 
 }  // namespace carrier

@@ -319,15 +319,13 @@ typename C::State FastReplayColumn(const Schedule& s, const ReplayInput& in) {
   const StoredColumn& a = *in.column;
   const StoredColumn& b = *in.column_b;
   auto fill = [&](std::uint64_t lo, std::size_t count, typename C::Input* out) {
-    double va[StoredColumn::kChunk], vb[StoredColumn::kChunk];
-    for (std::size_t done = 0; done < count;) {
-      const std::size_t k = std::min(count - done, StoredColumn::kChunk);
-      a.Read(lo + done, k, va);
-      b.Read(lo + done, k, vb);
-      for (std::size_t i = 0; i < k; ++i)
-        out[done + i] = {static_cast<T>(va[i]), static_cast<T>(vb[i])};
-      done += k;
-    }
+    ForEachChunkOfPairs(
+        a, b, lo, lo + count,
+        [&](std::uint64_t at, std::span<const double> va, std::span<const double> vb) {
+          typename C::Input* o = out + (at - lo);
+          for (std::size_t i = 0; i < va.size(); ++i)
+            o[i] = {static_cast<T>(va[i]), static_cast<T>(vb[i])};
+        });
   };
   return FastReplayWindowed<C>(s, a.size(), fill);
 }
@@ -535,16 +533,6 @@ int LawsOf(const cli::laws::Options& o) {
   return cli::laws::RunLawsFor<CT>(o, cli::laws::OpTraits{kNegInf, kAffine});
 }
 
-// f(values) over the inputs in order: a span whole, or a packed column a chunk at a time.
-template <class F>
-void ForEachValueChunk(std::span<const double> a, F&& f) {
-  f(a);
-}
-template <class F>
-void ForEachValueChunk(const StoredColumn& a, F&& f) {
-  a.ForEachChunk([&](std::uint64_t, std::span<const double> c) { f(c); });
-}
-
 // CT<Mpfr>'s sequential fold of the inputs (a span or a StoredColumn) at `bits`, per component
 // (values keep `bits`): Fold's pushes from Identity, each input converted as it is pushed.
 template <template <class> class CT, class X>
@@ -552,7 +540,7 @@ std::vector<Mpfr> MpfrComponents(const X& a, long bits) {
   using C = CT<Mpfr>;
   MpfrPrecisionScope scope(bits);
   typename C::State s = C::Identity();
-  ForEachValueChunk(a, [&](std::span<const double> chunk) {
+  ForEachChunkOf(a, [&](std::uint64_t, std::span<const double> chunk) {
     for (double v : chunk) s = PushOne<C>(s, Mpfr(v));
   });
   const auto c = C::Components(C::Finalize(s));
@@ -647,15 +635,8 @@ void FastColumnReference(const run::TrialInput& in, std::uint64_t, run::SharedRe
 }
 // The pairs (a_i, b_i) of two columns as F reads them (16 bytes per pair, for as long as F runs).
 template <reference::Reference (*F)(std::span<const ValuePair<double>>)>
-reference::Reference DecodedPairs(std::span<const double> a, std::span<const double> b) {
-  std::vector<ValuePair<double>> pairs;
-  pairs.reserve(std::min(a.size(), b.size()));
-  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) pairs.push_back({a[i], b[i]});
-  return F(pairs);
-}
-template <reference::Reference (*F)(std::span<const ValuePair<double>>)>
 reference::Reference DecodedPairs(const StoredColumn& a, const StoredColumn& b) {
-  return DecodedPairs<F>(a.ToDoubles(), b.ToDoubles());
+  return F(ZipPairs(a.ToDoubles(), b.ToDoubles()));
 }
 // The same for the pair ops: F over the pairs, or FC over the two packed columns
 // (run::HeldInColumns; the same Reference: FC reads them a chunk at a time, or is
@@ -663,7 +644,7 @@ reference::Reference DecodedPairs(const StoredColumn& a, const StoredColumn& b) 
 template <reference::Reference (*F)(std::span<const ValuePair<double>>),
           reference::Reference (*FC)(const StoredColumn&, const StoredColumn&)>
 void PairsReference(const run::TrialInput& in, std::uint64_t, run::SharedReference& out) {
-  out.ref = run::HeldInColumns(in) ? FC(in.column, in.column_b) : DecodedPairs<F>(in.a, in.b);
+  out.ref = run::HeldInColumns(in) ? FC(in.column, in.column_b) : F(ZipPairs(in.a, in.b));
   out.tier = std::string(reference::TierName(out.ref.cert.tier));
 }
 

@@ -213,9 +213,7 @@ inline BoundInputs BoundInputsOf(const TrialInput& in, bool is_pairs,
     bi.column_b = &in.column_b;
     return bi;
   }
-  pairs.clear();
-  for (std::size_t i = 0; i < in.a.size() && i < in.b.size(); ++i)
-    pairs.push_back({in.a[i], in.b[i]});
+  pairs = ZipPairs(in.a, in.b);
   bi.pairs = pairs;
   return bi;
 }

@@ -359,10 +359,6 @@ void ScanParallel(ChunkSum& into, const double* x, std::size_t n) {
   });
 }
 
-// A column's length, a span's or a StoredColumn's (the fast tiers are written once for both).
-inline std::uint64_t ColumnCount(std::span<const double> x) { return x.size(); }
-inline std::uint64_t ColumnCount(const StoredColumn& x) { return x.size(); }
-
 // The same scan over a StoredColumn, each part decoding its range a chunk at a time (Scan
 // accumulates, and carries at the end of every call, so chunks give the one-pass state).
 template <bool kValues, bool kSquares>
@@ -388,8 +384,8 @@ inline void ScanProductsParallel(ChunkSum& into, const double* a, const double* 
 }
 
 // The same over two StoredColumns of one length (the caller checks it): a_i = a's value i,
-// b_i = b's. Each part decodes its range of both columns a chunk (StoredColumn::kChunk values)
-// at a time; a kDouble column is read in place, and two of them go to the pointer form.
+// b_i = b's. Each part reads its range of both columns a chunk at a time (ForEachChunkOfPairs);
+// two kDouble columns go to the pointer form.
 inline void ScanProductsParallel(ChunkSum& into, const StoredColumn& a, const StoredColumn& b) {
   using Layout = StoredColumn::Layout;
   if (a.layout() == Layout::kDouble && b.layout() == Layout::kDouble) {
@@ -397,19 +393,10 @@ inline void ScanProductsParallel(ChunkSum& into, const StoredColumn& a, const St
     return;
   }
   SplitScan(into, a.size(), [&](ChunkSum& c, std::uint64_t lo, std::uint64_t hi) {
-    std::vector<double> buf_a(StoredColumn::kChunk), buf_b(StoredColumn::kChunk);
-    // A chunk of x from `from`: in place (kDouble) or decoded into buf.
-    auto chunk = [](const StoredColumn& x, std::uint64_t from, std::size_t count,
-                    std::vector<double>& buf) -> const double* {
-      if (x.layout() == Layout::kDouble) return x.Doubles().data() + from;
-      x.Read(from, count, buf.data());
-      return buf.data();
-    };
-    for (std::uint64_t from = lo; from < hi; from += StoredColumn::kChunk) {
-      const auto count =
-          static_cast<std::size_t>(std::min<std::uint64_t>(StoredColumn::kChunk, hi - from));
-      c.ScanProducts(chunk(a, from, count, buf_a), chunk(b, from, count, buf_b), count, 1);
-    }
+    ForEachChunkOfPairs(a, b, lo, hi,
+                        [&](std::uint64_t, std::span<const double> va, std::span<const double> vb) {
+                          c.ScanProducts(va.data(), vb.data(), va.size(), 1);
+                        });
   });
 }
 

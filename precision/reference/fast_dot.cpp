@@ -30,10 +30,7 @@ void ScanDotPairs(ChunkSum& c, const StoredColumn& a, const StoredColumn& b) {
 // The definition, for the inputs the scan cannot serve (columns decoded for it alone).
 Reference DotDefinition(std::span<const ValuePair<double>> x) { return ReferenceDot(x); }
 Reference DotDefinition(const StoredColumn& a, const StoredColumn& b) {
-  const std::vector<double> va = a.ToDoubles(), vb = b.ToDoubles();
-  std::vector<ValuePair<double>> x(va.size());
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = {va[i], vb[i]};
-  return ReferenceDot(x);
+  return ReferenceDot(ZipPairs(a.ToDoubles(), b.ToDoubles()));
 }
 
 // X...: one span of pairs, or two StoredColumns (the same pairs, the same Reference).

@@ -195,17 +195,11 @@ Reference ReferenceAffine(const StoredColumn& a, const StoredColumn& b, const Op
   return AffineOf(
       a.size(),
       [&](const auto& f) {
-        // Both columns a chunk at a time, in place when kDouble (ForEachChunk's chunks).
-        std::vector<double> buf(StoredColumn::kChunk);
-        a.ForEachChunk([&](std::uint64_t lo, std::span<const double> va) {
-          const double* vb = buf.data();
-          if (b.layout() == StoredColumn::Layout::kDouble) {
-            vb = b.Doubles().data() + lo;
-          } else {
-            b.Read(lo, va.size(), buf.data());
-          }
-          for (std::size_t i = 0; i < va.size(); ++i) f(va[i], vb[i]);
-        });
+        ForEachChunkOfPairs(
+            a, b, 0, a.size(),
+            [&](std::uint64_t, std::span<const double> va, std::span<const double> vb) {
+              for (std::size_t i = 0; i < va.size(); ++i) f(va[i], vb[i]);
+            });
       },
       options);
 }

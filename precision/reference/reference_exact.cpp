@@ -121,19 +121,9 @@ Reference ReferenceDot(std::span<const ValuePair<double>> x, const Options& opti
 
 namespace {
 
-// f(start, values) over x in order: a span whole, or a StoredColumn a chunk at a time.
-template <class F>
-void ForEachChunkOf(std::span<const double> x, F&& f) {
-  f(std::uint64_t{0}, x);
-}
-template <class F>
-void ForEachChunkOf(const StoredColumn& x, F&& f) {
-  x.ForEachChunk(f);
-}
-
 template <class X>
-Reference MaxOf(const X& x, std::uint64_t n) {
-  Reference r = Start("max", n);
+Reference MaxOf(const X& x) {
+  Reference r = Start("max", ColumnCount(x));
   double m = -kInf;
   ForEachChunkOf(x, [&](std::uint64_t, std::span<const double> c) {
     for (double v : c) m = Max<double>::Of(m, v);
@@ -142,8 +132,8 @@ Reference MaxOf(const X& x, std::uint64_t n) {
 }
 
 template <class X>
-Reference ArgMaxOf(const X& x, std::uint64_t n) {
-  Reference r = Start("argmax", n);
+Reference ArgMaxOf(const X& x) {
+  Reference r = Start("argmax", ColumnCount(x));
   using A = ArgMax<double>;
   A::State s = A::Identity();
   ForEachChunkOf(x, [&](std::uint64_t start, std::span<const double> c) {
@@ -156,10 +146,10 @@ Reference ArgMaxOf(const X& x, std::uint64_t n) {
 
 }  // namespace
 
-Reference ReferenceMax(std::span<const double> x) { return MaxOf(x, x.size()); }
-Reference ReferenceMax(const StoredColumn& x) { return MaxOf(x, x.size()); }
-Reference ReferenceArgMax(std::span<const double> x) { return ArgMaxOf(x, x.size()); }
-Reference ReferenceArgMax(const StoredColumn& x) { return ArgMaxOf(x, x.size()); }
+Reference ReferenceMax(std::span<const double> x) { return MaxOf(x); }
+Reference ReferenceMax(const StoredColumn& x) { return MaxOf(x); }
+Reference ReferenceArgMax(std::span<const double> x) { return ArgMaxOf(x); }
+Reference ReferenceArgMax(const StoredColumn& x) { return ArgMaxOf(x); }
 
 Reference ReferenceWelford(std::span<const double> x, const Options& options) {
   WideExponentRange range;
