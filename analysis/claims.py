@@ -24,6 +24,8 @@ config). claims.toml format (one table per reproduction id):
     location  = "Higham, ASNA 2nd ed., Section 4.2, p. 81"
     exact     = true                         # or rel = R, abs = A, factor = F, min/max = window
 
+    declared  = "2026-11-30"                 # when the entry was written (or a commit hash)
+
     [some-claim]
     published = "not found"
     searched  = "the paper's Sections 3-5 and Figures 1-4 (full text via search)"
@@ -31,8 +33,19 @@ config). claims.toml format (one table per reproduction id):
     [settings]                               # reserved: windows and thresholds of sanity rows
     slope_min = 0.4                          # (Spec.setting), fixed before the run like the rest
 
+A reproduction entry also says when it was written, before the run it judges: `declared`, a
+date (YYYY-MM-DD: the git date of the commit that first added the entry, `git log -S`) or that
+commit's hash. An entry without it, one whose `first_run` (the date of the first run it judges)
+precedes it, or one marked `chosen_after_run = true` (a model or reading picked after seeing a
+run) is refused as a reproduction: such a comparison is a sanity row (cross_check). A folder
+counts one published number once: two reproduction rows whose entries have the same published
+value at the same location (or the same published text), or one entry used by two reproduction
+rows, are refused.
+
 The file carries no date, so regenerating it from the same CSVs gives the same bytes. The last
 line is machine-readable (summary_counts reads it; papers/README.md's table is built from it).
+summary refuses a CLAIMS.md that write_claims did not write (no reproductions table) and a
+folder that counts reproductions without a claims.toml.
 """
 import dataclasses
 import math
@@ -45,6 +58,7 @@ import tomllib
 NOT_FOUND = "not found"
 KINDS = ("reproduction", "sanity")
 _TOLERANCE_KEYS = ("exact", "rel", "abs", "factor", "min", "max")
+_DECLARED_RE = re.compile(r"^(\d{4}-\d{2}-\d{2}|[0-9a-f]{7,40})$")
 _COUNTS_RE = re.compile(r"<!-- claims: reproduced=(\d+) not_reproduced=(\d+) not_found=(\d+) "
                         r"sanity=(\d+) -->")
 
@@ -71,6 +85,7 @@ class Claim:
     kind: str = "reproduction"
     location: str = None
     tolerance: str = None
+    identity: tuple = None  # (entry key, published value, location) of a reproduction row
 
 
 def sanity(claim, command, ours, expected, holds, *, figure=None, note=None):
@@ -125,6 +140,26 @@ class Spec:
             raise ClaimError(f"{where}: a tolerance other than a min/max window needs 'value'")
         if "exact" in e and e["exact"] is not True:
             raise ClaimError(f"{where}: exact must be true")
+        for field in ("declared", "first_run"):
+            if field in e and not _DECLARED_RE.match(str(e[field])):
+                raise ClaimError(f"{where}: {field} = {e[field]!r} is not a date YYYY-MM-DD or "
+                                 "a commit hash")
+
+    def declared_check(self, key):
+        """Refuse spec[key] as a reproduction unless it was declared before the run it judges."""
+        e = self.entry(key)
+        where = f"{self.path}: [{key}]"
+        if "declared" not in e:
+            raise ClaimError(f"{where}: a reproduction needs 'declared' (the date or commit that "
+                             "first wrote the entry, before the run; git log -S)")
+        if e.get("chosen_after_run"):
+            raise ClaimError(f"{where}: chosen after the run (chosen_after_run): not a "
+                             "reproduction; use cross_check (a sanity row)")
+        first = str(e.get("first_run", ""))
+        decl = str(e["declared"])
+        if re.match(r"^\d{4}-", first) and re.match(r"^\d{4}-", decl) and decl > first:
+            raise ClaimError(f"{where}: declared {decl}, after its first run {first}: not a "
+                             "reproduction; use cross_check (a sanity row)")
 
     def entry(self, key):
         if key not in self.entries:
@@ -204,11 +239,20 @@ def reproduction(spec, key, claim, command, ours_text, ours_value, *, figure=Non
         if e["published"] == NOT_FOUND:
             return Claim(claim, command, ours_text, NOT_FOUND, None, figure=figure,
                          note=note, location=f"searched: {e['searched']}")
+        spec.declared_check(key)
+        value = tuple(_numbers(e["value"])) if "value" in e else None
         return Claim(claim, command, ours_text, e["published"], spec.check(key, ours_value),
-                     figure=figure, note=note, location=e["location"],
-                     tolerance=spec.tolerance_text(key))
+                     figure=figure, note=note,
+                     location=f"{e['location']} (declared {e['declared']})",
+                     tolerance=spec.tolerance_text(key),
+                     identity=(f"{spec.path}: [{key}]", value, _norm(e["location"]),
+                               _norm(e["published"])))
     except ClaimError as err:
         refuse(str(err))
+
+
+def _norm(text):
+    return " ".join(str(text).lower().split())
 
 
 def cross_check(spec, key, claim, command, ours_text, ours_value, *, figure=None, note=None):
@@ -271,6 +315,25 @@ def validate(claim_list):
             raise ClaimError(f"{what}: reproduction row without a tolerance")
         if c.match not in (True, False):
             raise ClaimError(f"{what}: a reproduction verdict is yes or no, got {c.match!r}")
+    _check_counted_once(claim_list)
+
+
+def _check_counted_once(claim_list):
+    """Raise ClaimError when two reproduction rows count one published number (module doc)."""
+    seen = {}
+    for i, c in enumerate(claim_list, start=1):
+        if c.kind != "reproduction" or c.published == NOT_FOUND or c.identity is None:
+            continue
+        key, value, location, published = c.identity
+        ids = [("entry", key), ("text", published)]
+        if value is not None:
+            ids.append(("value", value, location))
+        for ident in ids:
+            if ident in seen:
+                raise ClaimError(f"row {i} ('{c.claim[:60]}') counts the published number of "
+                                 f"row {seen[ident]} again ({ident[0]}: {key}); one reproduction "
+                                 "per published number, the other readings are sanity rows")
+            seen[ident] = i
 
 
 def counts(claim_list):
@@ -351,6 +414,20 @@ def summary_counts(claims_md):
     m = _COUNTS_RE.search(text)
     if not m:
         raise ClaimError(f"{claims_md}: no counts line (regenerate it with its reproduce.sh)")
+    if "\n## Reproductions\n" not in text or "\n## Sanity checks (not reproductions)\n" not in text:
+        raise ClaimError(f"{claims_md}: not written by analysis.claims.write_claims (no "
+                         "reproductions and sanity tables)")
+    counted = int(m.group(1)) + int(m.group(2))
+    rep = text.split("\n## Reproductions\n", 1)[1].split("\n## Sanity checks", 1)[0]
+    for line in rep.splitlines():
+        cells = [x.strip() for x in line.split(" | ")]
+        if line.startswith("| R") and len(cells) > 7 and cells[7] in ("yes", "**no**") \
+                and "(declared " not in cells[5]:
+            raise ClaimError(f"{claims_md}: reproduction {cells[0].lstrip('| ')} has no "
+                             "declared date (regenerate it with its reproduce.sh)")
+    toml = os.path.join(os.path.dirname(claims_md), "claims.toml")
+    if counted and not os.path.isfile(toml):
+        raise ClaimError(f"{claims_md}: counts {counted} reproduction(s) without a claims.toml")
     title = text.splitlines()[0].lstrip("# ").strip()
     title = re.sub(r":? claims( and our numbers)?$", "", title)
     keys = ("reproduced", "not_reproduced", "not_found", "sanity")
@@ -371,9 +448,10 @@ def summary_table(papers_dir):
             continue
         try:
             title, k = summary_counts(md)
-        except ClaimError:  # written before the claim rules: regenerate that folder
+        except ClaimError as e:  # written before the claim rules: regenerate that folder
+            why = _cell(str(e).split(": ", 1)[-1])
             rows.append(f"| [{name}]({name}/CLAIMS.md) | ? | ? | ? | ? | "
-                        f"`bash papers/{name}/reproduce.sh` (CLAIMS.md predates the rules) |")
+                        f"`bash papers/{name}/reproduce.sh` (CLAIMS.md breaks the rules: {why}) |")
             continue
         rows.append(f"| [{_cell(title)}]({name}/CLAIMS.md) | {k['reproduced']} | "
                     f"{k['not_reproduced']} | {k['not_found']} | {k['sanity']} | "

@@ -147,7 +147,9 @@ def main():
     toml = os.path.join(d, "claims.toml")
     with open(toml, "w", encoding="utf-8") as f:
         f.write('[stop]\npublished = "2048"\nvalue = 2048\nlocation = "Table 1"\nexact = true\n'
+                'declared = "2026-11-30"\n'
                 '[slope]\npublished = "0.5"\nvalue = 0.5\nlocation = "Fig. 2"\nabs = 0.1\n'
+                'declared = "90ec12b"\n'
                 '[gone]\npublished = "not found"\nsearched = "the whole paper"\n')
     spec = claims.load_spec(toml)
     cl = [claims.reproduction(spec, "stop", "ones in fp16 stop at 2048", "carrier study", "2048",
@@ -171,6 +173,31 @@ def main():
     check(bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and
           "without a location" in bad.stderr and not os.path.exists(os.path.join(d, "x.md")),
           f"reproduction row without location refused: rc {bad.returncode}, {bad.stderr!r}")
+    # One published number counted once, and only when declared before the run: a second row
+    # on the same value and location, an entry without 'declared', one declared after its
+    # first run and one marked chosen_after_run are each refused with one line and exit 2.
+    entry = 'published = "10x"\nvalue = 10\nlocation = "Sec. IV"\nfactor = 3\n'
+    cases = {
+        "same value and location": ('[a]\n' + entry + 'declared = "2026-12-01"\n[b]\n' +
+                                    entry.replace('"10x"', '"ten times"') +
+                                    'declared = "2026-12-01"\n', ["a", "b"], "again"),
+        "no declared": ('[a]\n' + entry, ["a"], "needs 'declared'"),
+        "declared after the first run": ('[a]\n' + entry + 'declared = "2026-12-02"\n'
+                                         'first_run = "2026-12-01"\n', ["a"], "after its first"),
+        "chosen after the run": ('[a]\n' + entry + 'declared = "2026-12-01"\n'
+                                 'chosen_after_run = true\n', ["a"], "chosen after the run"),
+    }
+    for what, (body, keys, needle) in cases.items():
+        with open(os.path.join(d, "dup.toml"), "w", encoding="utf-8") as f:
+            f.write(body)
+        code = ("from analysis import claims\ns = claims.load_spec('dup.toml')\n"
+                "rows = [claims.reproduction(s, k, 'c', 'cmd', '10', 10) for k in %r]\n"
+                "claims.write_claims('dup.md', 't', rows, spec=s)\n" % keys)
+        r = subprocess.run([sys.executable, "-c", code], cwd=d,
+                           env=dict(os.environ, PYTHONPATH=ROOT), capture_output=True, text=True)
+        check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and
+              needle in r.stderr and not os.path.exists(os.path.join(d, "dup.md")),
+              f"claims refuses {what}: rc {r.returncode}, {r.stderr!r}")
     check(claims.cpu_model() != "", f"cpu_model() = '{claims.cpu_model()}'")
 
     print(f"{len(FAILURES)} failure(s)")
