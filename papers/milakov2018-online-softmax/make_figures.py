@@ -93,7 +93,7 @@ def batched_claims(passes, tb, cpu, spec):
         r = b4.where(variant=v)
         s = r.floats("speedup_min_vs_safe")
         cells = ", ".join(f"V={int(n)}: {repro.fmt(x)}x" for n, x in zip(r.floats("n"), s))
-        out.append(claims.reproduction(
+        out.append(gpu_number(
             spec, key, f"batch 4000: {what}, the largest speed-up across V", BATCH_CMD,
             f"{cells} (min of 5); largest {repro.fmt(float(s.max()))}x", float(s.max()),
             figure="figures/speedup_batched.png", note=note))
@@ -145,7 +145,7 @@ def build_claims(passes, timing, cpu, spec):
                 "simd-online": "kernels/simd OnlineSoftmax carrier vs its two-pass baseline"}[v]
         note = f"CPU {cpu}, one thread, n = 1e7 is 40 MB (beyond cache); not the paper's GPU"
         if v == "online-branch":
-            out.append(claims.reproduction(
+            out.append(gpu_number(
                 spec, "speedup-online",
                 f"online softmax is faster than safe softmax at the largest n: {v} ({what})",
                 CMD, f"{cells} (min of 9)", float(top), figure="figures/speedup.png",
@@ -156,6 +156,20 @@ def build_claims(passes, timing, cpu, spec):
             f"{cells} (min of 9)", ">= 1.2x at the largest n", "info (not the paper's kernel)",
             figure="figures/speedup.png", note=note))
     return out
+
+
+def gpu_number(spec, key, claim, command, ours_text, ours, *, figure=None, note=None):
+    """A speed-up on one CPU thread beside the paper's V100 number: a sanity row (issue 33).
+
+    The paper's speed-ups are a V100's (memory bound); ours are one CPU thread's, and the
+    tolerance is one-sided (claims.toml), so a match says little about the paper: the row is
+    judged by the entry's window as a regression check, never counted as a reproduction."""
+    e = spec.entry(key)
+    return claims.sanity(
+        f"{claim} (one CPU thread against the paper's V100 number: another machine, not a "
+        "reproduction)", command, ours_text,
+        f"{e['published']} ({e['location']}); window here: ours >= {e['min']}",
+        spec.check(key, ours), figure=figure, note=note)
 
 
 def main():
