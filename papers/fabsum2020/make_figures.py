@@ -291,6 +291,23 @@ def minimiser(tm, spec):
             p = {b: float(mannwhitneyu(err[r], err[b], alternative="less").pvalue)
                  for b in (bs[0], bs[2])}
             med = {b: float(np.median(v)) for b, v in err.items()}
+            if dtype != "fp32":
+                # Issue 33: in fp16 and bf16 uniform[0,1) sums stagnate (a tile sum or the running
+                # sum lands on a power of two where every addend is below half an ulp), so the
+                # large-b errors are about 1 and the row holds through stagnation, not through
+                # the bound's minimiser: reported, not judged.
+                out.append(claims.sanity(
+                    f"{dtype}, n = 2^{int(round(math.log2(n)))}: blocked summation (tile sums "
+                    f"sequential) at b = {bs[0]}, {r} = sqrt(n) and {bs[2]}",
+                    f"carrier sweep {REL}/minimiser.toml",
+                    f"median error b={bs[0]} {repro.fmt(med[bs[0]])}, b={r} {repro.fmt(med[r])}, "
+                    f"b={bs[2]} {repro.fmt(med[bs[2]])}; one-sided Mann-Whitney p ({r} < {bs[0]}) "
+                    f"= {p[bs[0]]:.2g}, ({r} < {bs[2]}) = {p[bs[2]]:.2g}, {len(err[r])} trials "
+                    "per b",
+                    "(a description: the sums stagnate at powers of two, so sqrt(n) wins only "
+                    "because the other b stagnate)", "info",
+                    figure=f"figures/error_vs_block_{dtype}.png"))
+                continue
             out.append(claims.sanity(
                 f"{dtype}, n = 2^{int(round(math.log2(n)))}: blocked summation (tile sums "
                 f"sequential) is more accurate at the bound's minimiser b = sqrt(n) = {r} than at "
@@ -301,6 +318,35 @@ def minimiser(tm, spec):
                 f"{p[bs[0]]:.2g}, ({r} < {bs[2]}) = {p[bs[2]]:.2g}, {len(err[r])} trials per b",
                 f"both p < {pmax:g}", bool(p[bs[0]] < pmax and p[bs[2]] < pmax),
                 figure=f"figures/error_vs_block_{dtype}.png"))
+    return out
+
+
+def minimiser_grid(tg, spec):
+    """Issue 33: the measured minimiser of the fp32 blocked error on a grid of b (powers of 2),
+    where no sum stagnates, against b* = (n^2/2)^(1/3) and sqrt(n)."""
+    factor = spec.setting("minimiser_grid_factor")
+    out = []
+    for n in sorted({int(v) for v in tg.floats("n")}):
+        sub = tg.where(n=str(n))
+        bs = sorted({int(x.split(":")[1]) for x in sub.column("schedule")})
+        med = {b: float(np.median(sub.where(schedule=f"blocked:{b}").floats("rel_error")))
+               for b in bs}
+        best = min(bs, key=lambda b: (med[b], b))
+        bstar = (n * n / 2) ** (1 / 3)
+        root = math.sqrt(n)
+        out.append(claims.sanity(
+            f"fp32 uniform[0,1), n = 2^{int(round(math.log2(n)))} (no stagnation): the blocked "
+            f"error is smallest within a factor {factor:g} of the probabilistic optimum "
+            f"b* = (n^2/2)^(1/3) = {bstar:.0f} (tile errors ~ n b^2, tile-sum chain ~ n^3/b), "
+            f"not at the worst-case bound's sqrt(n) = {root:.0f}",
+            f"carrier sweep {REL}/minimiser-grid.toml",
+            f"least median error at b = {best} ({repro.fmt(med[best])}; {len(bs)} b from {bs[0]} "
+            f"to {bs[-1]}, 100 trials each); at b = {int(root)}: {repro.fmt(med[int(root)])} "
+            f"({repro.fmt(med[int(root)] / med[best])}x the least)",
+            f"best b within [b*/{factor:g}, {factor:g} b*]; ours/sqrt(n) = {best / root:g}",
+            bool(bstar / factor <= best <= bstar * factor),
+            figure="figures/error_vs_block_fp32.png",
+            note="our derivation, not a number the paper publishes: a sanity row"))
     return out
 
 
@@ -347,6 +393,10 @@ def main():
                                      os.path.join(HERE, "data", "minimiser.csv"))
         repro.require_ok(tm, "minimiser sweep")
         cl += minimiser(tm, spec)
+        tg = repro.write_timing_free(os.path.join(a.out, "minimiser-grid", "trials.csv"),
+                                     os.path.join(HERE, "data", "minimiser-grid.csv"))
+        repro.require_ok(tg, "minimiser-grid sweep")
+        cl += minimiser_grid(tg, spec)
     except (io.AnalysisError, ValueError, KeyError) as e:
         print(f"make_figures: {e}", file=sys.stderr)
         return 2

@@ -14,6 +14,8 @@ source "$HERE/../../scripts/paper-common.sh" "$@"
 "$CARRIER_BIN" sweep "$HERE/error-vs-n.toml" -o "$OUT/error-vs-n" --jobs "$JOBS"
 # The bound's minimiser b = sqrt(n), tested with 40 trials at b = 16, 256, 4096.
 "$CARRIER_BIN" sweep "$HERE/minimiser.toml" -o "$OUT/minimiser" --jobs "$JOBS"
+# Where the fp32 error is smallest on a grid of b, against (n^2/2)^(1/3) and sqrt(n) (issue 33).
+"$CARRIER_BIN" sweep "$HERE/minimiser-grid.toml" -o "$OUT/minimiser-grid" --jobs "$JOBS"
 
 paper_python "$HERE/make_figures.py" --out "$OUT" --carrier "$CARRIER_BIN"
 
