@@ -309,20 +309,22 @@ def _bin_rows(path, n):
     return out
 
 
-def run_km(runner, km_dir):
+def run_km(runner, km_dir, rows=KM_ROWS, data_dir=None, foils=True):
+    """Vectors 1..rows of every set; the CSVs go to data_dir (default: this folder's data/)."""
+    data_dir = data_dir or os.path.join(HERE, "data")
     jobs, meta = [], []
     for key, gpu, fmt, o, profile in KM_SETS:
         base = os.path.join(km_dir, "model_validation", gpu, fmt)
-        a = _hex_rows(os.path.join(base, f"a_{gpu}_{fmt}.txt"), KM_ROWS)
-        b = _hex_rows(os.path.join(base, f"b_{gpu}_{fmt}.txt"), KM_ROWS)
-        d = _bin_rows(os.path.join(base, f"d_{gpu}_{o}.txt"), KM_ROWS)
+        a = _hex_rows(os.path.join(base, f"a_{gpu}_{fmt}.txt"), rows)
+        b = _hex_rows(os.path.join(base, f"b_{gpu}_{fmt}.txt"), rows)
+        d = _bin_rows(os.path.join(base, f"d_{gpu}_{o}.txt"), rows)
         if fmt == "E4M3" and gpu in ("H100", "H200"):
-            c = [0.0] * KM_ROWS  # wgmma D = A B + D from a zero D (the authors' Validate_TC_models.m)
+            c = [0.0] * len(d)  # wgmma D = A B + D from a zero D (the authors' Validate_TC_models.m)
         else:
-            c = _bin_rows(os.path.join(base, f"c_{gpu}_fp32.txt"), KM_ROWS)
+            c = _bin_rows(os.path.join(base, f"c_{gpu}_fp32.txt"), rows)
         if o == "fp16":
             c = [float(np.float16(x)) for x in c]  # c rounded to nearest fp16 (the authors' note)
-        for i in range(KM_ROWS):
+        for i in range(len(d)):
             inj = inject_c(c[i], profile)
             if inj is None:
                 meta.append((key, i, c[i], d[i], None))
@@ -333,7 +335,7 @@ def run_km(runner, km_dir):
             if c[i] != 0 and i < KM_CHECK_C:
                 jobs.append((name + "-c", profile, inj))
                 meta.append((key, i, c[i], None, ("c", len(jobs) - 1)))
-            foil = KM_FOILS.get(key)
+            foil = KM_FOILS.get(key) if foils else None
             finj = inject_c(c[i], foil) if foil else None
             if foil and i < KM_FOIL_ROWS and finj is not None:
                 jobs.append((f"km-{key}-{i + 1}-foil-{foil}", foil, finj + list(zip(a[i], b[i]))))
@@ -359,7 +361,7 @@ def run_km(runner, km_dir):
             s["differing"] += 1
             diffs.append({"set": key, "row": str(i + 1), "c": hexf(c), "ours": hexf(r),
                           "gpu": hexf(d)})
-    io.write_csv(os.path.join(HERE, "data", "km.csv"),
+    io.write_csv(os.path.join(data_dir, "km.csv"),
                  ["set", "gpu", "format", "output", "profile", "compared", "differing",
                   "not_written", "foil", "foil_compared", "foil_differing"],
                  [{"set": k, "gpu": g, "format": f, "output": o, "profile": p,
@@ -370,7 +372,7 @@ def run_km(runner, km_dir):
                    "foil_compared": str(summary[k]["foil_compared"]),
                    "foil_differing": str(summary[k]["foil_differing"])}
                   for k, g, f, o, p in KM_SETS])
-    io.write_csv(os.path.join(HERE, "data", "km-differences.csv"),
+    io.write_csv(os.path.join(data_dir, "km-differences.csv"),
                  ["set", "row", "c", "ours", "gpu"], diffs)
     return summary, diffs, cchecks
 
@@ -605,8 +607,24 @@ def main():
     p.add_argument("--carrier", default="carrier")
     p.add_argument("--km-dir", required=True)
     p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--km-deep", type=int, default=0,
+                   help="only compare vectors 1..N of every Khattak-Mikaitis set (a longer "
+                        "one-off check): OUT/km-deep/km.csv and km-differences.csv; data/ and "
+                        "CLAIMS.md are not touched")
     a = p.parse_args()
     runner = Runner(a.carrier, a.out, a.jobs)
+    if a.km_deep:
+        deep = os.path.join(a.out, "km-deep")
+        os.makedirs(deep, exist_ok=True)
+        try:
+            summary, diffs, _ = run_km(runner, a.km_dir, a.km_deep, deep, foils=False)
+        except (io.AnalysisError, ValueError, KeyError, OSError) as e:
+            print(f"make_figures: {e}", file=sys.stderr)
+            return 2
+        for key, s in summary.items():
+            print(f"{key}: {s['differing']} of {s['compared']} differ, {s['not_written']} not "
+                  "written")
+        return 0
     try:
         spec = claims.load_spec(os.path.join(HERE, "claims.toml"))
         fasi, fasi_c = run_fasi(runner)
