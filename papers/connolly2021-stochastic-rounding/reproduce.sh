@@ -20,6 +20,10 @@ for dtype in fp16 bf16; do
   done
 done
 
+# The authors' matrix-vector experiment as test_matvec.m runs it, emulated in numpy (issue 33;
+# a few minutes: 4.4 million sequential column updates of 11 x 100 rows).
+paper_python "$HERE/authors_matvec.py" "$OUT/authors_matvec.csv"
+
 paper_python "$HERE/make_figures.py" --out "$OUT" --carrier "$CARRIER_BIN"
 
 # papers/README.md: the summary table over every CLAIMS.md.
