@@ -13,8 +13,8 @@ first vectors of each Khattak-Mikaitis set.
 
 Inputs: the Khattak-Mikaitis validation files (--km-dir: a folder holding
 model_validation/GPU/FORMAT/*.txt of north-numerical-computing/MATLAB-tensor-core).
-Outputs (this folder): data/fasi.csv, data/km.csv, data/km-differences.csv, data/probes.csv,
-CLAIMS.md.
+Outputs (this folder): data/fasi.csv, data/km.csv, data/km-differences.csv, data/hpec.csv,
+data/probes.csv, CLAIMS.md.
 """
 import argparse
 import concurrent.futures
@@ -401,6 +401,104 @@ def km_fp8_output_bits(km_dir):
     return out
 
 
+# --- Khattak and Mikaitis, HPEC 2025: CUDA/nvidia-tests.cu (fp16) on the A30 -----------------
+
+HPEC_PROFILE = "ampere"
+
+
+def _wmma(c, nz, profile=HPEC_PROFILE):
+    """One wmma call of nvidia-tests.cu: c and 16 (a, b) pairs, zero but for nz {i: (a, b)}."""
+    pairs = [(0.0, 0.0)] * 16
+    for i, ab in nz.items():
+        pairs[i] = ab
+    return with_c(c, [a for a, _ in pairs], [b for _, b in pairs], profile)
+
+
+def _rounding(pos, neg, rz, rne):
+    """nvidia-tests.cu's classification: 0 RZ, 1 RNE, 2 RU, 3 RD, -1 not working."""
+    if pos == rz and neg == -rz:
+        return 0
+    if pos == rne and neg == -rne:
+        return 1
+    if pos == rne and neg == -rz:
+        return 2
+    if pos == rz and neg == -rne:
+        return 3
+    return -1
+
+
+def run_hpec(runner, profile=HPEC_PROFILE):
+    """The program's decisions from carrier's outputs, in its order (neab and NFMA feed the
+    later tests). Returns {feature: (code or count, text)}; writes data/hpec.csv for the A30's
+    profile."""
+    pout, pin = 24, 11
+    rows, res = [], {}
+
+    def wmma(c, nz):
+        return _wmma(c, nz, profile)
+
+    def run(tag, jobs):
+        out = runner.run([(f"hpec-{profile}-{tag}-{i}", profile, p) for i, p in enumerate(jobs)])
+        for i, r in enumerate(out):
+            rows.append({"test": tag, "case": str(i), "result": hexf(r)})
+        return out
+
+    u = P(-pout)
+    one, two = run("f1", [wmma(1.0, {0: (u, 1.0), 1: (u, 1.0)}),
+                          wmma(1.0, {0: (u, 1.0), 1: (u, 0.5), 2: (u, 0.5)})])
+    neab = 0
+    if one == 1 + 2 * u:
+        neab = 1
+    if two == 1 + 2 * u:
+        neab = 2
+    res["align-bits"] = (neab, f"one-bit test {'passed' if one == 1 + 2 * u else 'failed'}, "
+                               f"two-bit test {'passed' if two == 1 + 2 * u else 'failed'}")
+    ks = list(range(2, 15))
+    jobs = []
+    for k in ks:
+        jobs.append(wmma(1 + P(-pout + 1), {0: (1.0, 1.0), k - 1: (P(-pout + 1), 1.0)}))
+        jobs.append(wmma(-1 - P(-pout + 1), {0: (-1.0, 1.0), k - 1: (-P(-pout + 1), 1.0)}))
+    out = run("f2", jobs)
+    necb, nfma, target = 0, 0, 2 + P(-pout + 2)
+    for i, k in enumerate(ks):
+        d_pos, d_neg = out[2 * i], out[2 * i + 1]
+        if d_pos != target and abs(d_neg) != target:
+            nfma = k - 1
+            break
+        necb = math.floor(math.log2(k * (2 - P(-pin + 1))))
+    res["carry-bits"] = (necb, f"{necb} extra carry bits")
+    res["fma-size"] = (nfma, f"FMA size {nfma}")
+    t = 3
+    (r4,) = run("f4", [wmma(1 - P(-pout + t), {0: (P(-pout + t) + P(-pout), 1.0),
+                                                1: (P(-pout + t) + P(-pout), 1.0)})])
+    norm = -1
+    if r4 == 1 + P(-pout + t) + P(-pout + 1):
+        norm = 1
+    elif r4 == 1 + P(-pout + t):
+        norm = 2
+    elif r4 == 1 + P(-pout + t) + P(-pout + 2):
+        norm = 3
+    res["normalisation"] = (norm, f"{r4.hex()} (code {norm})")
+    c5 = 1 + P(-pout + 1) + P(-pout + 2)
+    pos, neg = run("f5", [wmma(c5, {i: (1.0, 1.0) for i in range(3)}),
+                          wmma(-c5, {i: (-1.0, 1.0) for i in range(3)})])
+    code = _rounding(pos, neg, 4.0, 4 + P(-pout + 3))
+    res["final-rounding"] = (code, f"{pos.hex()}, {neg.hex()} (code {code})")
+    bb = P(-neab) + P(-neab - 1)
+    for tag, key in (("f6", "align-rounding"), ("f9", "align-rounding-9")):
+        pos, neg = run(tag, [wmma(1.0, {0: (u, bb), 1: (u, bb)}),
+                             wmma(-1.0, {0: (-u, bb), 1: (-u, bb)})])
+        code = _rounding(pos, neg, 1.0, 1 + P(-pout + 2 - neab))
+        res[key] = (code, f"{pos.hex()}, {neg.hex()} (code {code})")
+    pos, neg = run("f7", [wmma(1 + P(-pout + 1), {nfma: (u, 1.5)}),
+                          wmma(-1 - P(-pout + 1), {nfma: (-u, 1.5)})])
+    code = _rounding(pos, neg, 1 + P(-pout + 1), 1 + P(-pout + 2))
+    res["multi-bfma"] = (code, f"{pos.hex()}, {neg.hex()} (code {code})")
+    if profile == HPEC_PROFILE:
+        io.write_csv(os.path.join(HERE, "data", "hpec.csv"), ["test", "case", "result"], rows)
+    return res
+
+
 # --- probes: F, group size, output bits; DeepSeek-V3's 14 bits of 32 products --------------
 
 def _pow2_pair(m, dtype):
@@ -473,7 +571,7 @@ def fmt_list(vals):
     return ", ".join(v.hex() if v != 0 else "0" for v in vals)
 
 
-def make_claims(spec, fasi, fasi_c, km, km_c, probes, runner, fp8bits):
+def make_claims(spec, fasi, fasi_c, km, km_c, probes, runner, fp8bits, hpec):
     cl = []
     for key, gpu, kind, p32, p16 in FASI_SETS:
         for tid, role, cases, judge in fasi_tests(kind):
@@ -549,6 +647,16 @@ def make_claims(spec, fasi, fasi_c, km, km_c, probes, runner, fp8bits):
         cl.append(claims.reproduction(
             spec, f"mmasim-{key}", f"MMA-Sim: products per fused step (mma:{prof})",
             runner.command(prof, f"probe-group-{prof}.txt"), f"{group[prof]:g}", group[prof]))
+    for key, what in [("align-bits", "extra alignment bits"), ("carry-bits", "extra carry bits"),
+                      ("fma-size", "FMA size"), ("normalisation", "normalisation pattern"),
+                      ("final-rounding", "final fp32 rounding"),
+                      ("align-rounding", "rounding of aligned significands (Feature 6)"),
+                      ("multi-bfma", "rounding between block FMAs")]:
+        v, text = hpec[key]
+        cl.append(claims.reproduction(
+            spec, f"hpec-a30-{key}", f"Khattak-Mikaitis HPEC 2025 feature test on the A30: {what} "
+            f"(mma:{HPEC_PROFILE}, nvidia-tests.cu's decision logic)",
+            runner.command(HPEC_PROFILE, "hpec-TEST-N.txt"), text, v))
     for key in ("fttn-v100", "fttn-a100", "fttn-h100"):
         cl.append(claims.reproduction(
             spec, key, f"FTTN matrix-multiplication test, {key.split('-')[1].upper()}",
@@ -572,6 +680,18 @@ def make_claims(spec, fasi, fasi_c, km, km_c, probes, runner, fp8bits):
             runner.command(foil, f"km-{key}-ROW-foil-{foil}.txt"),
             f"{s['foil_differing']} of {s['foil_compared']} differ", "at least 1",
             s["foil_differing"] >= 1))
+    cl.append(claims.sanity(
+        "Khattak-Mikaitis HPEC 2025 Feature 9 (the vectors of Feature 6 again) on mma:ampere: "
+        "toward zero, as the A30 printed (README.md lines 62-64)",
+        runner.command(HPEC_PROFILE, "hpec-f9-N.txt"), hpec["align-rounding-9"][1], "code 0",
+        hpec["align-rounding-9"][0] == 0))
+    fo = hpec["foil"]
+    cl.append(claims.sanity(
+        "the HPEC 2025 program tells profiles apart: on mma:volta (V100's rule) it finds another "
+        "alignment-bit count and FMA size than the A30's 1 and 8",
+        runner.command("volta", "hpec-volta-TEST-N.txt"),
+        f"{fo['align-bits'][0]} extra alignment bits, FMA size {fo['fma-size'][0]}",
+        "not (1, 8)", (fo["align-bits"][0], fo["fma-size"][0]) != (1, 8)))
     e8 = {k: v for k, v in fp8bits.items() if k[0] != "B200"}
     cl.append(claims.sanity(
         "the GPUs' own fp8 outputs have at most 14 significant bits (e8m13, the output of "
@@ -631,7 +751,9 @@ def main():
         km = run_km(runner, a.km_dir)
         probes = run_probes(runner)
         fp8bits = km_fp8_output_bits(a.km_dir)
-        cl = make_claims(spec, fasi, fasi_c, km[:2], km[2], probes, runner, fp8bits)
+        hpec = run_hpec(runner)
+        hpec["foil"] = run_hpec(runner, "volta")
+        cl = make_claims(spec, fasi, fasi_c, km[:2], km[2], probes, runner, fp8bits, hpec)
     except (io.AnalysisError, ValueError, KeyError, OSError) as e:
         print(f"make_figures: {e}", file=sys.stderr)
         return 2
