@@ -18,6 +18,7 @@ data/probes.csv, CLAIMS.md.
 """
 import argparse
 import concurrent.futures
+import json
 import math
 import os
 import subprocess
@@ -131,7 +132,6 @@ class Runner:
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             raise io.AnalysisError(f"{' '.join(cmd)} exited {r.returncode}: {r.stderr.strip()}")
-        import json
         res = json.loads(r.stdout)["result"]
         # eval prints an fp32 result as its shortest decimal: read it back as that float.
         return float(np.float32(res)) if not isinstance(res, str) else float(res)
@@ -319,7 +319,8 @@ def run_km(runner, km_dir, rows=KM_ROWS, data_dir=None, foils=True):
         b = _hex_rows(os.path.join(base, f"b_{gpu}_{fmt}.txt"), rows)
         d = _bin_rows(os.path.join(base, f"d_{gpu}_{o}.txt"), rows)
         if fmt == "E4M3" and gpu in ("H100", "H200"):
-            c = [0.0] * len(d)  # wgmma D = A B + D from a zero D (the authors' Validate_TC_models.m)
+            # wgmma D = A B + D from a zero D (the authors' Validate_TC_models.m)
+            c = [0.0] * len(d)
         else:
             c = _bin_rows(os.path.join(base, f"c_{gpu}_fp32.txt"), rows)
         if o == "fp16":
@@ -584,7 +585,8 @@ def make_claims(spec, fasi, fasi_c, km, km_c, probes, runner, fp8bits, hpec):
                 text = f"{fmt_list(res)} (PASS = {int(ours_v)})"
             else:
                 ours_v = 1.0 if res[1] < res[0] else 0.0
-                text = f"c = 1 - 2^-24: {res[0].hex()}, c = 1: {res[1].hex()} (PASS = {int(ours_v)})"
+                text = (f"c = 1 - 2^-24: {res[0].hex()}, c = 1: {res[1].hex()} "
+                        f"(PASS = {int(ours_v)})")
             e = spec.entries[f"fasi-{key}-{tid}"]
             note = None
             if not spec.check(f"fasi-{key}-{tid}", ours_v):
@@ -598,7 +600,8 @@ def make_claims(spec, fasi, fasi_c, km, km_c, probes, runner, fp8bits, hpec):
         s = km[0][key]
         note = None
         if s["not_written"]:
-            note = f"{s['not_written']} of the first {KM_ROWS} vectors have a c the CLI cannot write"
+            note = (f"{s['not_written']} of the first {KM_ROWS} vectors have a c the CLI "
+                    "cannot write")
         if s["differing"]:
             first = next(d for d in km[1] if d["set"] == key)
             note = ((note + "; ") if note else "") + (
