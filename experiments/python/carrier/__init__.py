@@ -3,41 +3,380 @@
 The same trial as ``carrier eval`` (one op, storage dtype, compute type, rounding, exp policy,
 merge order and backend, measured against a certified reference and an a-priori bound), the
 merge trees of ``carrier tree``, the law checks of ``carrier laws`` and the sweeps of
-``carrier sweep``, with numpy arrays in and pandas tables out. Bad arguments raise ValueError
-with the CLI's one-line message. The compiled part is carrier._carrier (experiments/python).
+``carrier sweep``, with numpy arrays in and pandas tables out. Parameter names and defaults are
+the CLI's (``--acc`` is ``acc=``, ``--sr-seed`` is ``sr_seed=``, ``--precision`` a per-role
+policy); dtypes may be carrier's names (``"bf16"``) or numpy's (``np.float16``, ``"float32"``,
+``"bfloat16"``, ``"half"``).
+
+Errors are Python's kinds: a wrong type is a TypeError, a bad value or combination a ValueError
+with the CLI's one-line message, a missing file or folder a FileNotFoundError.
+
+>>> import numpy as np, carrier
+>>> carrier.eval("dot", np.array([1.0, 2.0]), np.array([3.0, 4.0]), dtype="fp64").result
+11.0
+
+The compiled part is carrier._carrier (experiments/python/module.cpp).
 """
-import io
-import os
+import errno as _errno
+import math as _math
+import operator as _operator
+import os as _os
+import warnings as _warnings
 
 from . import _carrier
-from ._carrier import EvalResult, Tree  # noqa: F401
+from ._carrier import Tree
 
-__all__ = ["eval", "tree", "laws", "sweep", "read_sweep", "EvalResult", "Tree"]
+__version__ = _carrier.__version__
+
+__all__ = ["eval", "tree", "laws", "sweep", "read_sweep", "ops", "EvalResult", "Tree"]
 
 
-def eval(op, x=None, *, dtype, acc=None, precision=None, rounding="rne", schedule=None,
-         backend="replay", exp=None, gen=None, n=0, seed=1, head_dim=0):
+def __dir__():
+    return sorted(__all__ + ["__version__"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Argument checks: Python's exception kinds before anything reaches C++.
+
+# numpy's (and ml_dtypes', torch's) names for carrier's formats.
+_DTYPE_ALIASES = {
+    "float16": "fp16", "half": "fp16",
+    "bfloat16": "bf16",
+    "float32": "fp32", "single": "fp32",
+    "float64": "fp64", "double": "fp64",
+    "float8_e4m3fn": "fp8e4m3", "float8_e4m3": "fp8e4m3",
+    "float8_e5m2": "fp8e5m2",
+}
+
+
+def _format_name(value, what):
+    """A carrier format name from a carrier name, a numpy dtype or type, or an alias string."""
+    if isinstance(value, str):
+        text = value[6:] if value.startswith("torch.") else value
+        return _DTYPE_ALIASES.get(text, value)
+    if value is None or isinstance(value, (bool, int, float, bytes, list, tuple, dict)):
+        raise TypeError(f"{what} must be a format name such as 'bf16' or a numpy dtype such as "
+                        f"np.float16, not {type(value).__name__}")
+    if type(value).__module__.startswith("torch"):  # torch.bfloat16 and friends, no import
+        return _format_name(str(value), what)
+    import numpy as np
+    try:
+        dt = np.dtype(value)
+    except TypeError:
+        raise TypeError(f"{what} must be a format name such as 'bf16' or a numpy dtype such as "
+                        f"np.float16, not {value!r}") from None
+    if dt.name in _DTYPE_ALIASES:
+        return _DTYPE_ALIASES[dt.name]
+    raise ValueError(f"{what}: numpy dtype {dt.name} is not a floating-point format carrier has "
+                     f"(float16 bfloat16 float32 float64, float8_e4m3fn float8_e5m2)")
+
+
+def _acc_name(value, what="acc"):
+    """acc: a format, 'same', mpfr:BITS, or INNER>OUTER (each side mapped as a format)."""
+    if isinstance(value, str) and ">" in value:
+        return ">".join(_format_name(part, what) for part in value.split(">"))
+    return _format_name(value, what)
+
+
+def _policy_text(value):
+    """precision: a per-role policy string (role=FORMAT[@ROUND] items, or a preset first) or a
+    dict {role: format}; numpy names in role values are mapped."""
+    if isinstance(value, dict):
+        items = []
+        for role, fmt in value.items():
+            if not isinstance(role, str):
+                raise TypeError(f"precision: role names are strings, got {role!r}")
+            items.append(f"{role}={_acc_name(fmt, 'precision ' + role) if role != 'mma' else fmt}")
+        value = ",".join(items)
+    if not isinstance(value, str):
+        raise TypeError("precision must be a per-role policy string such as 'in=bf16,acc=fp32' "
+                        f"(or a dict {{'in': 'bf16', 'acc': 'fp32'}}), not {type(value).__name__}")
+    items = []
+    for item in value.split(","):
+        role, eq, rest = item.partition("=")
+        if eq and role.strip() in ("in", "prod", "acc", "combine", "state", "s", "p", "out"):
+            fmt, at, mode = rest.partition("@")
+            rest = _DTYPE_ALIASES.get(fmt, fmt) + at + mode
+        items.append(role + eq + rest)
+    text = ",".join(items)
+    if "=" not in text and text not in _carrier._precision_presets():
+        raise ValueError(
+            f"precision '{text}' is not a per-role policy: precision is the CLI's --precision, "
+            "role=FORMAT[@ROUND] items (in prod acc combine state s p out), e.g. "
+            f"'in=bf16,acc=fp32', or a preset ({' '.join(_carrier._precision_presets())}); "
+            "for the compute type alone give acc=")
+    return text
+
+
+def _text(value, what, allow_none=True):
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a string, not {type(value).__name__}")
+    return value
+
+
+def _count(value, what, allow_none=True, limit=2**64 - 1):
+    """A non-negative integer (int or numpy integer, not bool, float or str)."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or value is None:
+        raise TypeError(f"{what} must be an integer, not {type(value).__name__}")
+    try:
+        v = _operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an integer, not {type(value).__name__}") from None
+    if v < 0:
+        raise ValueError(f"{what} must be 0 or more, got {v}")
+    if v > limit:
+        raise ValueError(f"{what} must be at most {limit}, got {v}")
+    return v
+
+
+def _flag(value, what):
+    import numpy as np
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{what} must be True or False, not {type(value).__name__}")
+    return bool(value)
+
+
+def _array(value, what):
+    """A numeric array as float64, C-contiguous (float64 C-contiguous input is not copied)."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, dict, set)):
+        raise TypeError(f"{what} must be an array of real numbers, not {type(value).__name__}")
+    import numpy as np
+    a = np.asarray(value)
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"{what} must hold real numbers, got dtype {a.dtype}")
+    return np.asarray(a, dtype=np.float64, order="C")  # ascontiguousarray would make 0-d 1-d
+
+
+def _path(value, what):
+    if not isinstance(value, (str, bytes, _os.PathLike)):
+        raise TypeError(f"{what} must be a path (str or os.PathLike), not {type(value).__name__}")
+    path = _os.fsdecode(_os.fspath(value))
+    return path
+
+
+def _existing_file(value, what):
+    path = _path(value, what)
+    if path == "-":
+        raise ValueError(f"{what}: standard input is the CLI's; pass the numbers as an array")
+    if not _os.path.exists(path):
+        raise FileNotFoundError(_errno.ENOENT, _os.strerror(_errno.ENOENT), path)
+    if _os.path.isdir(path):
+        raise IsADirectoryError(_errno.EISDIR, _os.strerror(_errno.EISDIR), path)
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# eval
+
+
+class EvalResult:
+    """One measured trial (carrier.eval's result).
+
+    Its attributes are the fields of ``carrier eval --format json`` (and of the sweep CSV's
+    columns): op dtype acc round precision sr_seed exp backend engine head_dim schedule (as
+    requested, after defaults) schedule_used (as executed: it replays to the same bits) defaults
+    tree_max_depth tree_mean_depth tree_hash n input result reference abs_error rel_error
+    ulp_error cond reference_tier reference_bits reference_certified bound_kind bound_formula
+    error_to_bound bound_vacuous u reference_seconds seconds, softmax's and attention's
+    normwise_inf_error normwise_2_error componentwise_error, argmax's result_index and
+    reference_index, role_bound* with precision=, and components (every component computed).
+    Grouped views: ``errors`` (abs rel ulp, or normwise_inf normwise_2 componentwise),
+    ``bound`` (value ratio available kind formula relative rigorous vacuous u; the number is
+    ``to_dict()["bound"]``), ``tree`` (max_depth mean_depth hash seconds), ``ratio``
+    (error_to_bound), ``tier``, ``certified``. Picklable; ``to_dict()`` is the flat dict.
+
+    >>> r = carrier.eval("sum", [0.5, 0.25], dtype="fp32")
+    >>> r.result, r.to_dict()["rel_error"]
+    (0.75, 0.0)
+    """
+
+    __module__ = "carrier"
+
+    def __init__(self, fields):
+        self.__dict__["_fields"] = dict(fields)
+
+    def __getattr__(self, name):
+        if name.startswith("__") or name == "_fields":
+            raise AttributeError(name)
+        f = self.__dict__.get("_fields", {})
+        if name in f and name != "bound":
+            return f[name]
+        if name == "errors":
+            if f["vector_out"]:
+                return {"normwise_inf": f["normwise_inf_error"],
+                        "normwise_2": f["normwise_2_error"],
+                        "componentwise": f["componentwise_error"]}
+            return {"abs": f["abs_error"], "rel": f["rel_error"], "ulp": f["ulp_error"]}
+        if name == "bound":
+            value = f["bound"]
+            return {"available": f["bound_available"],
+                    "value": _math.nan if value is None else value,
+                    "ratio": f["error_to_bound"], "kind": f["bound_kind"],
+                    "formula": f["bound_formula"], "relative": f["bound_relative"],
+                    "rigorous": f["bound_rigorous"], "vacuous": f["bound_vacuous"], "u": f["u"]}
+        if name == "tree":
+            return {"max_depth": f["tree_max_depth"], "mean_depth": f["tree_mean_depth"],
+                    "hash": f["tree_hash"], "seconds": f["seconds"]}
+        if name == "ratio":
+            return f["error_to_bound"]
+        if name == "tier":
+            return f["reference_tier"]
+        if name == "certified":
+            return f["reference_certified"]
+        raise AttributeError(f"'EvalResult' has no attribute '{name}'")
+
+    def __setattr__(self, name, value):
+        raise AttributeError("EvalResult is read-only")
+
+    def __dir__(self):
+        return sorted(set(self._fields) | {"errors", "bound", "tree", "ratio", "tier",
+                                           "certified", "to_dict"})
+
+    def __getstate__(self):
+        return self._fields
+
+    def __setstate__(self, state):
+        self.__dict__["_fields"] = dict(state)
+
+    def __eq__(self, other):
+        if not isinstance(other, EvalResult):
+            return NotImplemented
+        a, b = self._fields, other._fields
+        if a.keys() != b.keys():
+            return False
+        same = lambda u, v: u == v or (isinstance(u, float) and isinstance(v, float)
+                                       and _math.isnan(u) and _math.isnan(v))
+        return all(same(a[k], b[k]) if not isinstance(a[k], list)
+                   else len(a[k]) == len(b[k]) and all(map(same, a[k], b[k])) for k in a)
+
+    __hash__ = None
+
+    def to_dict(self):
+        """The result as a flat dict with the CLI's JSON field names (a DataFrame row).
+
+        >>> pd.DataFrame([carrier.eval("sum", x, dtype="bf16", schedule=s).to_dict()
+        ...               for s in ("seq", "pairwise")])[["schedule", "rel_error"]]
+        """
+        d = dict(self._fields)
+        d["components"] = list(d["components"])
+        d["other_components"] = dict(d["other_components"])
+        return d
+
+    def __repr__(self):
+        f = self._fields
+        main = (f"result={f['result']!r}, reference={f['reference']!r}" if not f["vector_out"]
+                else f"componentwise_error={f['componentwise_error']!r}")
+        return (f"EvalResult(op={f['op']}, dtype={f['dtype']}, acc={f['acc']}, round={f['round']}, "
+                f"schedule_used={f['schedule_used']}, n={f['n']}, {main}, "
+                f"rel_error={f['rel_error']!r}, tier={f['reference_tier']})")
+
+
+def eval(op, x=None, y=None, *, dtype=None, acc=None, round=None, precision=None, schedule=None,
+         exp=None, backend="replay", engine="fast", input=None, gen=None, n=None, seed=1,
+         sr_seed=None, head_dim=None, q=None, k=None, v=None, allow_nonfinite=False,
+         rounding=None):
     """One reduction, measured: ``carrier eval`` in process.
 
-    x: a one-dimensional array of numbers (float64 C-contiguous arrays are read in place), or
-    None with gen="normal" (any ``carrier eval --gen`` generator), n and seed. acc (or its
-    alias precision) is the compute type; acc, exp and schedule left as None take the
-    backend's defaults (``result.defaults`` says which). Returns an EvalResult: result,
-    reference, tier, errors, bound (with ratio), schedule (the one executed), tree stats.
+    The input, one of:
+      x            one column (sum, lse, welford, ...): a one-dimensional array-like of real
+                   numbers (float64 C-contiguous arrays are read in place, others converted once)
+      x, y         dot and affine's two columns, one-dimensional and of one length; or x alone
+                   of shape (n, 2)
+      q=, k=, v=   attention's queries, keys and values, each of shape (n, head_dim)
+      input=       a file as ``--input`` (one number per line, two columns for dot/affine)
+      gen=, n=     a generator as ``--gen`` (normal, uniform01, ill:1e8, ...), n values,
+                   seed= (default 1)
+    Every value is rounded to the storage format first; nan and inf are refused unless
+    allow_nonfinite=True (``--allow-nonfinite``).
+
+    Parameters as the CLI's flags: dtype (storage; carrier's names or numpy's: np.float16,
+    "bfloat16", "half"), acc (compute type; default the dtype, or fp32 for 16-bit storage on
+    simd/omp/cuda), round ("rne" rna rz ru rd ro sr; ``rounding=`` is a deprecated alias),
+    precision (``--precision``: a per-role policy "in=bf16,acc=fp32", a preset, or a dict; it
+    replaces dtype, acc and round), schedule (default seq on replay, the kernel's own on
+    simd/omp/cuda), exp (libm portable fast), backend (replay simd omp cuda), engine (fast
+    oracle), sr_seed (default seed), head_dim (attention: 64 or 128; q's width by default).
+    Left-out acc, exp and schedule take the backend's defaults (``result.defaults`` says which).
+
+    Returns an EvalResult (``to_dict()``: the CLI's JSON fields). Raises TypeError for a wrong
+    type, ValueError for a bad value, shape or combination (the CLI's one-line message),
+    FileNotFoundError for a missing input file.
+
+    >>> import numpy as np, carrier
+    >>> carrier.eval("sum", np.full(10, 0.1), dtype="fp64", schedule="seq").result
+    0.9999999999999999
+    >>> carrier.eval("dot", [1, 2, 3], [4, 5, 6], dtype=np.float32).result
+    32.0
+    >>> carrier.eval("lse", gen="normal", n=1000, precision="in=bf16,acc=fp32").rel_error
     """
-    if acc is not None and precision is not None:
-        raise ValueError("give either acc or precision (the same thing), not both")
+    _text(op, "op", allow_none=False)
+    if rounding is not None:
+        _warnings.warn("carrier.eval(rounding=) is deprecated: use round=, as the CLI's --round",
+                       DeprecationWarning, stacklevel=2)
+        _text(rounding, "rounding")
+        if round is not None and round != rounding:
+            raise ValueError("give either round or rounding (its deprecated alias), not both")
+        round = rounding
     if precision is not None:
-        acc = precision
-    return _carrier._eval(op, x, dtype, acc or "", rounding, schedule or "", backend, exp or "",
-                          gen or "", int(n), int(seed), int(head_dim))
+        precision = _policy_text(precision)
+    dtype = None if dtype is None else _format_name(dtype, "dtype")
+    acc = None if acc is None else _acc_name(acc)
+    _text(round, "round")
+    _text(schedule, "schedule")
+    _text(exp, "exp")
+    _text(backend, "backend", allow_none=False)
+    _text(engine, "engine", allow_none=False)
+    _text(gen, "gen")
+    path = None if input is None else _existing_file(input, "input")
+    result = _carrier._eval(
+        op, _array(x, "x"), _array(y, "y"), _array(q, "q"), _array(k, "k"), _array(v, "v"),
+        path or "", dtype, acc, round, precision, schedule, exp, backend, engine, gen or "",
+        _count(n, "n"), _count(seed, "seed", allow_none=False), _count(sr_seed, "sr_seed"),
+        _count(head_dim, "head_dim"), _flag(allow_nonfinite, "allow_nonfinite"))
+    return EvalResult(result)
 
 
-def tree(schedule, n):
-    """The explicit merge tree of a schedule over n inputs: .stats, .to_json(), .to_dot()."""
-    if int(n) < 0:
-        raise ValueError("n must be a count (0 or more)")
-    return _carrier.tree(schedule, int(n))
+def ops():
+    """The op table's trial ops: {name: {"input": "column" | "pairs" | "qkv", "head_dims": [...],
+    "summary": ...}}, in listing order (user carriers included).
+
+    >>> carrier.ops()["dot"]["input"]
+    'pairs'
+    """
+    return {name: {"input": kind, "head_dims": list(dims), "summary": summary}
+            for name, (kind, dims, summary) in _carrier._ops().items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# tree and laws
+
+
+def tree(schedule, n=None):
+    """The explicit merge tree of a schedule over n inputs (``carrier tree``).
+
+    n may be left out for a saved tree (``file:TREE.json`` carries its own). Returns a Tree:
+    .stats (chains, combines, depths, tree_hash, ...), .to_json(), .to_dot(), .to_text(),
+    .to_dict(); picklable.
+
+    >>> t = carrier.tree("blocked:4:pairwise", 14)
+    >>> t.stats["chains"], t.stats["combine_depth"]
+    (4, 2)
+    """
+    if isinstance(schedule, _os.PathLike):
+        schedule = "file:" + _os.fspath(schedule)
+    _text(schedule, "schedule", allow_none=False)
+    n = _count(n, "n")
+    if n is None and not schedule.startswith("file:"):
+        raise TypeError("carrier.tree() needs n (only a file: tree carries its own)")
+    if schedule.startswith("file:"):
+        _existing_file(schedule[5:], "schedule file:")
+    return _carrier._tree(schedule, n)
 
 
 def _laws_rows(text):
@@ -55,15 +394,23 @@ def _laws_rows(text):
     return rows
 
 
-def laws(op, dtype="fp64", *, trials=None, seed=None):
-    """``carrier laws OP --dtype T``: each law's declared and measured value, verdict and
-    figures, as a pandas DataFrame (a list of dicts without pandas). df.attrs["verdict"]
-    holds the closing line, df.attrs["exit"] the CLI's exit code (1: a declaration refuted)."""
-    argv = [op, "--dtype", dtype]
+def laws(op, dtype="fp32", *, trials=None, seed=None):
+    """``carrier laws OP --dtype T``: each law's declared and measured value, verdict and figures.
+
+    dtype defaults to fp32, as on the CLI (numpy names are accepted); trials defaults to the
+    CLI's 1000 and seed to 1. Returns a pandas DataFrame (a list of dicts without pandas) with
+    columns law, declared, measured, verdict, figures; df.attrs["verdict"] holds the closing
+    line and df.attrs["exit"] the CLI's exit code (1: a declaration refuted).
+
+    >>> df = carrier.laws("sum", "fp32", trials=50)
+    >>> df.attrs["exit"], df.loc[0, "law"]
+    """
+    _text(op, "op", allow_none=False)
+    argv = [op, "--dtype", _format_name(dtype, "dtype")]
     if trials is not None:
-        argv += ["--trials", str(int(trials))]
+        argv += ["--trials", str(_count(trials, "trials"))]
     if seed is not None:
-        argv += ["--seed", str(int(seed))]
+        argv += ["--seed", str(_count(seed, "seed"))]
     code, text = _carrier._run_laws(argv)
     rows = _laws_rows(text)
     verdict = next((l for l in text.splitlines() if l.startswith("verdict")), "")
@@ -77,26 +424,185 @@ def laws(op, dtype="fp64", *, trials=None, seed=None):
     return df
 
 
-def sweep(config, out, jobs=None, *, shard=None, resume=False):
-    """``carrier sweep CONFIG -o OUT``: runs the TOML grid into OUT/trials.csv (+ manifest.json)
-    and returns read_sweep(OUT). config is a path or "default" (the embedded default study)."""
-    argv = ["--default"] if config == "default" else [os.fspath(config)]
-    argv += ["-o", os.fspath(out), "--quiet"]
-    if jobs is not None:
-        argv += ["--jobs", str(int(jobs))]
-    if shard is not None:
-        argv += ["--shard", str(shard)]
-    if resume:
-        argv += ["--resume"]
-    _carrier._run_sweep(argv)
-    return read_sweep(out)
+# ---------------------------------------------------------------------------------------------
+# sweeps
+
+
+def _toml_value(value, where):
+    import numpy as np
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + "".join(
+            c if c not in '"\\' and 0x20 <= ord(c) < 0x7f else
+            "\\" + c if c in '"\\' else "\\u%04x" % ord(c) for c in value) + '"'
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        if not _math.isfinite(value):
+            raise ValueError(f"sweep config {where}: {value} is not a finite number")
+        return repr(float(value))
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return "[" + ", ".join(_toml_value(v, where) for v in list(value)) + "]"
+    if not isinstance(value, dict):
+        # A numpy dtype or type in dtype/acc: its carrier name.
+        try:
+            return _toml_value(_format_name(value, where), where)
+        except (TypeError, ValueError):
+            pass
+    raise TypeError(f"sweep config {where}: {type(value).__name__} is not a TOML value "
+                    "(strings, integers, floats, booleans and lists of them)")
+
+
+def _toml_key(key):
+    if not isinstance(key, str):
+        raise TypeError(f"sweep config keys are strings, got {key!r}")
+    bare = key and all(c.isalnum() and c.isascii() or c in "_-" for c in key)
+    return key if bare else _toml_value(key, "key")
+
+
+def _toml_table(table, where):
+    lines = []
+    for key, value in table.items():
+        if isinstance(value, dict):
+            raise TypeError(f"sweep config {where} {key}: a nested table is not a sweep value")
+        if where in ("[grid]", "[[exclude]]") and key in ("dtype", "acc") and not isinstance(
+                value, (list, tuple)):
+            value = [value]
+        if where in ("[grid]", "[[exclude]]") and key in ("dtype", "acc"):
+            value = [_acc_name(v, f"{where} {key}") for v in value]
+        if where == "[grid]" and key == "precision":
+            value = [_policy_text(v) for v in (value if isinstance(value, (list, tuple))
+                                               else [value])]
+        lines.append(f"{_toml_key(key)} = {_toml_value(value, where + ' ' + str(key))}")
+    return lines
+
+
+def _dict_to_toml(config):
+    """A sweep config dict ({"sweep": {...}, "grid": {...}, "exclude": [{...}, ...]}) as TOML."""
+    out = []
+    for section, body in config.items():
+        if not isinstance(section, str):
+            raise TypeError(f"sweep config sections are strings, got {section!r}")
+        if isinstance(body, dict):
+            out.append(f"[{_toml_key(section)}]")
+            out += _toml_table(body, f"[{section}]")
+        elif isinstance(body, (list, tuple)) and body and all(isinstance(b, dict) for b in body):
+            for b in body:
+                out.append(f"[[{_toml_key(section)}]]")
+                out += _toml_table(b, f"[[{section}]]")
+        else:
+            # Left for the C++ check, which names the allowed sections.
+            out.append(f"{_toml_key(section)} = {_toml_value(body, section)}")
+        out.append("")
+    return "\n".join(out)
+
+
+def _sweep_source(config):
+    """(TOML text, name for messages) of a sweep config: a dict, a path or "default"."""
+    if isinstance(config, dict):
+        return _dict_to_toml(config), "dict"
+    if isinstance(config, str) and config == "default":
+        if _carrier._default_sweep_config is None:
+            raise ValueError("carrier sweep: this build has no toml++, so it has no sweeps")
+        return _carrier._default_sweep_config, "(embedded experiments/configs/default.toml)"
+    if not isinstance(config, (str, _os.PathLike)):
+        raise TypeError("config must be a path to a TOML file, a dict of its tables "
+                        f"({{'sweep': ..., 'grid': ...}}) or 'default', not {type(config).__name__}")
+    path = _existing_file(config, "config")
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        return data.decode("utf-8"), path
+    except UnicodeDecodeError:
+        raise ValueError(f"carrier sweep: {path}: not UTF-8 text (sweep configs are ASCII)") from None
+
+
+def _shard(shard):
+    if shard is None:
+        return 0, 0
+    if isinstance(shard, str):
+        k, slash, n = shard.partition("/")
+        if not slash or not k.strip().isdigit() or not n.strip().isdigit():
+            raise ValueError(f"shard must be 'K/N' (1 <= K <= N), got '{shard}'")
+        k, n = int(k), int(n)
+    elif isinstance(shard, tuple) and len(shard) == 2:
+        k, n = _count(shard[0], "shard K", False), _count(shard[1], "shard N", False)
+    else:
+        raise TypeError(f"shard must be 'K/N' or a tuple (K, N), not {type(shard).__name__}")
+    if not 1 <= k <= n:
+        raise ValueError(f"shard K/N needs 1 <= K <= N, got {k}/{n}")
+    return k, n
+
+
+def sweep(config, out=None, jobs=None, *, resume=False, shard=None, engine="fast", quiet=True,
+          dry_run=False):
+    """``carrier sweep CONFIG -o OUT``: a grid of trials into OUT/trials.csv, as a DataFrame.
+
+    config: a TOML file (experiments/sweep/FORMAT.md), a dict of the same tables
+    ({"sweep": {...}, "grid": {...}, "exclude": [{...}]}, rendered to TOML; dtype and acc may
+    be numpy dtypes), or "default" (the embedded default study, ``--default``). out defaults
+    to sweep-NAME as on the CLI; jobs to the number of cores; shard is "K/N" or (K, N);
+    engine fast or oracle; resume continues OUT's run. quiet (default True, unlike the CLI:
+    progress lines go to the process's stderr) silences progress and the closing line (kept
+    in df.attrs["run"]); the CLI's summary table is never printed. dry_run=True runs nothing and returns the trials the config expands to.
+
+    Returns read_sweep(OUT) (one row per trial, FORMAT.md's columns). Raises TypeError for a
+    wrong type, ValueError for a bad config (the CLI's one-line message naming key and value)
+    or an output folder that cannot be used, FileNotFoundError for a missing config file.
+
+    >>> df = carrier.sweep({"sweep": {"name": "py", "trials": 2},
+    ...                     "grid": {"op": ["sum", "lse"], "dtype": ["bf16", np.float32],
+    ...                              "schedule": ["seq", "pairwise"], "n": 256,
+    ...                              "input": "normal"}}, "out/")
+    >>> df.groupby(["op", "dtype", "schedule"]).rel_error.median()
+    """
+    text, name = _sweep_source(config)
+    if dry_run:
+        cols, rows, _ = _carrier._sweep_trials(text, name)
+        try:
+            import pandas as pd
+        except ImportError:
+            return [dict(zip(cols, r)) for r in rows]
+        return pd.DataFrame(rows, columns=cols)
+    if out is not None:
+        out = _path(out, "out")
+        if out == "":
+            raise ValueError("out needs a folder (None: sweep-NAME, as on the CLI)")
+    jobs = _count(jobs, "jobs")
+    if jobs is not None and not 1 <= jobs <= 1024:
+        raise ValueError(f"jobs must be from 1 to 1024, got {jobs}")
+    shard_k, shard_n = _shard(shard)
+    _text(engine, "engine", allow_none=False)
+    code, folder, said = _carrier._run_sweep(text, name, out or "", jobs or 0, _flag(resume, "resume"),
+                                       shard_k, shard_n, engine, _flag(quiet, "quiet"))
+    if code == 130:
+        raise KeyboardInterrupt(f"carrier sweep stopped by SIGINT; resume=True continues {folder}")
+    if code != 0:
+        raise RuntimeError(f"carrier sweep stopped (exit {code}); resume=True continues {folder}")
+    df = read_sweep(folder)
+    df.attrs["run"] = said.strip()
+    return df
 
 
 def read_sweep(directory):
     """OUT/trials.csv of a sweep (or a merge) as a pandas DataFrame, one row per trial, with the
-    columns of experiments/sweep/FORMAT.md."""
+    columns of experiments/sweep/FORMAT.md (nan and empty cells as NaN).
+
+    Raises FileNotFoundError when the folder or its trials.csv does not exist,
+    NotADirectoryError when the path is a file, TypeError when it is not a path.
+
+    >>> df = carrier.read_sweep("out/")
+    >>> df[df.status == "ok"].groupby("schedule").rel_error.max()
+    """
     import pandas as pd
-    path = os.path.join(os.fspath(directory), "trials.csv")
-    if not os.path.exists(path):
-        raise ValueError(f"{directory}: no trials.csv (not a sweep output folder)")
+    folder = _path(directory, "directory")
+    if not _os.path.exists(folder):
+        raise FileNotFoundError(_errno.ENOENT, _os.strerror(_errno.ENOENT), folder)
+    if not _os.path.isdir(folder):
+        raise NotADirectoryError(_errno.ENOTDIR, _os.strerror(_errno.ENOTDIR) +
+                                 " (read_sweep takes the sweep's output folder)", folder)
+    path = _os.path.join(folder, "trials.csv")
+    if not _os.path.exists(path):
+        raise FileNotFoundError(_errno.ENOENT, "no trials.csv (not a sweep output folder)", path)
     return pd.read_csv(path, keep_default_na=False, na_values=["nan", "NaN", ""])

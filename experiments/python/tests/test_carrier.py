@@ -1,5 +1,6 @@
 """`import carrier` (experiments/python): the same numbers as the CLI, numpy in, pandas out,
-ValueError with the CLI's one-line message for every bad argument."""
+ValueError with the CLI's one-line message for every bad argument. Wrong types, shapes and
+sizes for every public function: test_api.py."""
 import json
 from fractions import Fraction
 import os
@@ -22,7 +23,7 @@ def test_eval_matches_an_exact_sum():
     x = np.full(10, 0.1)
     r = carrier.eval("sum", x, dtype="fp64", schedule="seq")
     print(r, r.errors, r.bound)
-    assert r.schedule == "seq" and r.n == 10
+    assert r.schedule == "seq" and r.schedule_used == "seq" and r.n == 10
     assert r.result == sum(x.tolist())  # Python's left-to-right float sum is seq's tree
     assert r.tier == "exact" and r.certified
     exact = sum(Fraction(v) for v in x.tolist())  # the exact sum of the stored values
@@ -45,20 +46,33 @@ def test_eval_equals_the_cli_on_a_generated_input():
     assert np.float32(j["result"]) == np.float32(r.result)  # fp32 compute: shortest fp32 text
     assert float(j["reference"]) == r.reference
     assert float(j["rel_error"]) == r.errors["rel"]
-    assert j["schedule"] == r.schedule
+    assert j["schedule"] == r.schedule and j["schedule_used"] == r.schedule_used
+    # Every field of the CLI's JSON is a field of the result, with the same value.
+    d = r.to_dict()
+    missing = sorted(set(j) - set(d))
+    assert not missing, f"fields of carrier eval --format json missing from to_dict(): {missing}"
+    for key in ("op", "dtype", "acc", "round", "exp", "backend", "schedule", "tree_hash",
+                "tree_max_depth", "n", "input", "reference_tier", "reference_bits",
+                "reference_certified", "bound_kind", "bound_formula"):
+        assert j[key] == d[key], f"{key}: CLI {j[key]!r}, Python {d[key]!r}"
+    for key in ("abs_error", "ulp_error", "bound", "error_to_bound", "u", "tree_mean_depth"):
+        assert float(j[key]) == d[key], f"{key}: CLI {j[key]!r}, Python {d[key]!r}"
 
 
-def test_precision_is_acc_and_defaults_are_reported():
+def test_precision_is_a_policy_by_role_and_defaults_are_reported():
     x = np.random.default_rng(3).normal(size=4096)
     a = carrier.eval("sum", x, dtype="bf16", acc="fp32", schedule="blocked:64")
-    b = carrier.eval("sum", x, dtype="bf16", precision="fp32", schedule="blocked:64")
-    assert a.result == b.result and a.acc == "fp32"
+    b = carrier.eval("sum", x, precision="in=bf16,acc=fp32", schedule="blocked:64")
+    print(a, b, b.to_dict().get("role_bound_note"))
+    assert a.result == b.result and a.acc == b.acc == "fp32" and b.dtype == "bf16"
+    assert b.precision == "in=bf16,acc=fp32" and a.precision is None
+    assert b.role_bound > 0 and "acc" in b.role_bound_note
     try:
         s = carrier.eval("sum", x, dtype="bf16", backend="simd")
     except ValueError as e:
         pytest.skip(f"simd backend not built: {e}")
     print(s.schedule, s.defaults)
-    assert s.schedule.startswith("strided:") and s.acc == "fp32"
+    assert s.schedule == "" and s.schedule_used.startswith("strided:") and s.acc == "fp32"
     assert "acc fp32" in s.defaults and "native" in s.defaults
 
 
@@ -72,12 +86,13 @@ def test_non_float64_and_strided_arrays_are_accepted():
     (dict(op="sum", x=np.ones(4), dtype="fp99"), "fp99"),
     (dict(op="sum", x=np.ones(4), dtype="fp32", schedule="blocked:0"), "blocked"),
     (dict(op="nosuch", x=np.ones(4), dtype="fp32"), "nosuch"),
-    (dict(op="sum", x=np.ones(4), dtype="fp32", rounding="up"), "up"),
+    (dict(op="sum", x=np.ones(4), dtype="fp32", round="up"), "up"),
     (dict(op="sum", x=np.array([1.0, np.nan]), dtype="fp32"), "x[1]"),
     (dict(op="sum", x=np.ones((2, 2)), dtype="fp32"), "one-dimensional"),
     (dict(op="sum", x=np.ones(0), dtype="fp32"), "empty"),
-    (dict(op="sum", dtype="fp32"), "give the input"),
-    (dict(op="sum", x=np.ones(4), dtype="fp32", acc="fp32", precision="fp64"), "either"),
+    (dict(op="sum", dtype="fp32"), "no input given"),
+    (dict(op="sum", x=np.ones(4), dtype="fp32", precision="in=fp64"), "replaces"),
+    (dict(op="sum", x=np.ones(4), precision="fp64"), "per-role policy"),
     (dict(op="sum", gen="normal", n=2**31, dtype="fp32"), "at most 2^30"),
     (dict(op="attention", gen="normal", n=2**30, dtype="fp32", head_dim=64), "needs about"),
     (dict(op="lse", x=np.ones(4), dtype="fp32", backend="simd", exp="libm"),
@@ -136,9 +151,9 @@ def test_sweep_and_read_sweep(tmp_path):
     assert (df.status == "ok").all()
     again = carrier.read_sweep(tmp_path / "out")
     assert again.equals(df)
-    with pytest.raises(ValueError):
+    with pytest.raises(FileNotFoundError, match="trials.csv"):
         carrier.read_sweep(tmp_path)
-    with pytest.raises(ValueError, match="nope.toml"):
+    with pytest.raises(FileNotFoundError, match="nope.toml"):
         carrier.sweep(tmp_path / "nope.toml", tmp_path / "o2")
 
 
