@@ -189,8 +189,10 @@ def test_a_one_column_dot_does_not_crash_the_interpreter():
 # --- eval: valid calls with known values ------------------------------------------------------
 
 def test_dot_of_two_small_exact_arrays():
+    import pandas as pd
     x, y = [1.0, 2.0, 3.0], [4.0, 5.0, 6.0]
     for kwargs in (dict(x=x, y=y), dict(x=np.column_stack([x, y])),
+                   dict(x=pd.Series(x), y=pd.Series(y)), dict(x=pd.DataFrame({"a": x, "b": y})),
                    dict(x=np.array(x, dtype=np.float32), y=np.array(y, dtype=np.int64))):
         r = carrier.eval("dot", **kwargs, dtype="fp32", schedule="pairwise")
         print(kwargs, r)
@@ -221,6 +223,24 @@ def test_sum_of_exact_values_and_a_file_input(tmp_path):
     bad.write_text("1\nabc\n")
     text = expect(ValueError, carrier.eval, "sum", input=str(bad), dtype="fp64")
     assert "bad.txt:2" in text, text
+
+
+def test_dot_from_arrays_equals_the_cli_on_the_same_file(tmp_path):
+    if not os.path.exists(CLI):
+        pytest.skip(f"no carrier executable at {CLI} to compare with")
+    rng = np.random.default_rng(11)
+    x, y = rng.normal(size=500), rng.normal(size=500)
+    f = tmp_path / "xy.txt"
+    f.write_text("".join(f"{a.hex()} {b.hex()}\n" for a, b in zip(x, y)))
+    argv = [CLI, "eval", "--op", "dot", "--dtype", "bf16", "--acc", "fp32", "--schedule",
+            "blocked:16", "--input", str(f), "--format", "json"]
+    import json
+    j = json.loads(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
+    r = carrier.eval("dot", x, y, dtype="bfloat16", acc=np.float32, schedule="blocked:16")
+    print(" ".join(argv), j["result"], r)
+    assert np.float32(j["result"]) == np.float32(r.result), " ".join(argv)
+    assert float(j["reference"]) == r.reference and float(j["rel_error"]) == r.rel_error
+    assert j["tree_hash"] == r.tree_hash
 
 
 def test_nonfinite_inputs_with_allow_nonfinite():
