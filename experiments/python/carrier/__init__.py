@@ -382,7 +382,9 @@ def tree(schedule, n=None):
 def _laws_rows(text):
     """Rows of ``carrier laws``' fixed-width table (law, declared, measured, verdict, figures)."""
     lines = text.splitlines()
-    head = next(i for i, l in enumerate(lines) if l.startswith("law "))
+    head = next((i for i, l in enumerate(lines) if l.startswith("law ")), None)
+    if head is None:
+        raise RuntimeError("carrier laws printed no table: " + " | ".join(lines[:3]))
     cols = ["law", "declared", "measured", "verdict", "figures"]
     starts = [lines[head].index(c) for c in cols]
     rows = []
@@ -398,7 +400,7 @@ def laws(op, dtype="fp32", *, trials=None, seed=None):
     """``carrier laws OP --dtype T``: each law's declared and measured value, verdict and figures.
 
     dtype defaults to fp32, as on the CLI (numpy names are accepted); trials defaults to the
-    CLI's 1000 and seed to 1. Returns a pandas DataFrame (a list of dicts without pandas) with
+    CLI's 300 and seed to 1. Returns a pandas DataFrame (a list of dicts without pandas) with
     columns law, declared, measured, verdict, figures; df.attrs["verdict"] holds the closing
     line and df.attrs["exit"] the CLI's exit code (1: a declaration refuted).
 
