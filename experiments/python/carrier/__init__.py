@@ -510,14 +510,16 @@ def _sweep_source(config):
         return _carrier._default_sweep_config, "(embedded experiments/configs/default.toml)"
     if not isinstance(config, (str, _os.PathLike)):
         raise TypeError("config must be a path to a TOML file, a dict of its tables "
-                        f"({{'sweep': ..., 'grid': ...}}) or 'default', not {type(config).__name__}")
+                        f"({{'sweep': ..., 'grid': ...}}) or 'default', "
+                        f"not {type(config).__name__}")
     path = _existing_file(config, "config")
     with open(path, "rb") as f:
         data = f.read()
     try:
         return data.decode("utf-8"), path
     except UnicodeDecodeError:
-        raise ValueError(f"carrier sweep: {path}: not UTF-8 text (sweep configs are ASCII)") from None
+        raise ValueError(
+            f"carrier sweep: {path}: not UTF-8 text (sweep configs are ASCII)") from None
 
 
 def _shard(shard):
@@ -547,7 +549,8 @@ def sweep(config, out=None, jobs=None, *, resume=False, shard=None, engine="fast
     to sweep-NAME as on the CLI; jobs to the number of cores; shard is "K/N" or (K, N);
     engine fast or oracle; resume continues OUT's run. quiet (default True, unlike the CLI:
     progress lines go to the process's stderr) silences progress and the closing line (kept
-    in df.attrs["run"]); the CLI's summary table is never printed. dry_run=True runs nothing and returns the trials the config expands to.
+    in df.attrs["run"]); the CLI's summary table is never printed. dry_run=True runs nothing
+    and returns the trials the config expands to.
 
     Returns read_sweep(OUT) (one row per trial, FORMAT.md's columns). Raises TypeError for a
     wrong type, ValueError for a bad config (the CLI's one-line message naming key and value)
@@ -576,8 +579,9 @@ def sweep(config, out=None, jobs=None, *, resume=False, shard=None, engine="fast
         raise ValueError(f"jobs must be from 1 to 1024, got {jobs}")
     shard_k, shard_n = _shard(shard)
     _text(engine, "engine", allow_none=False)
-    code, folder, said = _carrier._run_sweep(text, name, out or "", jobs or 0, _flag(resume, "resume"),
-                                       shard_k, shard_n, engine, _flag(quiet, "quiet"))
+    code, folder, said = _carrier._run_sweep(text, name, out or "", jobs or 0,
+                                             _flag(resume, "resume"), shard_k, shard_n, engine,
+                                             _flag(quiet, "quiet"))
     if code == 130:
         raise KeyboardInterrupt(f"carrier sweep stopped by SIGINT; resume=True continues {folder}")
     if code != 0:

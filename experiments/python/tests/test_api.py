@@ -9,8 +9,6 @@ import pickle
 import re
 import subprocess
 import sys
-import textwrap
-import warnings
 
 import numpy as np
 import pytest
