@@ -96,7 +96,7 @@ struct MmaProfile {
 };
 
 // clang-format off
-inline constexpr std::array<MmaProfile, 14> kMmaProfiles{{
+inline constexpr std::array<MmaProfile, 15> kMmaProfiles{{
   {"volta", "mma.m8n8k4.f32.f16.f16.f32 (sm_70)", 4, 1,
    {MmaInput::kFp16, 4, 23, MmaAlign::kTruncate, MmaOutput::kFp32Rz, false},
    "F=23: MMA-Sim nv.py arch_accum_fractional_bits[Volta]; Fasi et al. 2021 (V100: no guard "
@@ -135,6 +135,10 @@ inline constexpr std::array<MmaProfile, 14> kMmaProfiles{{
    {MmaInput::kFp8E4m3, 32, 13, MmaAlign::kTruncate, MmaOutput::kE8m13Rz, false},
    "F=13 and output f32_e8m13: MMA-Sim nv.py WGMMASim fp8 case; k32 one fused step "
    "(isa/nv_wgmma.py); DeepSeek-V3 (arXiv 2412.19437, sec. 3.3) promotes for this reason"},
+  {"hopper-tf32", "mma.m16n8k8.f32.tf32.tf32.f32 (sm_90)", 8, 2,
+   {MmaInput::kTf32, 4, 25, MmaAlign::kTruncate, MmaOutput::kFp32Rz, false},
+   "measured on an H200 (kernels/cuda/results: mma.sync through WMMA, random A, B and fp32 C, "
+   "every sampled output): k8 as two k4 halves, F = 25; cuBLAS's TF32 GEMM is not this"},
   {"blackwell", "tcgen05.mma kind::f16 k16 (sm_100a)", 16, 1,
    {MmaInput::kFp16, 16, 25, MmaAlign::kTruncate, MmaOutput::kFp32Rz, false},
    "F=25: MMA-Sim nv.py arch_accum_fractional_bits[Blackwell], TCGen05MMASim"},

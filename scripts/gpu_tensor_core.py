@@ -14,6 +14,9 @@ Three steps, on two machines:
                            count the outputs equal bit for bit; writes a CSV and a Markdown table.
 
   /usr/bin/python3 scripts/gpu_tensor_core.py cases --out DIR
+  carrier_mma_dump DIR2                          (on the GPU: WMMA tiles with a random fp32 C)
+  /usr/bin/python3 scripts/gpu_tensor_core.py mma-export --dump DIR2/mma_tf32.bin \
+      --name wmma_tf32 --profile hopper-tf32 --dtype tf32 --out CASES.txt
   python3 scripts/gpu_tensor_core.py run --cases DIR --out results.npz      (needs torch + GPU)
   PYTHONPATH=build/python /usr/bin/python3 scripts/gpu_tensor_core.py compare \
       --cases DIR --results results.npz --csv out.csv --md out.md [--export F] [--png F]
@@ -63,7 +66,7 @@ M = N = 128
 CANDIDATES = {
     "fp16": ["hopper", "ampere", "turing", "volta"],
     "bf16": ["hopper-bf16", "ampere-bf16"],
-    "tf32": ["ampere-tf32"],
+    "tf32": ["hopper-tf32", "ampere-tf32"],
     "e4m3": ["hopper-fp8", "ada-fp8", "hopper-fp8:promote:128"],
     "fp16sub": ["hopper", "ampere"],
 }
@@ -260,7 +263,7 @@ def write_export(path, confirmed):
     `case profile dtype a0,a1,...;b0,b1,...;gpu_output`, every value a C99 hex float."""
     with open(path, "w") as f:
         f.write("# GPU outputs of scripts/gpu_tensor_core.py (see kernels/cuda/results/README.md);"
-                " one dot per line: case profile dtype a;b;output (hex floats)\n")
+                " one dot per line: case profile dtype a;b;output or a;b;c;output (hex floats)\n")
         for name, prof, dtype, a, bt, d, keep in confirmed:
             for i, j in keep:
                 av = ",".join(short_hex(x) for x in a[i])
@@ -295,6 +298,33 @@ def plot(path, rows):
     fig.savefig(path, dpi=150)
 
 
+def load_dump(path):
+    """A file of carrier_mma_dump (kernels/cuda/bench/mma_dump.cu): A, Bt, C, D per tile."""
+    raw = open(path, "rb").read()
+    tiles, k = (int(v) for v in np.frombuffer(raw[:8], np.int32))
+    f = np.frombuffer(raw[8:], np.float32)
+    n = tiles * 16 * k
+    a, bt = f[:n].reshape(tiles, 16, k), f[n:2 * n].reshape(tiles, 16, k)
+    c = f[2 * n:2 * n + tiles * 256].reshape(tiles, 16, 16)
+    d = f[2 * n + tiles * 256:].reshape(tiles, 16, 16)
+    return a, bt, c, d
+
+
+def mma_export(dump, name, profile, dtype, count, path):
+    """Append `count` outputs of a carrier_mma_dump file (C included) for the C++ test."""
+    a, bt, c, d = load_dump(dump)
+    rng = np.random.default_rng(11)
+    picks = zip(rng.integers(0, a.shape[0], count), rng.integers(0, 16, count),
+                rng.integers(0, 16, count))
+    with open(path, "a") as f:
+        for t, i, j in picks:
+            av = ",".join(short_hex(x) for x in a[t, i])
+            bv = ",".join(short_hex(x) for x in bt[t, j])
+            f.write(f"{name} {profile} {dtype} {av};{bv};{short_hex(c[t, i, j])};"
+                    f"{short_hex(d[t, i, j])}\n")
+    print(f"appended {count} outputs of {dump} to {path}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -311,9 +341,18 @@ def main():
     k.add_argument("--sample", type=int, default=1000)
     k.add_argument("--export", help="write the confirmed cases for the C++ test")
     k.add_argument("--png", help="draw the table as a heat map")
+    x = sub.add_parser("mma-export")
+    x.add_argument("--dump", required=True)
+    x.add_argument("--name", required=True)
+    x.add_argument("--profile", required=True)
+    x.add_argument("--dtype", required=True)
+    x.add_argument("--count", type=int, default=100)
+    x.add_argument("--out", required=True)
     a = p.parse_args()
     if a.cmd == "cases":
         make_cases(a.out)
+    elif a.cmd == "mma-export":
+        mma_export(a.dump, a.name, a.profile, a.dtype, a.count, a.out)
     elif a.cmd == "run":
         run_cases(a.cases, a.out)
     else:

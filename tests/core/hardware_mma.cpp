@@ -3,7 +3,9 @@
 // torch._scaled_mm for e4m3), recorded by scripts/gpu_tensor_core.py (issue 34, see
 // kernels/cuda/results/README.md). Each line of data/h200_tensor_core_cases.txt is one dot
 // product the GPU computed and the profile that reproduced every sampled output of its case;
-// here each is replayed through core/mma.hpp's fused chain and must give the GPU's bits.
+// here each is replayed through core/mma.hpp's fused chain and must give the GPU's bits. Lines
+// with four fields carry the accumulator c the instruction started from (mma.sync through WMMA,
+// kernels/cuda/bench/mma_dump.cu: tf32 m16n8k8 and bf16 m16n8k16 with a random fp32 C).
 // `promote:N` is replayed as chunks of N products from a zero accumulator, the chunk results
 // added in order in IEEE fp32 (the profile's contract in core/mma.md).
 #include <catch2/catch.hpp>
@@ -37,7 +39,7 @@ std::vector<double> HexList(const std::string& text) {
 }
 
 double Replay(const std::string& profile, const std::vector<double>& a,
-              const std::vector<double>& b) {
+              const std::vector<double>& b, double c) {
   std::string base = profile;
   std::size_t promote = 0;
   const auto at = profile.find(":promote:");
@@ -49,7 +51,8 @@ double Replay(const std::string& profile, const std::vector<double>& a,
   REQUIRE(p != nullptr);
   std::vector<ValuePair<double>> pairs;
   for (std::size_t i = 0; i < a.size(); ++i) pairs.push_back({a[i], b[i]});
-  if (promote == 0) return MmaFusedChain(p->node, 0.0, pairs.data(), pairs.size());
+  if (promote == 0) return MmaFusedChain(p->node, c, pairs.data(), pairs.size());
+  REQUIRE(c == 0.0);
   float total = 0.0f;
   for (std::size_t s = 0; s < pairs.size(); s += promote) {
     const std::size_t m = std::min(promote, pairs.size() - s);
@@ -67,26 +70,33 @@ TEST_CASE("cuBLAS on an H200 reproduces bit for bit under the hopper profiles", 
   std::map<std::string, std::pair<int, int>> per_case;  // case profile -> (equal, lines)
   std::string line;
   int lines = 0, foil_lines = 0, foil_differs = 0;  // the same fp16 dots under mma:ampere
+  int tf32_lines = 0, tf32_differs = 0;             // the tf32 ones under mma:ampere-tf32
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
     std::stringstream fields(line);
     std::string name, profile, dtype, rest;
     fields >> name >> profile >> dtype >> rest;
-    const auto s1 = rest.find(';'), s2 = rest.rfind(';');
-    REQUIRE(s1 != std::string::npos);
-    REQUIRE(s2 != s1);
-    const auto a = HexList(rest.substr(0, s1));
-    const auto b = HexList(rest.substr(s1 + 1, s2 - s1 - 1));
-    const double gpu = std::strtod(rest.c_str() + s2 + 1, nullptr);
+    std::vector<std::string> parts;  // a;b;output, or a;b;c;output with an accumulator c
+    std::stringstream split(rest);
+    for (std::string part; std::getline(split, part, ';');) parts.push_back(part);
+    REQUIRE((parts.size() == 3 || parts.size() == 4));
+    const auto a = HexList(parts[0]);
+    const auto b = HexList(parts[1]);
+    const double c = parts.size() == 4 ? std::strtod(parts[2].c_str(), nullptr) : 0.0;
+    const double gpu = std::strtod(parts.back().c_str(), nullptr);
     REQUIRE(a.size() == b.size());
-    const double model = Replay(profile, a, b);
+    const double model = Replay(profile, a, b, c);
     auto& count = per_case[name + " mma:" + profile + " (" + dtype +
                            ", K = " + std::to_string(a.size()) + ")"];
     ++count.second;
     ++lines;
+    if (profile == "hopper-tf32") {
+      ++tf32_lines;
+      tf32_differs += Replay("ampere-tf32", a, b, c) != gpu;
+    }
     if (profile == "hopper") {
       ++foil_lines;
-      foil_differs += Replay("ampere", a, b) != gpu;
+      foil_differs += Replay("ampere", a, b, c) != gpu;
     }
     if (model == gpu) {
       ++count.first;
@@ -100,7 +110,10 @@ TEST_CASE("cuBLAS on an H200 reproduces bit for bit under the hopper profiles", 
     std::cout << key << ": " << c.first << "/" << c.second << " bit-equal\n";
   std::cout << "foil: mma:ampere (two k8 halves, F = 24) differs from the H200 on " << foil_differs
             << " of " << foil_lines << " fp16 dots\n";
+  std::cout << "foil: mma:ampere-tf32 (F = 24) differs from the H200 on " << tf32_differs << " of "
+            << tf32_lines << " tf32 dots\n";
   CHECK(foil_differs > 0);  // the data tell the profiles apart
+  CHECK(tf32_differs > 0);
   CHECK(lines >= 290);
   CHECK(per_case.size() >= 10);
 }
