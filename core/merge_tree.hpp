@@ -365,6 +365,17 @@ inline std::string ValidateTree(const MergeTree& t) {
   const std::uint64_t nodes = t.NodeCount();
   const std::uint64_t nchains = t.chains.size();
   if (nodes == 0) return t.n == 0 ? "" : "tree has no nodes but n = " + std::to_string(t.n);
+  // The chains must cover exactly n inputs. Where n is large this is checked before anything of
+  // size n is allocated, so a 60-byte file claiming n = 2^64 - 1 is refused at once rather than
+  // by bad_alloc; smaller trees get the walk below, which names the input at fault.
+  std::uint64_t covered = 0;
+  for (const Chain& c : t.chains) {
+    if (c.count > std::numeric_limits<std::uint64_t>::max() - covered)
+      return "the chains cover more than 2^64 inputs";
+    covered += c.count;
+  }
+  if (covered != t.n && t.n > (std::uint64_t{1} << 24))
+    return "the chains cover " + std::to_string(covered) + " inputs but n = " + std::to_string(t.n);
   std::vector<std::uint8_t> seen(t.n, 0);
   constexpr std::uint64_t kNone = std::numeric_limits<std::uint64_t>::max();
   std::vector<std::uint64_t> lo(nodes, kNone), hi(nodes, 0);

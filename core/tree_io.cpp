@@ -5,17 +5,23 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/mma.hpp"
 
 namespace carrier {
 
 namespace {
+
+constexpr int kMaxTreeJsonDepth = 64;
 
 // ordered_json: members are visited in the document's order, so of several problems the first
 // written is the one reported.
@@ -156,7 +162,18 @@ MergeTree TreeFromJson(std::string_view text, const std::string& origin) {
   const Reader r(origin);
   Json doc;
   try {
-    doc = Json::parse(text.begin(), text.end());
+    // A tree is three levels deep (object, chains array, chain object); anything nested past
+    // kMaxTreeJsonDepth is refused while parsing, before a deep value is built (a file nested
+    // 100,000 deep under an unknown key overflowed the stack).
+    const Json::parser_callback_t limit_depth = [&](int depth, Json::parse_event_t event, Json&) {
+      if ((event == Json::parse_event_t::object_start ||
+           event == Json::parse_event_t::array_start) &&
+          depth >= kMaxTreeJsonDepth)
+        r.Fail("nested deeper than " + std::to_string(kMaxTreeJsonDepth) +
+               " levels (a merge tree needs 4)");
+      return true;
+    };
+    doc = Json::parse(text.begin(), text.end(), limit_depth);
   } catch (const nlohmann::json::parse_error& e) {
     const std::string why = ParseErrorText(e);
     if (why.find("; expected end of input") != std::string::npos)
@@ -219,12 +236,41 @@ MergeTree TreeFromJson(std::string_view text, const std::string& origin) {
   return t;
 }
 
-MergeTree LoadTreeFile(const std::string& path, std::uint64_t n) {
+std::string ReadTextFile(const std::string& path, std::uint64_t max_bytes) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw std::runtime_error(path + ": is a folder, not a file");
   std::ifstream f(path, std::ios::binary);
-  if (!f) throw ScheduleError("file:" + path + ": cannot open the tree file");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  MergeTree t = TreeFromJson(ss.str(), "file:" + path);
+  if (!f) throw std::runtime_error(path + ": cannot open for reading");
+  std::string text;
+  std::vector<char> chunk(std::size_t{1} << 20);
+  while (f) {
+    f.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    const std::size_t got = static_cast<std::size_t>(f.gcount());
+    if (got == 0) break;
+    if (const void* nul = std::memchr(chunk.data(), 0, got))
+      throw std::runtime_error(
+          path + ": a NUL byte at byte " +
+          std::to_string(text.size() +
+                         static_cast<std::size_t>(static_cast<const char*>(nul) - chunk.data())) +
+          ": not a text file");
+    if (text.size() + got > max_bytes)
+      throw std::runtime_error(path + ": longer than " + std::to_string(max_bytes) +
+                               " bytes, the limit for this kind of file");
+    text.append(chunk.data(), got);
+  }
+  if (f.bad()) throw std::runtime_error(path + ": read error");
+  return text;
+}
+
+MergeTree LoadTreeFile(const std::string& path, std::uint64_t n) {
+  std::string text;
+  try {
+    text = ReadTextFile(path, kMaxTreeFileBytes);
+  } catch (const std::runtime_error& e) {
+    throw ScheduleError(std::string("file:") + e.what());
+  }
+  MergeTree t = TreeFromJson(text, "file:" + path);
   if (t.n != n)
     throw ScheduleError("file:" + path + ": the tree is over n = " + std::to_string(t.n) +
                         " inputs, but the input has " + std::to_string(n));

@@ -41,6 +41,15 @@ namespace carrier {
 // Throws ScheduleError (one line, starting with `origin`).
 MergeTree TreeFromJson(std::string_view text, const std::string& origin);
 
+// The whole of a text file (a tree, a config, a manifest), read a chunk at a time and refused
+// early when it cannot be text: more than max_bytes (/dev/zero, a runaway file), or a NUL byte
+// (a binary or sparse file). Throws std::runtime_error "PATH: why" (one line): cannot open, a
+// folder, too large, a NUL byte at byte K, a read error.
+std::string ReadTextFile(const std::string& path, std::uint64_t max_bytes);
+
+// A tree file's size limit (2 GiB: a probe's tree over 10^7 inputs is about 700 MB).
+inline constexpr std::uint64_t kMaxTreeFileBytes = std::uint64_t{2} << 30;
+
 // LoadTreeFile(path, n) and ToJson(tree) are declared in core/merge_tree.hpp (BuildTree uses
 // the first for file:PATH); both are defined in core/tree_io.cpp.
 
