@@ -29,10 +29,36 @@ double ParseNumber(const std::string& token, const std::string& where, bool allo
 
 }  // namespace
 
+bool ReadTextLine(std::istream& in, std::string& line, const std::string& name, std::size_t lineno,
+                  std::size_t max_bytes) {
+  auto where = [&] { return name + ":" + std::to_string(lineno); };
+  line.clear();
+  std::streambuf* sb = in.rdbuf();
+  if (sb == nullptr) return false;
+  for (;;) {
+    const int c = sb->sbumpc();
+    if (c == std::char_traits<char>::eof()) {
+      if (line.empty()) {
+        in.setstate(std::ios::eofbit);
+        return false;
+      }
+      return true;
+    }
+    if (c == '\n') return true;
+    if (c == 0)
+      throw InputError(where() + ": a NUL byte at column " + std::to_string(line.size() + 1) +
+                       ": not a text file of numbers");
+    if (line.size() >= max_bytes)
+      throw InputError(where() + ": line longer than " + std::to_string(max_bytes) +
+                       " bytes: not a text file of numbers");
+    line.push_back(static_cast<char>(c));
+  }
+}
+
 Columns ReadNumbers(std::istream& in, const std::string& name, int columns, bool allow_nonfinite) {
   Columns out;
   std::string line;
-  for (std::size_t lineno = 1; std::getline(in, line); ++lineno) {
+  for (std::size_t lineno = 1; ReadTextLine(in, line, name, lineno); ++lineno) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     std::size_t first = line.find_first_not_of(" \t");
     if (first == std::string::npos || line[first] == '#') continue;

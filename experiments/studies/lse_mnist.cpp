@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "cli/args.hpp"
+#include "inputs/read_numbers.hpp"
 #include "precision/emulated.hpp"
 #include "precision/rounding.hpp"
 
@@ -198,7 +199,14 @@ std::vector<std::vector<double>> ReadVectorsCsv(const std::string& path) {
   std::string line;
   std::size_t line_no = 0, width = 0;
   bool header_seen = false;
-  while (std::getline(in, line)) {
+  // A row is one vector (784 pixels for MNIST): 1 MiB per line is ample, and input without
+  // newlines (/dev/zero) is refused at that length.
+  for (;;) {
+    try {
+      if (!inputs::ReadTextLine(in, line, path, line_no + 1, std::size_t{1} << 20)) break;
+    } catch (const inputs::InputError& e) {
+      throw cli::UsageError(std::string("carrier study lse-mnist: ") + e.what());
+    }
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line[0] == '#') continue;
