@@ -10,8 +10,10 @@
 //   - r == 0: the relative error is 0 when c == 0 and +inf otherwise, and `reference_zero` is
 //     set so reports can say "relative to a zero reference" (componentwise: zero components
 //     are counted in `zero_components` and compared absolutely: c_i != 0 -> +inf).
-//   - non-finite r or c: errors are 0 when both are NaN or both the same infinity (the
-//     special-values table was honoured) and +inf otherwise (`special_mismatch` set).
+//   - non-finite r or c: errors are 0 when both are the same infinity (the special-values
+//     table was honoured, exactly), NaN when both are NaN (the table was honoured, but there is
+//     no error to measure: a NaN result is never reported as error 0), and +inf otherwise
+//     (`special_mismatch` set). A vector with a component NaN on both sides has NaN errors.
 #pragma once
 
 #include <algorithm>
@@ -44,8 +46,9 @@ inline ScalarError MeasureScalar(long double computed, long double reference, co
   const bool cn = std::isnan(computed), rn = std::isnan(reference);
   const bool ci = std::isinf(computed), ri = std::isinf(reference);
   if (cn || rn || ci || ri) {
-    const bool same = (cn && rn) || (ci && ri && computed == reference);
-    if (!same) {
+    if (cn && rn) {
+      m.abs = m.rel = m.ulps = NAN;
+    } else if (!(ci && ri && computed == reference)) {
       m.special_mismatch = true;
       m.abs = m.rel = m.ulps = INFINITY;
     }
@@ -75,11 +78,15 @@ inline VectorError MeasureVector(std::span<const long double> computed,
                                  std::span<const long double> reference) {
   VectorError v;
   long double diff_inf = 0, ref_inf = 0, diff_2 = 0, ref_2 = 0;
+  bool both_nan = false;
   for (std::size_t i = 0; i < computed.size() && i < reference.size(); ++i) {
     const long double c = computed[i], r = reference[i];
     if (!std::isfinite(c) || !std::isfinite(r)) {
-      const bool same = (std::isnan(c) && std::isnan(r)) || (std::isinf(c) && c == r);
-      if (!same) v.special_mismatch = true;
+      if (std::isnan(c) && std::isnan(r)) {
+        both_nan = true;
+      } else if (!(std::isinf(c) && c == r)) {
+        v.special_mismatch = true;
+      }
       continue;
     }
     const long double d = std::fabs(c - r);
@@ -99,6 +106,7 @@ inline VectorError MeasureVector(std::span<const long double> computed,
   };
   v.normwise_inf = ratio(diff_inf, ref_inf);
   v.normwise_2 = ratio(std::sqrt(diff_2), std::sqrt(ref_2));
+  if (both_nan) v.normwise_inf = v.normwise_2 = v.componentwise = NAN;
   if (v.special_mismatch) v.normwise_inf = v.normwise_2 = v.componentwise = INFINITY;
   return v;
 }

@@ -9,8 +9,8 @@
 // emin of the compute format) are each rounded once to double. So an error of 2^-120 relative
 // is seen as such, where long double (64 bits) would round it to 0 or to 2^-64. Special cases
 // as metrics.hpp: r == 0 sets reference_zero (rel 0 when c == 0, else +inf); a NaN or infinity
-// on either side gives 0 when both are the same special and +inf with special_mismatch
-// otherwise. Thread-safe (MPFR values on the stack only).
+// on either side gives 0 when both are the same infinity, NaN when both are NaN, and +inf with
+// special_mismatch otherwise. Thread-safe (MPFR values on the stack only).
 #pragma once
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR

@@ -92,9 +92,14 @@ long double SumAbsProducts(const BoundInputs& in) {
 }
 
 // The pieces lse and softmax share: M = max x, the lse (the certified one when finite), the
-// weighted mean sum w_i x_i with w_i = exp(x_i - lse), and min x.
+// spread sum w_i (M - x_i) of the softmax weights w_i = exp(x_i - M) / sum_j exp(x_j - M)
+// about the max, and min x. The spread is what the bounds call M - sum w_i x_i; it is summed
+// from non-negative terms with weights that add to 1 by construction, so it is never negative,
+// whatever the offset: M - sum w_i x_i, with w_i from the certified lse, cancels at offsets
+// near 1e12 (bound -0.00115 for softmax) and at 1e20, where the lse rounds to M, the weights
+// add to n (bound -5.96e12). An input at -inf has weight 0 and adds nothing (no 0 * inf).
 struct SoftmaxParts {
-  long double m = -INFINITY, lse = 0, weighted = 0, min_x = 0;
+  long double m = -INFINITY, lse = 0, spread = 0, min_x = 0, weighted_abs = 0;
   bool finite = false;
 };
 SoftmaxParts Parts(const BoundInputs& in, long double exact, bool recompute) {
@@ -102,20 +107,24 @@ SoftmaxParts Parts(const BoundInputs& in, long double exact, bool recompute) {
   in.Visit([&](std::span<const double> x) {
     for (double v : x) p.m = std::max<long double>(p.m, v);
   });
-  p.lse = exact;
-  if (recompute || !std::isfinite(p.lse)) {
-    long double s = 0;
+  long double d = 0;
+  if (std::isfinite(p.m)) {
     in.Visit([&](std::span<const double> x) {
-      for (double v : x) s += std::exp(static_cast<long double>(v) - p.m);
+      for (double v : x) d += std::exp(static_cast<long double>(v) - p.m);
     });
-    p.lse = p.m + std::log(s);
   }
-  p.finite = std::isfinite(p.m) && std::isfinite(p.lse);
+  p.lse = exact;
+  if (recompute || !std::isfinite(p.lse)) p.lse = p.m + std::log(d);
+  p.finite = std::isfinite(p.m) && std::isfinite(p.lse) && d > 0;
   if (!p.finite) return p;
   p.min_x = p.m;
   in.Visit([&](std::span<const double> x) {
     for (double v : x) {
-      p.weighted += std::exp(static_cast<long double>(v) - p.lse) * v;
+      const long double w = std::exp(static_cast<long double>(v) - p.m) / d;
+      if (w > 0) {
+        p.spread += w * (p.m - v);
+        p.weighted_abs += w * std::fabs(static_cast<long double>(v));
+      }
       p.min_x = std::min<long double>(p.min_x, v);
     }
   });
@@ -132,7 +141,7 @@ SoftmaxParts LseParts(const BoundInputs& in) {
         const SoftmaxParts p = Parts(b, exact, false);
         out[0] = p.m;
         out[1] = p.lse;
-        out[2] = p.weighted;
+        out[2] = p.spread;
         out[3] = p.min_x;
         out[4] = p.finite ? 1 : 0;
       },
@@ -140,13 +149,18 @@ SoftmaxParts LseParts(const BoundInputs& in) {
   SoftmaxParts p;
   p.m = v[0];
   p.lse = v[1];
-  p.weighted = v[2];
+  p.spread = v[2];
   p.min_x = v[3];
   p.finite = v[4] != 0;
   return p;
 }
 
 }  // namespace
+
+SoftmaxSpread SoftmaxSpreadOf(const BoundInputs& in) {
+  const SoftmaxParts p = Parts(in, in.Exact(), false);
+  return {p.m, p.spread, p.weighted_abs, p.finite};
+}
 
 OpBound SumOpBound(const BoundContext& ctx, const BoundInputs& in) {
   return Absolute(SumBound(ctx.depth, ctx.u, static_cast<double>(SumAbsOf(in))));
@@ -192,8 +206,7 @@ OpBound LseOpBound(const BoundContext& ctx, const BoundInputs& in) {
   const SoftmaxParts p = LseParts(in);
   if (!p.finite) return Absolute(ExactBound());
   return Absolute(LseBound(ctx.depth, ctx.u, ctx.u_exp, ctx.u_log, static_cast<double>(p.lse),
-                           static_cast<double>(p.m - p.weighted),
-                           static_cast<double>(p.lse - p.m)));
+                           static_cast<double>(p.spread), static_cast<double>(p.lse - p.m)));
 }
 
 OpBound SoftmaxOpBound(const BoundContext& ctx, const BoundInputs& in) {
@@ -203,7 +216,7 @@ OpBound SoftmaxOpBound(const BoundContext& ctx, const BoundInputs& in) {
   // range lose relative accuracy: e^{x_i - m} and the division by d each round to a multiple
   // of the subnormal spacing eta, an absolute error of at most eta apiece, so component i
   // gains 2 eta / p_i relative, largest for the smallest output p_min = e^{min x - lse}.
-  Bound b = SoftmaxRelBound(ctx.depth, ctx.u, ctx.u_exp, static_cast<double>(p.m - p.weighted),
+  Bound b = SoftmaxRelBound(ctx.depth, ctx.u, ctx.u_exp, static_cast<double>(p.spread),
                             static_cast<double>(p.m - p.min_x));
   if (ctx.eta > 0) {
     const long double p_min = std::exp(p.min_x - p.lse);

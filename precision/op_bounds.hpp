@@ -205,4 +205,14 @@ long double SumAbs(std::span<const double> x);
 // SumAbs(in.x), through in.memo when there is one.
 long double SumAbsOf(const BoundInputs& in);
 
+// The softmax weights' statistics the lse and softmax bounds read: M = max x, the spread
+// sum w_i (M - x_i) >= 0 and sum w_i |x_i|, with w_i = exp(x_i - M) / sum_j exp(x_j - M) (they
+// add to 1 whatever the offset; an input at -inf has weight 0). finite is false when M or the
+// lse is not finite (no bound then).
+struct SoftmaxSpread {
+  long double m = 0, spread = 0, weighted_abs = 0;
+  bool finite = false;
+};
+SoftmaxSpread SoftmaxSpreadOf(const BoundInputs& in);
+
 }  // namespace carrier

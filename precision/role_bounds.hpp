@@ -316,20 +316,11 @@ inline bool RoleBoundFor(OpBoundFn fn, const PrecisionPolicy& p, const TreeStats
   }
   if (fn == &LseOpBound) {
     if (in.Count() == 0 || !std::isfinite(exact)) return false;
-    long double m = -INFINITY;
-    in.Visit([&](std::span<const double> x) {
-      for (double v : x) m = std::max(m, static_cast<long double>(v));
-    });
-    long double wx = 0, wabs = 0;
-    in.Visit([&](std::span<const double> x) {
-      for (double v : x) {
-        const long double w = std::exp(static_cast<long double>(v) - in.Exact());
-        wx += w * v;
-        wabs += w * std::fabs(static_cast<long double>(v));
-      }
-    });
-    out = LseRoleBound(p, path, u_exp, u_log, exact, static_cast<double>(m - wx),
-                       static_cast<double>(in.Exact() - m), static_cast<double>(wabs), include_in);
+    const SoftmaxSpread w = SoftmaxSpreadOf(in);
+    if (!w.finite) return false;
+    out = LseRoleBound(p, path, u_exp, u_log, exact, static_cast<double>(w.spread),
+                       static_cast<double>(in.Exact() - w.m), static_cast<double>(w.weighted_abs),
+                       include_in);
     return true;
   }
   if (fn == &WelfordOpBound) {

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 
 #include "backends/backends.hpp"
 #include "cli/args.hpp"
@@ -271,6 +272,15 @@ void MeasureBound(const ResolvedTrial& t, const BoundInputs& bi, const MergeTree
                   const TreeStats& stats, TrialOutcome& o) {
   const registry::Entry& e = *t.op;
   if (!e.bound) return;
+  // A NaN reference (a NaN among the inputs) has no a-priori bound: none is reported, rather
+  // than a rigorous 0 "no rounding".
+  bool nan_reference = std::isnan(bi.Exact());
+  if (o.vector_out)
+    for (const long double r : bi.exact) nan_reference = nan_reference || std::isnan(r);
+  if (nan_reference) {
+    o.bound_note = "none: the reference is NaN (a NaN input), so there is no error to bound";
+    return;
+  }
   const double u_exp = ExpError(t.compute, t.spec.exp, o.u);
   BoundContext ctx{stats.max_leaf_depth, stats.combines, o.u, u_exp, u_exp, EtaOf(t.compute)};
   if (t.mixed) {
@@ -305,20 +315,55 @@ void MeasureBound(const ResolvedTrial& t, const BoundInputs& bi, const MergeTree
   // gamma_D is infinite once D u >= 1: the bound then says nothing, and no ratio is given.
   o.bound_vacuous = ob.vacuous || std::isinf(o.bound) ||
                     (ob.normwise && (!std::isfinite(o.bound) || !std::isfinite(err)));
-  o.error_to_bound = o.bound_vacuous ? NAN
-                     : o.bound > 0   ? err / o.bound
-                                     : (err == 0 ? 0.0 : INFINITY);
+  // No ratio where either side is not a number (a NaN result has no error to compare).
+  // An infinite error (the result overflowed) against a finite bound is inf, vacuous or not:
+  // nothing bounds it.
+  o.error_to_bound = std::isinf(err) && std::isfinite(o.bound)                   ? INFINITY
+                     : o.bound_vacuous || std::isnan(err) || std::isnan(o.bound) ? NAN
+                     : o.bound > 0                                               ? err / o.bound
+                                   : (err == 0 ? 0.0 : INFINITY);
+}
+
+// Counts the stored values of one generated chunk that are not finite: the generators draw
+// finite values only, so each is a storage overflow. `offset` is the chunk's first index.
+void CountOverflows(std::span<const double> stored, std::uint64_t offset, TrialInput& in) {
+  for (std::size_t i = 0; i < stored.size(); ++i) {
+    if (std::isfinite(stored[i])) continue;
+    if (in.storage_overflows++ == 0) {
+      in.first_overflow = offset + i;
+      in.first_overflow_value = NAN;  // the drawn value is not kept
+    }
+  }
 }
 
 // A column of the generator's values from `seed`, rounded to the storage format: a block at a
 // time (inputs::GenerateChunks), never all n as doubles where the generator draws each value
-// from (seed, index) alone.
+// from (seed, index) alone. Storage overflows are counted into `in` (offset: the column's first
+// index in the input).
 StoredColumn GenerateColumn(const ResolvedTrial& t, const inputs::GeneratorSpec& gen,
-                            std::uint64_t n, std::uint64_t seed) {
+                            std::uint64_t n, std::uint64_t seed, std::uint64_t offset,
+                            TrialInput& in) {
   StoredColumn::Builder column(&t.storage, n);
-  inputs::GenerateChunks(gen, n, seed, RoundStorage, &t.storage,
-                         [&](std::span<const double> v) { column.Append(v); });
+  std::uint64_t at = offset;
+  inputs::GenerateChunks(gen, n, seed, RoundStorage, &t.storage, [&](std::span<const double> v) {
+    CountOverflows(v, at, in);
+    at += v.size();
+    column.Append(v);
+  });
   return column.Finish();
+}
+
+// Rounds `values` to storage in place, counting the finite values that stop being finite.
+void RoundToStorage(const ResolvedTrial& t, std::vector<double>& values, std::uint64_t offset,
+                    TrialInput& in) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const double before = values[i];
+    values[i] = RoundStorage(before, &t.storage);
+    if (std::isfinite(before) && !std::isfinite(values[i]) && in.storage_overflows++ == 0) {
+      in.first_overflow = offset + i;
+      in.first_overflow_value = before;
+    }
+  }
 }
 
 // Stored values (already rounded) moved into a column; `values` is left empty.
@@ -330,6 +375,16 @@ StoredColumn PackColumn(const ResolvedTrial& t, std::vector<double>& values) {
 }
 
 }  // namespace
+
+std::string StorageOverflowText(const TrialInput& in, const std::string& dtype) {
+  char value[64] = "";
+  if (!std::isnan(in.first_overflow_value))
+    std::snprintf(value, sizeof value, " (%.17g)", in.first_overflow_value);
+  return std::to_string(in.storage_overflows) + " finite input value" +
+         (in.storage_overflows == 1 ? "" : "s") + " overflow " + dtype +
+         " on storage (the first at index " + std::to_string(in.first_overflow) + value +
+         "), becoming inf or NaN";
+}
 
 std::uint64_t NewInputId() {
   static std::atomic<std::uint64_t> next{1};
@@ -351,14 +406,15 @@ TrialInput MakeInput(const ResolvedTrial& t, const inputs::GeneratorSpec& gen, s
                                       &t.storage);
       in.a.insert(in.a.end(), k.begin(), k.end());
       in.a.insert(in.a.end(), v.begin(), v.end());
+      CountOverflows(in.a, 0, in);
       break;
     }
     case registry::InputKind::kPairs:
-      in.column = GenerateColumn(t, gen, n, seed);
-      in.column_b = GenerateColumn(t, gen, n, seed + 1);
+      in.column = GenerateColumn(t, gen, n, seed, 0, in);
+      in.column_b = GenerateColumn(t, gen, n, seed + 1, n, in);
       break;
     case registry::InputKind::kColumn:
-      in.column = GenerateColumn(t, gen, n, seed);
+      in.column = GenerateColumn(t, gen, n, seed, 0, in);
       break;
   }
   in.text = gen.Text() + " seed " + std::to_string(seed);
@@ -372,8 +428,8 @@ TrialInput MakeInputFromValues(const ResolvedTrial& t, std::vector<double> a, st
   in.a = std::move(a);
   in.b = std::move(b);
   in.n = in.a.size();
-  for (auto& v : in.a) v = RoundStorage(v, &t.storage);
-  for (auto& v : in.b) v = RoundStorage(v, &t.storage);
+  RoundToStorage(t, in.a, 0, in);
+  RoundToStorage(t, in.b, in.a.size(), in);
   if (t.op->input == registry::InputKind::kColumn) in.column = PackColumn(t, in.a);
   if (t.op->input == registry::InputKind::kPairs && in.b.size() == in.a.size()) {
     in.column_b = PackColumn(t, in.b);

@@ -174,8 +174,18 @@ struct TrialInput {
   // reused): the key of a replay's kept conversion (registry.hpp ConvertedInput). An input
   // changed after it was made must be given a new id (NewInputId) or 0.
   std::uint64_t id = 0;
+  // Finite values that rounding to the storage format made infinite or NaN (1000 in fp8e4m3,
+  // 70000 in fp16): an input the trial cannot stand for, flagged rather than measured as if it
+  // were data (eval refuses it without --allow-nonfinite; a sweep row gets status
+  // storage_overflow). first_overflow is the index of the first one (in a, then b), and
+  // first_overflow_value its value before rounding.
+  std::uint64_t storage_overflows = 0;
+  std::uint64_t first_overflow = 0;
+  double first_overflow_value = 0;
 };
 std::uint64_t NewInputId();
+// One line naming a storage overflow of `in` (storage_overflows > 0) in format `dtype`.
+std::string StorageOverflowText(const TrialInput& in, const std::string& dtype);
 // Whether column a is held in TrialInput::column (then TrialInput::a is empty); for pairs,
 // column b in TrialInput::column_b too (HeldInColumns).
 inline bool HeldInColumn(const TrialInput& in) { return in.a.empty() && !in.column.empty(); }
@@ -257,6 +267,7 @@ struct TrialOutcome {
   std::size_t zero_components = 0;
   double cond = NAN;       // see FORMAT.md; NaN when undefined for the op
   bool has_bound = false;  // false: user carrier or an op without an a-priori bound
+  std::string bound_note;  // why there is no bound when the op has one (a NaN reference)
   double bound = NAN;
   bool bound_relative = true, bound_rigorous = false, bound_vacuous = false;
   std::string bound_formula;

@@ -5,11 +5,16 @@
 //
 // rigorous when no partial product underflows or overflows. Every multiplication rounds the
 // whole product once, so the count is the number of multiplications, n - 1, in every tree
-// (the tree's depth D does not enter). Vacuous (reported so) when the exact product is 0,
-// not finite, or below the compute format's normal range, where relative accuracy is lost.
+// (the tree's depth D does not enter). Vacuous (reported so) when the exact product is 0 or
+// not finite, or when some partial product of some tree could leave the compute format's normal
+// range: every partial product is a product of a subset of the inputs, so its magnitude lies
+// between the product of all |x_i| < 1 and the product of all |x_i| > 1; those two (in log2,
+// with a factor 2 of margin) must lie inside [min_normal, 2^emax] (min_normal taken as
+// eta / u and 2^emax as 2u / eta: exact or smaller ranges for RNE and directed rounding).
 #pragma once
 
 #include <cmath>
+#include <span>
 
 #include "precision/op_bounds.hpp"
 
@@ -23,9 +28,21 @@ inline OpBound ProdOpBound(const BoundContext& ctx, const BoundInputs& in) {
   ob.bound.value = Gamma(n > 0 ? n - 1 : 0, ctx.u);
   ob.bound.rigorous = true;
   ob.bound.formula = "gamma_{n-1} (relative; n - 1 multiplications in every tree, no underflow)";
-  // eta * 2^52 is at or below the smallest normal of every format carried here (p <= 53).
-  const long double min_normal = static_cast<long double>(ctx.eta) * 0x1p52L;
-  ob.vacuous = !(p > 0) || !std::isfinite(p) || (ctx.eta > 0 && p < min_normal);
+  ob.vacuous = !(p > 0) || !std::isfinite(p);
+  if (ob.vacuous || !(ctx.eta > 0) || !(ctx.u > 0)) return ob;  // MPFR: no range to leave
+  long double log_small = 0, log_big = 0;  // log2 of the extreme partial products
+  bool nonfinite = false;
+  in.Visit([&](std::span<const double> xs) {
+    for (double x : xs) {
+      const double a = std::fabs(x);
+      if (!std::isfinite(a)) nonfinite = true;
+      if (a > 0 && a < 1) log_small += std::log2(static_cast<long double>(a));
+      if (a > 1 && std::isfinite(a)) log_big += std::log2(static_cast<long double>(a));
+    }
+  });
+  const long double log_min_normal = std::log2(static_cast<long double>(ctx.eta) / ctx.u);
+  const long double log_max = std::log2(2.0L * ctx.u / ctx.eta);
+  ob.vacuous = nonfinite || log_small < log_min_normal + 1 || log_big > log_max - 1;
   return ob;
 }
 
