@@ -69,6 +69,7 @@ const Verb kVerbs[] = {
      "                    [--exp POLICY] (--input FILE | --gen DIST --n N [--seed S])\n"
      "                    [--format text|json] [--allow-nonfinite] [--sr-seed S]\n"
      "                    [--backend replay|simd|omp|cuda] [--head-dim D] [--engine fast|oracle]\n"
+     "                    [--max-seconds S]\n"
      "\n"
      "Rounds the inputs to the storage format T (round to nearest even), reduces them in the\n"
      "compute format (--acc) through the schedule's merge tree, and prints the\n"
@@ -118,7 +119,12 @@ const Verb kVerbs[] = {
      "                 references) or oracle (core Replay of the built tree, the definition);\n"
      "                 both print the same numbers, only the times differ\n"
      "  --head-dim D   attention's head dimension ({HEAD_DIMS})\n"
-     "  --allow-nonfinite  accept nan/inf in an input file (special-value studies)\n",
+     "  --allow-nonfinite  accept nan/inf in an input file, and finite inputs that overflow\n"
+     "                 the storage format (reported as storage_overflow); without it both\n"
+     "                 are refused (special-value studies)\n"
+     "  --max-seconds S  before a trial of n >= 4096 (attention: 512) generated inputs, its\n"
+     "                 time is measured on smaller trials and scaled; past S seconds (default\n"
+     "                 1800; 0: no limit) it is refused with the n that fits\n",
      RunEval},
     {"invariance", "batch, padding and alignment invariance of a schedule family, with witnesses",
      kInvarianceHelp, RunInvariance},
@@ -170,6 +176,7 @@ const Verb kVerbs[] = {
     {"sweep", "run a TOML grid of trials into a tidy CSV and a manifest", kSweepHelp, RunSweep},
     {"tree", "print the merge tree a schedule builds",
      "usage: carrier tree --schedule S --n N [--format text|dot|json] [--max-nodes M]\n"
+     "                    [--max-seconds S]\n"
      "\n"
      "Builds the explicit merge tree of schedule S over N inputs and prints it: text (statistics\n"
      "and a drawing when it has at most M nodes, default 256), Graphviz DOT, or JSON.\n"

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <charconv>
+#include <cstdlib>
 #include <map>
 
 namespace carrier::cli {
@@ -126,6 +127,16 @@ std::uint64_t Args::Count(const std::string& flag, std::uint64_t fallback) const
   if (!n)
     Fail("--" + flag + " must be a non-negative integer (e.g. 1000, 1e6, 2^20), got '" + *v + "'");
   return *n;
+}
+
+double Args::Seconds(const std::string& flag, double fallback) const {
+  auto v = Get(flag);
+  if (!v) return fallback;
+  char* end = nullptr;
+  const double s = std::strtod(v->c_str(), &end);
+  if (v->empty() || *end != '\0' || !(s >= 0) || s > 1e7)
+    Fail("--" + flag + " must be a number of seconds from 0 to 1e7, got '" + *v + "'");
+  return s;
 }
 
 std::uint64_t Args::RequireCount(const std::string& flag) const {

@@ -20,6 +20,10 @@
 
 namespace carrier::cli {
 
+// The default --max-seconds of verbs that estimate their cost before they start: past it they
+// refuse with the n that fits (cli/cost.hpp).
+inline constexpr double kDefaultMaxSeconds = 1800;
+
 class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -37,6 +41,9 @@ class Args {
   // A non-negative integer (decimal digits; 1e6 and 2^20 are accepted as exact powers).
   std::uint64_t Count(const std::string& flag, std::uint64_t fallback) const;
   std::uint64_t RequireCount(const std::string& flag) const;
+  // A number of seconds in [0, 10^7] (decimal, e.g. 600 or 2.5); 0 where the verb says "no
+  // limit".
+  double Seconds(const std::string& flag, double fallback) const;
   // One of `allowed`.
   std::string Choice(const std::string& flag, const std::vector<std::string>& allowed,
                      const std::string& fallback) const;

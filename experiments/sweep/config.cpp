@@ -14,6 +14,7 @@
 
 #include "core/hash.hpp"
 #include "core/schedule.hpp"
+#include "core/tree_io.hpp"
 #include "inputs/generators.hpp"
 #include "precision/format.hpp"
 #include "precision/precision_policy.hpp"
@@ -234,6 +235,15 @@ void CheckValue(const Checker& c, const std::string& key, const std::string& v) 
       if (!ParseAdaptiveOrder(v, order)) ParseSchedule(v);
     } catch (const std::exception& e) {
       c.Fail(k, v, std::string(e.what()) + "; allowed: " + kScheduleGrammar);
+    }
+    // A saved tree is read now: a missing, unreadable or invalid file is a config error, not a
+    // failed row per trial (FORMAT.md).
+    if (v.rfind("file:", 0) == 0) {
+      try {
+        TreeFromJson(ReadTextFile(v.substr(5), kMaxTreeFileBytes), v);
+      } catch (const std::exception& e) {
+        c.Fail(k, v, e.what());
+      }
     }
   } else if (key == "backend") {
     const auto backends = registry::BackendNames();

@@ -303,7 +303,17 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
   if (ec) throw cli::UsageError("carrier sweep: cannot create " + dir + ": " + ec.message());
   const io::DirLock folder_lock(dir, "carrier sweep");
   std::set<std::uint64_t> done;
-  bool have_csv = fs::exists(csv) && fs::file_size(csv) > 0;
+  // trials.csv and manifest.json must be plain files where they exist: a folder, a FIFO (which
+  // would block the read) or a link to /dev/null is refused with one line before any reading.
+  for (const std::string& path : {csv, manifest_path}) {
+    const fs::file_status st = fs::status(path, ec);
+    if (fs::exists(st) && !fs::is_regular_file(st))
+      throw cli::UsageError("carrier sweep: " + path +
+                            " exists but is not a regular file (a folder, FIFO, device or a link "
+                            "to one); move it away or give -o another folder");
+  }
+  const std::uintmax_t csv_size = fs::exists(csv, ec) ? fs::file_size(csv, ec) : 0;
+  bool have_csv = !ec && csv_size > 0 && csv_size != static_cast<std::uintmax_t>(-1);
   if (have_csv && !opt.resume)
     throw cli::UsageError("carrier sweep: " + csv +
                           " already exists; give --resume to continue "
@@ -508,9 +518,14 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
       } else {
         try {
           const run::TrialOutcome o = run::RunTrial(j.trial, *e->input, *e->ref);
-          row = RowFields(p, "ok", "", &o, e->ref.get(), ref_seconds);
+          // An input the storage format overflowed is measured but flagged: its own status,
+          // counted with the failures, so no summary treats inf/NaN data as a result.
+          const bool overflow = e->input->storage_overflows > 0;
+          row = RowFields(p, overflow ? "storage_overflow" : "ok",
+                          overflow ? run::StorageOverflowText(*e->input, j.trial.storage.name) : "",
+                          &o, e->ref.get(), ref_seconds);
           trial_seconds = o.seconds;
-          ok = true;
+          ok = !overflow;
         } catch (const backends::Unavailable& ex) {
           row = RowFields(p, "failed", OneLine(ex.what()), nullptr, e->ref.get(), ref_seconds);
         } catch (const std::exception& ex) {

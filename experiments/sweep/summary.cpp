@@ -61,7 +61,8 @@ void PrintSummary(const std::string& csv_path) {
     if (!fld[c_precision].empty()) g += " (" + fld[c_precision] + ")";
     if (!groups.count(g)) order.push_back(g);
     Sched& s = groups[g][fld[c_sched]];
-    s.rel.push_back(ParseDouble(fld[c_rel]));
+    const double rel = ParseDouble(fld[c_rel]);
+    if (!std::isnan(rel)) s.rel.push_back(rel);  // a NaN result (NaN input) has no error
     const double r = ParseDouble(fld[c_ratio]);
     if (!std::isnan(r)) s.max_ratio = std::isnan(s.max_ratio) ? r : std::max(s.max_ratio, r);
   }
@@ -92,8 +93,9 @@ void PrintSummary(const std::string& csv_path) {
                 cli::Sig(bv, 2).c_str(), ratio(b.max_ratio).c_str());
   }
   if (failed)
-    std::printf("(%llu failed trials not summarised; see the error column)\n",
-                static_cast<unsigned long long>(failed));
+    std::printf(
+        "(%llu failed or flagged trials not summarised; see the status and error columns)\n",
+        static_cast<unsigned long long>(failed));
 }
 
 }  // namespace carrier::sweep

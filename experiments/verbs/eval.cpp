@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "cli/args.hpp"
+#include "cli/cost.hpp"
 #include "cli/number_format.hpp"
 #include "cli/progress.hpp"
 #include "verbs/verbs.hpp"
@@ -48,25 +49,24 @@ namespace carrier::cli {
 
 namespace {
 
-constexpr std::uint64_t kEstimateN = std::uint64_t{1} << 16;
-
-// Seconds a trial of n generated inputs should take (reference and replay): one trial of the
-// same spec at 2^16 inputs, timed and scaled linearly; -1 (no estimate) for file inputs or
-// when the small trial cannot run (its own error then comes from the real one).
-double EstimateSeconds(const run::ResolvedTrial& trial, const std::optional<std::string>& gen,
-                       std::uint64_t seed, std::uint64_t n) {
-  if (!gen) return -1;
-  try {
-    const auto t0 = std::chrono::steady_clock::now();
-    const run::TrialInput small =
-        run::MakeInput(trial, inputs::ParseGenerator(*gen), kEstimateN, seed);
-    const run::SharedReference ref = run::ComputeReference(trial, small);
-    run::RunTrial(trial, small, ref);
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return s * static_cast<double>(n) / static_cast<double>(kEstimateN);
-  } catch (const std::exception&) {
-    return -1;
-  }
+// The cost of a trial of n generated inputs (reference and replay), measured on smaller trials
+// of the same spec (cli/cost.hpp) from 2^10 inputs up, scaled linearly, or from 64 rows up
+// as n^2 for attention's n x n scores; unknown for file inputs or when a small trial cannot run
+// (its own error then comes from the real one).
+CostEstimate EstimateTrialCost(const run::ResolvedTrial& trial,
+                               const std::optional<std::string>& gen, std::uint64_t seed,
+                               std::uint64_t n, bool quadratic) {
+  if (!gen) return {};
+  return EstimateCost(n, quadratic ? 64 : 1024, quadratic ? 2 : 1, [&](std::uint64_t m) {
+    try {
+      const run::TrialInput small = run::MakeInput(trial, inputs::ParseGenerator(*gen), m, seed);
+      const run::SharedReference ref = run::ComputeReference(trial, small);
+      run::RunTrial(trial, small, ref);
+      return true;
+    } catch (const std::exception&) {
+      return false;
+    }
+  });
 }
 
 // Numbers through the project's formatter (Shortest, in the compute type's own precision);
@@ -92,7 +92,7 @@ std::string JsonString(const std::string& s) { return io::JsonQuote(s); }
 int RunEval(const std::vector<std::string>& argv) {
   Args args("eval", argv,
             {"op", "dtype", "acc", "round", "schedule", "exp", "input", "gen", "n", "seed",
-             "format", "backend", "sr-seed", "head-dim", "precision", "engine"},
+             "format", "backend", "sr-seed", "head-dim", "precision", "engine", "max-seconds"},
             {"allow-nonfinite"});
   const std::vector<std::string> ops = registry::TrialOps();
   const std::string op = args.Choice("op", ops, "");
@@ -152,11 +152,13 @@ int RunEval(const std::vector<std::string>& argv) {
     args.Fail(e.what());
   }
   const bool allow_nonfinite = args.Has("allow-nonfinite");
+  const double max_seconds = args.Seconds("max-seconds", kDefaultMaxSeconds);
   const bool user = trial.user != nullptr;
 
   // Inputs, rounded to the storage format.
   const bool two = entry.input == registry::InputKind::kPairs;
   run::TrialInput input;
+  CostEstimate cost;  // generated inputs: measured before the full input is generated
   if (args.Get("input") && args.Get("gen"))
     args.Fail("give either --input FILE or --gen DIST, not both");
   if (auto path = args.Get("input")) {
@@ -184,6 +186,14 @@ int RunEval(const std::vector<std::string>& argv) {
     } catch (const run::SpecError& e) {
       args.Fail(e.what());
     }
+    // Cost before work: past --max-seconds the trial is refused with the n that fits, before
+    // the full input is drawn (attention's q, k, v at n = 2^20 alone take half a minute).
+    if (n >= (qkv ? 512u : 4096u)) {
+      cost = EstimateTrialCost(trial, gen, seed, n, qkv);
+      if (cost.known && max_seconds > 0 && cost.seconds > max_seconds)
+        args.Fail(RefusalText("carrier eval --op " + op + " --n " + std::to_string(n), cost,
+                              max_seconds, "--max-seconds"));
+    }
     try {  // a generator that cannot serve this n (exact:, orders issue 15) is bad input
       input = run::MakeInput(trial, gspec, n, seed);
     } catch (const std::invalid_argument& e) {
@@ -193,13 +203,17 @@ int RunEval(const std::vector<std::string>& argv) {
     args.Fail("give the input: --input FILE (or - for stdin) or --gen DIST --n N");
   }
 
-  // A progress line on a terminal for n >= 2^20: the estimate scales one trial at 2^16.
+  // Finite inputs that the storage format cannot hold are not data for the trial: refused, as a
+  // non-finite input is, unless special values are what is being studied.
+  if (input.storage_overflows > 0 && !allow_nonfinite)
+    args.Fail(run::StorageOverflowText(input, trial.storage.name) +
+              " (pass --allow-nonfinite to study overflow)");
+
+  // A long trial shows a progress line with its estimate on a terminal.
   std::optional<Ticker> ticker;
-  if (input.n >= 16 * kEstimateN) {
-    const double eta = EstimateSeconds(trial, args.Get("gen"), seed, input.n);
-    if (eta < 0 || eta > 2)
-      ticker.emplace("carrier eval " + op + " n = " + std::to_string(input.n), eta);
-  }
+  if (input.n >= (qkv ? 512 : 4096) && (!cost.known || cost.seconds > 2))
+    ticker.emplace("carrier eval " + op + " n = " + std::to_string(input.n),
+                   cost.known ? cost.seconds : -1);
   const run::SharedReference shared = run::ComputeReference(trial, input);
   const reference::Reference& ref = shared.ref;
   run::TrialOutcome got;
@@ -238,6 +252,10 @@ int RunEval(const std::vector<std::string>& argv) {
   add("tree_hash", JsonString(got.tree_hash));
   add("n", std::to_string(got.n));
   add("input", JsonString(input.text));
+  if (input.storage_overflows > 0) {
+    add("storage_overflow", std::to_string(input.storage_overflows));
+    add("storage_overflow_note", JsonString(run::StorageOverflowText(input, trial.storage.name)));
+  }
   if (got.vector_out) {
     add("normwise_inf_error", JsonDouble(got.normwise_inf));
     add("normwise_2_error", JsonDouble(got.normwise_2));
@@ -274,8 +292,9 @@ int RunEval(const std::vector<std::string>& argv) {
     add("bound", JsonString("unavailable"));
     add("bound_kind", JsonString("unavailable"));
     add("bound_formula",
-        JsonString(user ? "none: a registered user carrier declares no a-priori bound"
-                        : "none: the op table has no a-priori bound for " + op));
+        JsonString(!got.bound_note.empty() ? got.bound_note
+                   : user ? "none: a registered user carrier declares no a-priori bound"
+                          : "none: the op table has no a-priori bound for " + op));
     add("error_to_bound", JsonDouble(NAN));
     add("bound_vacuous", "false");
   } else {

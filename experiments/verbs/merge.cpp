@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/args.hpp"
+#include "core/tree_io.hpp"
 #include "io/atomic_file.hpp"
 #include "io/json.hpp"
 #include "sweep/csv.hpp"
@@ -32,13 +33,6 @@ const char kMergeHelp[] =
 
 namespace {
 
-std::string Slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 std::string Field(const std::string& manifest, const std::string& key) {
   const auto v = sweep::ManifestField(manifest, key);
   return v ? io::JsonUnquote(*v) : "";
@@ -51,6 +45,7 @@ int RunMerge(const std::vector<std::string>& argv) {
   for (auto& a : v)
     if (a == "-o") a = "--o";
   Args args("merge", v, {"o"}, {"quiet"}, 100000);
+  if (!args.Get("o")) args.Fail("missing the output folder: carrier merge DIR... -o OUT");
   const std::string out = args.Require("o");
   const auto& dirs = args.Positional();
   if (dirs.empty()) args.Fail("give the folders to merge: carrier merge DIR... -o OUT");
@@ -63,8 +58,16 @@ int RunMerge(const std::vector<std::string>& argv) {
   double wall = 0, ref_s = 0, trial_s = 0;
   std::map<std::uint64_t, std::pair<std::string, std::string>> rows;  // id -> (row, dir)
   for (const auto& d : dirs) {
-    const std::string m = Slurp(d + "/manifest.json");
-    if (m.empty()) args.Fail(d + "/manifest.json is missing or empty: not a sweep output folder");
+    std::string m;
+    try {  // a manifest embeds its config (at most 16 MiB): 64 MiB bounds a runaway file
+      m = ReadTextFile(d + "/manifest.json", std::uint64_t{64} << 20);
+    } catch (const std::runtime_error& e) {
+      std::error_code ec;
+      if (!std::filesystem::exists(d + "/manifest.json", ec))
+        args.Fail(d + "/manifest.json is missing: not a sweep output folder");
+      args.Fail(std::string(e.what()) + ": not a sweep output folder");
+    }
+    if (m.empty()) args.Fail(d + "/manifest.json is empty: not a sweep output folder");
     const std::string h = Field(m, "config_hash");
     const std::string t = Field(m, "trials_total");
     if (h.empty() || t.empty()) args.Fail(d + "/manifest.json lacks config_hash or trials_total");
@@ -150,12 +153,20 @@ int RunMerge(const std::vector<std::string>& argv) {
   mr.reference_seconds_total = ref_s;
   mr.trial_seconds_total = trial_s;
   // Each file whole or absent (io/atomic_file.hpp); trials.csv last, so its presence means the
-  // merge completed, and a merge stopped before it can simply be run again.
+  // merge completed, and a merge stopped before it can simply be run again. A failed write
+  // (a full disk) removes what this merge wrote before it, so no manifest is left claiming
+  // trials that no trials.csv holds.
+  std::vector<std::string> written;
   try {
-    io::WriteFileAtomic(out + "/config.toml", config_text);
-    io::WriteFileAtomic(out + "/manifest.json", sweep::ManifestJson(mr));
-    io::WriteFileAtomic(out + "/trials.csv", csv_text);
+    for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
+             {"config.toml", config_text},
+             {"manifest.json", sweep::ManifestJson(mr)},
+             {"trials.csv", csv_text}}) {
+      io::WriteFileAtomic(out + "/" + name, text);
+      written.push_back(out + "/" + name);
+    }
   } catch (const io::IoError& e) {
+    for (const std::string& path : written) fs::remove(path, ec);
     args.Fail(e.what());
   }
   std::printf("merge: %zu folders, %llu trials (%llu failed) -> %s/trials.csv\n", dirs.size(),

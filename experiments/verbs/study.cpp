@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/args.hpp"
+#include "cli/cost.hpp"
 #include "precision/format.hpp"
 #include "precision/rounding.hpp"
 #include "studies/attention_deviation.hpp"
@@ -70,6 +71,7 @@ const char kStudyHelp[] =
     "  attention-deviation --precision LIST [--baseline-precision LIST] [--algorithm fa2,fa1]\n"
     "                      [--n LIST] [--block-r LIST] [--block-c LIST] [--square]\n"
     "                      [--tiles BRxBC;...] [--head-dim D] [--trials T] [--seed S] [--gen G]\n"
+    "                      [--max-seconds S]\n"
     "      Golden et al. 2024: per policy of LIST (';'-separated precision policies or presets,\n"
     "      each optionally with ew=FORMAT, or torch-FORMAT: precision/attention_model.hpp), n,\n"
     "      trial and tile, |FA - golden|, |BA - golden| and |FA - BA| (max, mean, std over the\n"
@@ -77,7 +79,9 @@ const char kStudyHelp[] =
     "      the baseline LIST when given (one for all, or one per policy; e.g. eager-bf16), else\n"
     "      under each policy. --tiles lists (Br, Bc) pairs\n"
     "      instead of the Br x Bc grid. Defaults: fa2, n 256,1024, Br = Bc = 64, D 64, T 10,\n"
-    "      S 1, G normal.\n";
+    "      S 1, G normal. Before it starts, one trial is timed at smaller n and scaled (n^2);\n"
+    "      past --max-seconds (default 1800; 0: no limit) it is refused with the --trials or\n"
+    "      n that fits.\n";
 
 namespace {
 
@@ -280,7 +284,7 @@ std::vector<std::string> SemicolonList(const Args& args, const std::string& flag
 int StudyAttentionDeviation(const std::vector<std::string>& argv) {
   Args args("study attention-deviation", argv,
             {"precision", "baseline-precision", "algorithm", "n", "block-r", "block-c", "tiles",
-             "head-dim", "trials", "seed", "gen", "o"},
+             "head-dim", "trials", "seed", "gen", "o", "max-seconds"},
             {"square"});
   studies::AttentionDeviationSpec spec;
   spec.policies = SemicolonList(args, "precision", args.Require("precision"));
@@ -329,6 +333,38 @@ int StudyAttentionDeviation(const std::vector<std::string>& argv) {
       args.Fail("--tiles: Br and Bc must be between 1 and 16384");
   if (spec.head_dim < 1 || spec.head_dim > 1024) args.Fail("--head-dim must be between 1 and 1024");
   if (spec.trials < 1 || spec.trials > 10000) args.Fail("--trials must be between 1 and 10000");
+  // Cost before work: one trial at the largest n, measured on smaller n (cli/cost.hpp, scaled
+  // as n^2: the n x n scores), times the trials and the other lengths' shares.
+  const double max_seconds = args.Seconds("max-seconds", kDefaultMaxSeconds);
+  const std::uint64_t n_max = *std::max_element(spec.seq_lens.begin(), spec.seq_lens.end());
+  studies::AttentionDeviationSpec one = spec;
+  one.trials = 1;
+  const CostEstimate per_trial = EstimateCost(n_max, 64, 2, [&](std::uint64_t m) {
+    one.seq_lens = {m};
+    try {
+      studies::RunAttentionDeviation(one, false);
+      return true;
+    } catch (const std::exception&) {
+      return false;
+    }
+  });
+  if (per_trial.known) {
+    double share = 0;  // the lengths' costs relative to the largest's
+    for (std::uint64_t n : spec.seq_lens)
+      share += std::pow(static_cast<double>(n) / static_cast<double>(n_max), 2);
+    const double total = per_trial.seconds * share * static_cast<double>(spec.trials);
+    if (max_seconds > 0 && total > max_seconds) {
+      const auto fit = static_cast<std::uint64_t>(max_seconds / (per_trial.seconds * share));
+      args.Fail("carrier study attention-deviation would take about " + SecondsText(total) +
+                " (one trial at n = " + std::to_string(n_max) + ": about " +
+                SecondsText(per_trial.seconds) + ", measured at n = " +
+                std::to_string(per_trial.m) + " and scaled as n^2), past the limit of " +
+                SecondsText(max_seconds) + " (--max-seconds): " +
+                (fit >= 1 ? "--trials " + std::to_string(fit) + " fits"
+                          : "n <= " + std::to_string(FittingN(per_trial, max_seconds)) +
+                                " fits one trial"));
+    }
+  }
   std::vector<studies::AttentionDeviationRow> rows;
   try {
     rows = studies::RunAttentionDeviation(spec, true);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/args.hpp"
+#include "core/tree_io.hpp"
 #include "sweep/config.hpp"
 #include "sweep/runner.hpp"
 #include "verbs/verbs.hpp"
@@ -19,6 +20,11 @@
 #endif
 
 namespace carrier::cli {
+
+namespace {
+// A sweep config is a few kilobytes of TOML; 16 MiB leaves room for long inline lists.
+constexpr std::uint64_t kMaxConfigBytes = std::uint64_t{16} << 20;
+}  // namespace
 
 const char kSweepHelp[] =
     "usage: carrier sweep CONFIG.toml [-o DIR] [--jobs J] [--resume] [--shard K/N] [--dry-run]\n"
@@ -75,11 +81,14 @@ int RunSweep(const std::vector<std::string>& argv) {
     if (args.Positional().empty())
       args.Fail("give the config: carrier sweep CONFIG.toml (or --default)");
     path = args.Positional()[0];
-    std::ifstream f(path, std::ios::binary);
-    if (!f) args.Fail("cannot open config '" + path + "'");
-    std::stringstream ss;
-    ss << f.rdbuf();
-    text = ss.str();
+    try {
+      text = ReadTextFile(path, kMaxConfigBytes);
+    } catch (const std::runtime_error& e) {
+      std::error_code ec;
+      if (!std::filesystem::exists(path, ec))
+        args.Fail("cannot open config " + path + ": no such file");
+      args.Fail(std::string("config ") + e.what());
+    }
   }
   sweep::SweepOptions opt;
   if (auto o = args.Get("o")) {

@@ -1,10 +1,11 @@
 // carrier tree: draw the merge tree a schedule builds over n inputs.
 //
-// Large n: the tree is explicit (one node per chain and per combine, about 60 bytes each with
+// Large n: the tree is explicit (one node per chain and per combine, about 96 bytes each with
 // its statistics; DOT and JSON add the text), so before building it the verb builds the same
 // schedule over a sample of n0 = min(n, 2^16) inputs, scales the node count and the time by
 // n / n0 (node counts grow at most linearly in n), and refuses with the numbers when the
-// estimate exceeds half the memory available (/proc/meminfo MemAvailable) or an hour.
+// estimate exceeds half the memory available (/proc/meminfo MemAvailable) or --max-seconds
+// (default 1800; 0: no limit).
 // Otherwise, when the estimate is above two seconds, a progress line runs on the terminal
 // (cli/progress.hpp).
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include <sstream>
 
 #include "cli/args.hpp"
+#include "cli/cost.hpp"
 #include "cli/progress.hpp"
 #include "core/merge_tree.hpp"
 #include "core/tree_hash.hpp"
@@ -50,20 +52,19 @@ std::string Gb(double bytes) {
 }  // namespace
 
 int RunTree(const std::vector<std::string>& argv) {
-  Args args("tree", argv, {"schedule", "n", "format", "max-nodes"});
+  Args args("tree", argv, {"schedule", "n", "format", "max-nodes", "max-seconds"});
+  const double max_seconds = args.Seconds("max-seconds", kDefaultMaxSeconds);
   const std::string text = args.Require("schedule");
   // A file: tree carries its own n; --n, when given, must match it.
   const bool from_file = text.rfind("file:", 0) == 0;
   std::uint64_t n = from_file && !args.Get("n") ? 0 : args.RequireCount("n");
   if (from_file && !args.Get("n")) {
     try {
-      std::ifstream f(text.substr(5), std::ios::binary);
-      std::ostringstream ss;
-      ss << f.rdbuf();
-      if (!f) throw ScheduleError(text + ": cannot open the tree file");
-      n = TreeFromJson(ss.str(), text).n;
+      n = TreeFromJson(ReadTextFile(text.substr(5), kMaxTreeFileBytes), text).n;
     } catch (const ScheduleError& e) {
       args.Fail(e.what());
+    } catch (const std::runtime_error& e) {
+      args.Fail(std::string("file:") + e.what());
     }
   }
   const std::string format = args.Choice("format", {"text", "dot", "json"}, "text");
@@ -114,7 +115,9 @@ int RunTree(const std::vector<std::string>& argv) {
   const double scale = static_cast<double>(n) / static_cast<double>(n0);
   const double nodes = static_cast<double>(sample.NodeCount()) * scale;
   const double text_bytes = format == "text" ? 0 : static_cast<double>(sample_text.size()) * scale;
-  const double bytes = nodes * 60 + 2 * text_bytes;
+  // 96 bytes a node: a numpy tree over 2^24 inputs (2.1 million nodes) peaks at 188 MB,
+  // 90 bytes a node (chains, combines, the statistics' per-node arrays, the vectors' slack).
+  const double bytes = nodes * 96 + 2 * text_bytes;
   const double eta =
       sample_s * scale *
       std::max(1.0, std::log2(static_cast<double>(n)) / std::log2(static_cast<double>(n0) + 1));
@@ -131,9 +134,11 @@ int RunTree(const std::vector<std::string>& argv) {
               " of memory available: use n <= " + std::to_string(fits) +
               (format == "text" ? "" : " or --format text"));
   }
-  if (eta > 3600)
-    args.Fail(estimate.str() + ", more than an hour: use n <= " +
-              std::to_string(static_cast<std::uint64_t>(static_cast<double>(n) * 3600 / eta)));
+  if (max_seconds > 0 && eta > max_seconds)
+    args.Fail(
+        estimate.str() + ", past the limit of " + SecondsText(max_seconds) +
+        " (--max-seconds): use n <= " +
+        std::to_string(static_cast<std::uint64_t>(static_cast<double>(n) * max_seconds / eta)));
   std::optional<Ticker> ticker;
   if (eta > 2) ticker.emplace("carrier tree: " + estimate.str(), eta);
   if (n == n0) {
