@@ -3,11 +3,14 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -31,14 +34,51 @@ std::string Hex(double v) {
   return buf;
 }
 
+}  // namespace
+
+// A target's text as one short line: control bytes (newlines included) as \n, \r, \t or \xHH,
+// cut after kShown characters, so an error message stays one line whatever the target printed.
+std::string OneLine(const std::string& text) {
+  constexpr std::size_t kShown = 120;
+  std::string out;
+  for (std::size_t i = 0; i < text.size() && out.size() < kShown; ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (out.size() >= kShown) out += "...";
+  return out;
+}
+
+namespace {
+
+std::string OneLineQuoted(const std::string& text) { return "'" + OneLine(text) + "'"; }
+
+std::string SecondsText(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
+
 double ParseNumber(const std::string& text, const std::string& who) {
   const char* s = text.c_str();
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(s, &end);
   while (end && *end && std::isspace(static_cast<unsigned char>(*end))) ++end;
-  if (end == s || (end && *end))
-    throw TargetError(who + ": expected one number, got '" + text + "'");
+  if (end == s || (end && *end) || text.size() != std::strlen(s))
+    throw TargetError(who + ": expected one number, got " + OneLineQuoted(text));
   return v;
 }
 
@@ -46,8 +86,9 @@ double ParseNumber(const std::string& text, const std::string& who) {
 
 class PythonTarget : public Target {
  public:
-  PythonTarget(const std::string& name, const std::string& dtype, std::uint64_t n)
-      : name_(name), n_(n) {
+  PythonTarget(const std::string& name, const std::string& dtype, std::uint64_t n,
+               double timeout_seconds)
+      : name_(name), n_(n), timeout_(timeout_seconds) {
     const char* py_env = std::getenv("CARRIER_PYTHON");
     const char* script_env = std::getenv("CARRIER_PROBE_SCRIPT");
     const std::string python = py_env && *py_env ? py_env : "/usr/bin/python3";
@@ -75,7 +116,7 @@ class PythonTarget : public Target {
     close(to_child[0]);
     close(from_child[1]);
     out_ = fdopen(to_child[1], "w");
-    in_ = fdopen(from_child[0], "r");
+    in_fd_ = from_child[0];
     const std::string first = ReadLine();
     if (first.rfind("ok ", 0) != 0)
       throw TargetError(name + ": " + (first.rfind("error ", 0) == 0 ? first.substr(6) : first));
@@ -86,8 +127,11 @@ class PythonTarget : public Target {
       std::fputs("q\n", out_);
       std::fclose(out_);
     }
-    if (in_) std::fclose(in_);
-    if (pid_ > 0) waitpid(pid_, nullptr, 0);
+    if (in_fd_ >= 0) close(in_fd_);
+    if (pid_ > 0) {
+      if (hung_) kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
   }
   std::vector<double> Masks(std::uint64_t i, double m,
                             const std::vector<std::uint64_t>& js) override {
@@ -114,19 +158,52 @@ class PythonTarget : public Target {
     if (std::fputs((line + "\n").c_str(), out_) < 0 || std::fflush(out_) != 0)
       throw TargetError(name_ + ": the driver process exited");
   }
+  // One line from the driver, waiting at most timeout_ seconds for it (a driver that stops
+  // answering is killed when the target is destroyed, not waited for forever).
   std::string ReadLine() {
-    std::string line;
-    int c;
-    while ((c = std::fgetc(in_)) != EOF && c != '\n') line += static_cast<char>(c);
-    if (c == EOF && line.empty()) throw TargetError(name_ + ": the driver process exited");
-    if (line.rfind("error ", 0) == 0) throw TargetError(name_ + ": " + line.substr(6));
-    return line;
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_);
+    for (;;) {
+      const std::size_t nl = buffer_.find('\n');
+      if (nl != std::string::npos) {
+        std::string line = buffer_.substr(0, nl);
+        buffer_.erase(0, nl + 1);
+        if (line.rfind("error ", 0) == 0) throw TargetError(name_ + ": " + line.substr(6));
+        return line;
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            deadline - std::chrono::steady_clock::now())
+                            .count();
+      pollfd fd{in_fd_, POLLIN, 0};
+      const int ready =
+          left > 0 ? poll(&fd, 1, static_cast<int>(std::min<long long>(left, 1000))) : 0;
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready == 0) {
+        if (left > 0) continue;
+        hung_ = true;
+        throw TargetError(name_ + ": no answer within " + SecondsText(timeout_) +
+                          " s (--timeout sets the limit per call)");
+      }
+      char buf[65536];
+      const ssize_t got = read(in_fd_, buf, sizeof buf);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        if (buffer_.empty()) throw TargetError(name_ + ": the driver process exited");
+        std::string line;
+        line.swap(buffer_);
+        return line;
+      }
+      buffer_.append(buf, static_cast<std::size_t>(got));
+    }
   }
   std::string name_;
   std::uint64_t n_;
+  double timeout_;
   pid_t pid_ = -1;
   FILE* out_ = nullptr;
-  FILE* in_ = nullptr;
+  int in_fd_ = -1;
+  std::string buffer_;  // what the driver wrote past the last line read
+  bool hung_ = false;
   std::string description_;
 };
 
@@ -184,8 +261,9 @@ class LibTarget : public Target {
 
 class ExecTarget : public Target {
  public:
-  ExecTarget(const std::string& command, const std::string& dtype, std::uint64_t n)
-      : command_(command), fp32_(dtype == "fp32"), n_(n) {
+  ExecTarget(const std::string& command, const std::string& dtype, std::uint64_t n,
+             double timeout_seconds)
+      : command_(command), fp32_(dtype == "fp32"), n_(n), timeout_(timeout_seconds) {
     if (command.empty()) throw TargetError("exec: give a command: exec:COMMAND");
     char tmpl[] = "/tmp/carrier_probe_XXXXXX";
     const int fd = mkstemp(tmpl);
@@ -209,35 +287,128 @@ class ExecTarget : public Target {
     {
       std::ofstream f(path_);
       for (double v : x) f << Hex(fp32_ ? static_cast<double>(static_cast<float>(v)) : v) << "\n";
+      if (!f) throw TargetError(who() + ": cannot write its input to " + path_);
     }
-    const std::string cmd = "(" + command_ + ") < " + path_;
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p) throw TargetError("exec:" + command_ + ": cannot start");
-    std::string text;
-    char buf[256];
-    while (std::fgets(buf, sizeof buf, p)) text += buf;
-    const int status = pclose(p);
-    if (status != 0)
-      throw TargetError("exec:" + command_ + ": exited with status " + std::to_string(status));
-    return ParseNumber(text, "exec:" + command_);
+    const Run r = RunOnce();
+    if (r.timed_out)
+      throw TargetError(who() + ": no answer within " + SecondsText(timeout_) +
+                        " s (killed; --timeout sets the limit per call)");
+    if (WIFSIGNALED(r.status))
+      throw TargetError(who() + ": killed by signal " + std::to_string(WTERMSIG(r.status)) + " (" +
+                        strsignal(WTERMSIG(r.status)) + ")" + StderrNote(r.err));
+    if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
+      throw TargetError(who() + ": exited with code " + std::to_string(WEXITSTATUS(r.status)) +
+                        StderrNote(r.err));
+    return ParseNumber(r.out, who());
   }
   std::string Description() const override { return "exec:" + command_ + " (values on stdin)"; }
 
  private:
+  struct Run {
+    std::string out, err;
+    int status = 0;
+    bool timed_out = false;
+  };
+  std::string who() const { return "exec:" + OneLine(command_); }
+  static std::string StderrNote(const std::string& err) {
+    return err.empty() ? "" : "; its stderr: " + OneLineQuoted(err);
+  }
+
+  // sh -c COMMAND in its own process group, stdin from the values file, stdout and stderr
+  // read through pipes (at most kMaxOutput bytes each are kept) until both close, the child
+  // exits, or timeout_ seconds pass (then the whole group is killed).
+  Run RunOnce() {
+    constexpr std::size_t kMaxOutput = 1 << 16;
+    int out_pipe[2], err_pipe[2];
+    if (pipe(out_pipe) != 0) throw TargetError(who() + ": pipe failed");
+    if (pipe(err_pipe) != 0) {
+      close(out_pipe[0]);
+      close(out_pipe[1]);
+      throw TargetError(who() + ": pipe failed");
+    }
+    const pid_t pid = fork();
+    if (pid < 0) throw TargetError(who() + ": fork failed");
+    if (pid == 0) {
+      setpgid(0, 0);
+      const int in = open(path_.c_str(), O_RDONLY);
+      if (in >= 0) dup2(in, 0);
+      dup2(out_pipe[1], 1);
+      dup2(err_pipe[1], 2);
+      close(out_pipe[0]);
+      close(err_pipe[0]);
+      execl("/bin/sh", "sh", "-c", command_.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    setpgid(pid, pid);
+    close(out_pipe[1]);
+    close(err_pipe[1]);
+    Run r;
+    pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+    std::string* sinks[2] = {&r.out, &r.err};
+    int open_fds = 2;
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_);
+    while (open_fds > 0) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            deadline - std::chrono::steady_clock::now())
+                            .count();
+      if (left <= 0) {
+        r.timed_out = true;
+        break;
+      }
+      const int ready = poll(fds, 2, static_cast<int>(std::min<long long>(left, 1000)));
+      if (ready < 0 && errno != EINTR) break;
+      for (int k = 0; k < 2; ++k) {
+        if (fds[k].fd < 0 || !(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        char buf[4096];
+        const ssize_t got = read(fds[k].fd, buf, sizeof buf);
+        if (got > 0) {
+          if (sinks[k]->size() < kMaxOutput) sinks[k]->append(buf, static_cast<std::size_t>(got));
+        } else if (got == 0 || errno != EINTR) {
+          close(fds[k].fd);
+          fds[k].fd = -1;
+          --open_fds;
+        }
+      }
+    }
+    if (r.timed_out) kill(-pid, SIGKILL);
+    for (const pollfd& f : fds)
+      if (f.fd >= 0) close(f.fd);
+    // The output pipes are closed: a child still running past its deadline is killed.
+    int status = 0;
+    for (;;) {
+      const pid_t w = waitpid(pid, &status, r.timed_out ? 0 : WNOHANG);
+      if (w == pid) break;
+      if (w < 0 && errno != EINTR) break;
+      if (w == 0) {
+        if (std::chrono::steady_clock::now() >= deadline) {
+          r.timed_out = true;
+          kill(-pid, SIGKILL);
+        } else {
+          usleep(1000);
+        }
+      }
+    }
+    r.status = status;
+    return r;
+  }
+
   std::string command_;
   bool fp32_;
   std::uint64_t n_;
+  double timeout_;
   std::string path_;
 };
 
 }  // namespace
 
 std::unique_ptr<Target> MakeTarget(const std::string& text, const std::string& dtype,
-                                   std::uint64_t n) {
+                                   std::uint64_t n, double timeout_seconds) {
   if (text == "numpy.sum" || text == "numpy.add.reduce:strided" || text == "python.sum" ||
       text == "torch.sum" || text == "torch.logsumexp")
-    return std::make_unique<PythonTarget>(text, dtype, n);
-  if (text.rfind("exec:", 0) == 0) return std::make_unique<ExecTarget>(text.substr(5), dtype, n);
+    return std::make_unique<PythonTarget>(text, dtype, n, timeout_seconds);
+  if (text.rfind("exec:", 0) == 0)
+    return std::make_unique<ExecTarget>(text.substr(5), dtype, n, timeout_seconds);
   const std::size_t colon = text.rfind(':');
   if (colon != std::string::npos && text.substr(0, colon).find(".so") != std::string::npos)
     return std::make_unique<LibTarget>(text, dtype, n);

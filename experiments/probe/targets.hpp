@@ -11,7 +11,11 @@
 //                    in batches; torch.* needs `import torch` to work there;
 //   LIB.so:SYMBOL    dlopen(LIB.so), SYMBOL with the C signature T f(const T*, size_t);
 //   exec:COMMAND     `sh -c COMMAND` per call, the n values on its stdin one per line (hex
-//                    floats), one number read from its stdout.
+//                    floats, C99 %a), one number read from its stdout; a call that has not
+//                    finished within timeout_seconds is killed (its process group) and is a
+//                    TargetError; a failed call names its exit code or signal and the start of
+//                    its stderr, on one line. The python targets' driver gets the same limit
+//                    for each answer.
 // Every failure (no such file or symbol, a target that exits or prints something that is not
 // one number) is a TargetError with one line naming the target and the reason.
 #pragma once
@@ -25,6 +29,10 @@
 #include "core/merge_tree.hpp"
 
 namespace carrier::probe {
+
+// A target's text (or what it printed) as one line: control bytes escaped (\n, \xHH), cut at
+// 120 characters, so an error message naming it stays one line.
+std::string OneLine(const std::string& text);
 
 class TargetError : public std::runtime_error {
  public:
@@ -40,9 +48,11 @@ class Target {
   virtual std::string Description() const = 0;
 };
 
-// dtype: "fp32" or "fp64". Throws TargetError.
+// dtype: "fp32" or "fp64"; timeout_seconds: exec: targets' limit per call. Throws TargetError.
+inline constexpr double kDefaultTargetTimeoutSeconds = 300;
 std::unique_ptr<Target> MakeTarget(const std::string& text, const std::string& dtype,
-                                   std::uint64_t n);
+                                   std::uint64_t n,
+                                   double timeout_seconds = kDefaultTargetTimeoutSeconds);
 
 // The named schedules whose tree over n inputs has the binary form of `t` (TreeHash,
 // TreeForm::kBinary), in the order tried: seq reverse pairwise[:LEAF] blocked:B[:pairwise]

@@ -40,7 +40,7 @@ int RunProbe(const std::vector<std::string>& argv_in) {
   std::vector<std::string> argv = argv_in;
   for (auto& a : argv)
     if (a == "-o") a = "--output";
-  Args args("probe", argv, {"dtype", "n", "format", "output", "verify", "seed"}, {}, 1);
+  Args args("probe", argv, {"dtype", "n", "format", "output", "verify", "seed", "timeout"}, {}, 1);
   if (args.Positional().empty())
     args.Fail(
         "give a TARGET: numpy.sum numpy.add.reduce:strided python.sum torch.sum "
@@ -73,9 +73,11 @@ int RunProbe(const std::vector<std::string>& argv_in) {
         "torch.logsumexp: its terms exp(x - max) are positive, so FPRev's +M/-M masks "
         "cannot cancel and its tree is not observable this way (core/fprev.hpp)");
 
+  const double timeout = args.Seconds("timeout", probe::kDefaultTargetTimeoutSeconds);
+  if (timeout <= 0) args.Fail("--timeout must be more than 0 seconds");
   std::unique_ptr<probe::Target> target;
   try {
-    target = probe::MakeTarget(target_text, dtype, n);
+    target = probe::MakeTarget(target_text, dtype, n, timeout);
   } catch (const probe::TargetError& e) {
     args.Fail(e.what());
   }
@@ -101,7 +103,7 @@ int RunProbe(const std::vector<std::string>& argv_in) {
         },
         stats);
   } catch (const ProbeError& e) {
-    args.Fail(target_text + " (" + dtype + "): " + e.what() + " after " +
+    args.Fail(probe::OneLine(target_text) + " (" + dtype + "): " + e.what() + " after " +
               std::to_string(stats.calls) + " calls");
   } catch (const probe::TargetError& e) {
     args.Fail(e.what());
@@ -200,7 +202,7 @@ namespace carrier::cli {
 
 const char kProbeHelp[] =
     "usage: carrier probe TARGET --dtype fp32|fp64 --n N [--format text|json|dot]\n"
-    "                     [-o FILE] [--verify K] [--seed S]\n"
+    "                     [-o FILE] [--verify K] [--seed S] [--timeout SECONDS]\n"
     "\n"
     "Recovers the merge tree of a black-box sum of N values by FPRev's method (Xie et al.,\n"
     "arXiv 2411.00442; core/fprev.hpp): inputs that are all 1 except +M at i and -M at j reveal\n"
@@ -217,7 +219,11 @@ const char kProbeHelp[] =
     "  torch.sum                 torch.sum of a CPU tensor (needs python3-torch)\n"
     "  torch.logsumexp           refused: exp terms are positive, the masks cannot cancel\n"
     "  LIB.so:SYMBOL             dlopen'd function with the C signature T f(const T*, size_t)\n"
-    "  exec:COMMAND              sh -c COMMAND per call; N values on stdin, one result out\n"
+    "  exec:COMMAND              sh -c COMMAND per call: the N values on its stdin, one per\n"
+    "                            line as C99 hex floats (%a); it prints one number (decimal or\n"
+    "                            hex) on stdout and exits 0. A call running past --timeout\n"
+    "                            (default 300 s) is killed; a failure is reported with its exit\n"
+    "                            code and the start of its stderr\n"
     "A target that is not a tree of binary additions in the format (a compensated or exact\n"
     "sum, a wider accumulator) is reported as such (exit 2). max and other exact reductions have\n"
     "no observable tree.\n";
