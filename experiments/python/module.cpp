@@ -321,6 +321,10 @@ py::dict Eval(const EvalArgs& a) {
     Guarded([&] { run::CheckTrialMemory(trial, a.n, 1, a.gen); });
     input = Guarded([&] { return run::MakeInput(trial, g, a.n, a.seed); });
   }
+  // Finite values the storage format cannot hold are refused, as the CLI's eval refuses them.
+  if (input.storage_overflows > 0 && !a.allow_nonfinite)
+    Bad("carrier eval: " + run::StorageOverflowText(input, trial.storage.name) +
+        " (allow_nonfinite=True studies overflow)");
   const run::SharedReference shared = Guarded([&] { return run::ComputeReference(trial, input); });
   const run::TrialOutcome o = Guarded([&] { return run::RunTrial(trial, input, shared); });
   const reference::Reference& ref = shared.ref;

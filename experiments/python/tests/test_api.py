@@ -249,6 +249,16 @@ def test_nonfinite_inputs_with_allow_nonfinite():
     assert r.result == np.inf
 
 
+def test_storage_overflow_refused_like_the_cli():
+    # 1000 is finite but past fp8e4m3's 448: the CLI refuses it without --allow-nonfinite.
+    with pytest.raises(ValueError) as e:
+        carrier.eval("sum", [1000.0, 1000.0], dtype="fp8e4m3")
+    print(e.value)
+    assert "overflow fp8e4m3 on storage" in str(e.value) and "allow_nonfinite" in str(e.value)
+    r = carrier.eval("sum", [1000.0, 1000.0], dtype="fp8e4m3", allow_nonfinite=True)
+    assert not np.isfinite(r.result)
+
+
 def test_attention_from_q_k_v():
     # q = 0: every score is 0, the softmax weights are 1/n, so each output row is the mean of
     # v's rows; v holds small integers whose mean over n = 4 rows is exact.
