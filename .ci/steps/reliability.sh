@@ -29,9 +29,11 @@ for exe in "$build"/tests/fuzz/fuzz_*; do
   name="$(basename "$exe")"
   scratch="$build/scratch/$name"
   rm -rf "$scratch" && mkdir -p "$scratch"
-  echo "== $name: ${seconds}s from tests/fuzz/corpus/$name"
+  dict=()
+  [ -f "tests/fuzz/dict/$name.dict" ] && dict=(-dict="tests/fuzz/dict/$name.dict")
+  echo "== $name: ${seconds}s from tests/fuzz/corpus/$name ${dict[*]:-}"
   if ! UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$exe" -max_total_time="$seconds" \
-      -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+      -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "${dict[@]}" \
       -artifact_prefix="$build/artifacts/$name-" "$scratch" "tests/fuzz/corpus/$name" \
       2>"$build/$name.log"; then
     echo "ci: $name failed; its log: $build/$name.log, its input: $build/artifacts/" >&2

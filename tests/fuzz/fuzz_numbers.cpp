@@ -1,8 +1,8 @@
 // Fuzz target: number files (experiments/inputs/read_numbers.hpp), one or two columns, with and
 // without non-finite values allowed (the first byte picks). Properties: bad text is InputError
 // and nothing else; an accepted file has at least one record, the right number of columns,
-// only finite values unless allowed; printing the values back as hex floats (one record per
-// line) and reading that gives the same values bit for bit.
+// only finite values unless allowed, no NUL byte; printing the values back as hex floats (one
+// record per line) and reading that gives the same values bit for bit.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -45,6 +45,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   FUZZ_CHECK(!c.a.empty(), "an accepted file with no record");
+  // A NUL byte would end a number early and drop the rest of its line silently: never accepted.
+  FUZZ_CHECK(text.find('\0') == std::string::npos, "a file with a NUL byte accepted");
   FUZZ_CHECK(c.b.size() == (columns == 2 ? c.a.size() : 0), "column counts differ");
   std::string printed;
   for (std::size_t i = 0; i < c.a.size(); ++i) {

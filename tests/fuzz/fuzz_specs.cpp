@@ -1,9 +1,10 @@
 // Fuzz target: the format and precision specs of --dtype/--acc and sweep configs
 // (precision/format.hpp: fp8e4m3 ... fp64, custom:p=..,emin=..,emax=..[,flags]), rounding names
-// (precision/rounding.hpp) and input generator specs (experiments/inputs/generators.hpp).
-// The first byte picks the parser. Properties: bad text is std::invalid_argument and nothing
-// else; an accepted format validates, its canonical name parses back to the same Format, and
-// rounding into it is idempotent and lands on finite values no larger than MaxFinite (or on
+// (precision/rounding.hpp), input generator specs (experiments/inputs/generators.hpp)
+// and precision policies (precision/precision_policy.hpp). The first byte picks the parser
+// (mod 4: format, rounding, generator, policy). Properties: bad text is std::invalid_argument and
+// nothing else; an accepted format validates, its canonical name parses back to the same Format,
+// and rounding into it is idempotent and lands on finite values no larger than MaxFinite (or on
 // inf/NaN); an accepted rounding name prints back to itself; an accepted generator re-parses
 // from its own text to the same fields and generates n finite values.
 #include <cmath>
@@ -16,6 +17,7 @@
 #include "fuzz_check.hpp"
 #include "inputs/generators.hpp"
 #include "precision/format.hpp"
+#include "precision/precision_policy.hpp"
 #include "precision/rounding.hpp"
 
 namespace {
@@ -92,17 +94,41 @@ void CheckGenerator(const std::string& text) {
   }
 }
 
+// A precision policy (precision/precision_policy.hpp: role=FORMAT[@MODE] items, presets, mma=,
+// pscale=): bad text is invalid_argument; an accepted policy prints (ToString) to text that
+// parses back to the same policy.
+void CheckPrecision(const std::string& text) {
+  carrier::PrecisionPolicy p;
+  try {
+    p = carrier::ParsePrecisionPolicy(text);
+  } catch (const std::invalid_argument&) {
+    return;
+  }
+  const std::string printed = carrier::ToString(p);
+  carrier::PrecisionPolicy again;
+  try {
+    again = carrier::ParsePrecisionPolicy(printed);
+  } catch (const std::invalid_argument& e) {
+    FUZZ_CHECK(false,
+               "'" + text + "' printed as '" + printed + "', which does not parse: " + e.what());
+  }
+  FUZZ_CHECK(again == p, "'" + text + "' printed as '" + printed + "', a different policy");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 3) {
+  switch (data[0] % 4) {
     case 0:
       CheckFormat(text);
       break;
     case 1:
       CheckRounding(text);
+      break;
+    case 3:
+      CheckPrecision(text);
       break;
     default:
       CheckGenerator(text);
