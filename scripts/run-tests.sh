@@ -14,7 +14,11 @@ carrier_install_deps
 # session), so a machine that merely carries a toolkit off PATH keeps its build CPU-only.
 cuda="${CARRIER_CUDA:-AUTO}"
 command -v nvcc >/dev/null 2>&1 && cuda=ON
+# Command (a) may have configured this folder first for its small build (a unity build at -O1,
+# CARRIER_MAIN_JOB_ONLY): those choices are reset here, so the full build compiles as a full
+# build always does (one file per unit, CMake's Release flags), whatever ran before.
 carrier_build -- -DCARRIER_WITH_HWY=AUTO -DCARRIER_WITH_OPENMP=AUTO -DCARRIER_WITH_CUDA=$cuda \
-  -DCARRIER_WITH_PYTHON=AUTO -DCARRIER_BUILD_TESTS=ON -DCARRIER_MAIN_JOB_ONLY=OFF
+  -DCARRIER_WITH_PYTHON=AUTO -DCARRIER_BUILD_TESTS=ON -DCARRIER_MAIN_JOB_ONLY=OFF \
+  -DCMAKE_UNITY_BUILD=OFF "-DCMAKE_CXX_FLAGS_RELEASE=-O3 -DNDEBUG"
 cd "$CARRIER_BUILD_DIR"
 ctest --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" "$@"
