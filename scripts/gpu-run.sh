@@ -17,7 +17,8 @@
 # builds and runs the benchmark, and says the tests were not built.
 # With TC_CASES=DIR (written by `scripts/gpu_tensor_core.py cases --out DIR`) and torch, it also
 # multiplies those cases through cuBLAS and saves the fp32 outputs as OUTPUT_DIR/tc.npz (and
-# tc.txt), for `scripts/gpu_tensor_core.py compare` against the mma: profiles on any machine.
+# tc.txt), for `scripts/gpu_tensor_core.py compare` against the mma: profiles on any machine;
+# carrier_mma_dump writes mma_tf32.bin and mma_bf16.bin (WMMA tiles with a random accumulator).
 # Environment: BENCH_N (default 268435456 = 2^28), BENCH_REPEATS (20), JOBS (nproc),
 # CUDA_ARCHS ("80;90"), PREBUILT=1 (build-gpu/ was built elsewhere at this same path: skip the
 # configure and build steps), STEP_TIMEOUT (seconds per step, default 900).
@@ -92,7 +93,7 @@ cmake -S "$root" -B "$build" ${generator[@]+"${generator[@]}"} -DCMAKE_BUILD_TYP
   -DCARRIER_WITH_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc_path" \
   -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-80;90}" -DCARRIER_BUILD_TESTS="$tests" \
   ${prefix_args[@]+"${prefix_args[@]}"} >"$out/configure.txt"
-targets=(carrier_gpu_bench)
+targets=(carrier_gpu_bench carrier_mma_dump)
 [ "$tests" = ON ] && targets+=(gpu_kernel_tests gpu_core_tests gpu_mma_tests cuda_api_tests nvcc_tests)
 cmake --build "$build" -j "${JOBS:-$(nproc)}" --target "${targets[@]}" >"$out/build.txt"
 fi
@@ -106,6 +107,11 @@ if [ -n "${TC_CASES:-}" ]; then
   else
     echo "gpu-run: python3 cannot import torch: tensor-core cases skipped" | tee -a "$out/gpu.txt"
   fi
+fi
+# mma.sync through WMMA with an accumulator (tf32, bf16): OUTPUT_DIR/mma_*.bin for
+# scripts/gpu_tensor_core.py mma-export.
+if [ -x "$build/bin/carrier_mma_dump" ]; then
+  timeout "$step_timeout" "$build/bin/carrier_mma_dump" "$out" --tiles 128 2>&1 | tee -a "$out/gpu.txt" || status=1
 fi
 if [ "$tests" = ON ]; then
   (cd "$build" && ctest -L gpu --output-on-failure -V --timeout "$step_timeout") 2>&1 | tee "$out/ctest.txt" || status=1
