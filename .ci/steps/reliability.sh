@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CI step (issue 18, tests/fuzz/README.md): builds the libFuzzer targets with clang-14, ASan and
 # UBSan in build-fuzz (its own folder: every library there carries coverage instrumentation)
-# and runs each from its seed corpus for CARRIER_FUZZ_SECONDS (default 40; six targets, about
+# and runs each from its seed corpus for CARRIER_FUZZ_SECONDS (default 40; eight targets, about
 # four minutes). New inputs go to a scratch corpus, never into the repository; a crash, a
 # sanitizer report or a failed property fails the step and leaves the input under
 # build-fuzz/artifacts/ (add it to tests/fuzz/corpus/<target>/ with the fix).

@@ -71,16 +71,21 @@ std::string SecondsText(double s) {
   return buf;
 }
 
+}  // namespace
+
 double ParseNumber(const std::string& text, const std::string& who) {
   const char* s = text.c_str();
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(s, &end);
+  const bool read = end != s;  // before the trailing whitespace: a blank reply is no number
   while (end && *end && std::isspace(static_cast<unsigned char>(*end))) ++end;
-  if (end == s || (end && *end) || text.size() != std::strlen(s))
+  if (!read || (end && *end) || text.size() != std::strlen(s))
     throw TargetError(who + ": expected one number, got " + OneLineQuoted(text));
   return v;
 }
+
+namespace {
 
 // ---- python targets: one child process, line protocol of target.py -----------------------
 

@@ -34,6 +34,10 @@ namespace carrier::probe {
 // 120 characters, so an error message naming it stays one line.
 std::string OneLine(const std::string& text);
 
+// A target's reply as one number: the whole text must be one strtod number (trailing
+// whitespace allowed, no NUL); anything else is a TargetError naming `who`, on one line.
+double ParseNumber(const std::string& text, const std::string& who);
+
 class TargetError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
