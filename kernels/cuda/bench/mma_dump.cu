@@ -25,26 +25,16 @@ namespace {
 
 using namespace nvcuda;
 
-__global__ void Tf32Tiles(const float* a, const float* bt, const float* c, float* d) {
+// One 16 x 16 tile per warp: D = A B + C with K = kK, A row-major, B given column-major (Bt),
+// Elem the fragment's element type (wmma::precision::tf32 or __nv_bfloat16), In the stored one.
+template <class Elem, class In, int kK>
+__global__ void Tiles(const In* a, const In* bt, const float* c, float* d) {
   const int t = blockIdx.x;
-  wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> fa;
-  wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major> fb;
-  wmma::fragment<wmma::accumulator, 16, 16, 8, float> fc;
-  wmma::load_matrix_sync(fa, a + t * 16 * 8, 8);
-  wmma::load_matrix_sync(fb, bt + t * 16 * 8, 8);
-  wmma::load_matrix_sync(fc, c + t * 256, 16, wmma::mem_row_major);
-  wmma::mma_sync(fc, fa, fb, fc);
-  wmma::store_matrix_sync(d + t * 256, fc, 16, wmma::mem_row_major);
-}
-
-__global__ void Bf16Tiles(const __nv_bfloat16* a, const __nv_bfloat16* bt, const float* c,
-                          float* d) {
-  const int t = blockIdx.x;
-  wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> fa;
-  wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> fb;
-  wmma::fragment<wmma::accumulator, 16, 16, 16, float> fc;
-  wmma::load_matrix_sync(fa, a + t * 16 * 16, 16);
-  wmma::load_matrix_sync(fb, bt + t * 16 * 16, 16);
+  wmma::fragment<wmma::matrix_a, 16, 16, kK, Elem, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, kK, Elem, wmma::col_major> fb;
+  wmma::fragment<wmma::accumulator, 16, 16, kK, float> fc;
+  wmma::load_matrix_sync(fa, a + t * 16 * kK, kK);
+  wmma::load_matrix_sync(fb, bt + t * 16 * kK, kK);
   wmma::load_matrix_sync(fc, c + t * 256, 16, wmma::mem_row_major);
   wmma::mma_sync(fc, fa, fb, fc);
   wmma::store_matrix_sync(d + t * 256, fc, 16, wmma::mem_row_major);
@@ -164,12 +154,13 @@ int main(int argc, char** argv) {
   Check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
   if (prop.major < 8) return 77;
   std::printf("%s (sm_%d%d)\n", prop.name, prop.major, prop.minor);
-  Run<float>(
-      out + "/mma_tf32.bin", tiles, 8, 10,
-      [](int n, float* a, float* b, float* c, float* d) { Tf32Tiles<<<n, 32>>>(a, b, c, d); });
+  Run<float>(out + "/mma_tf32.bin", tiles, 8, 10,
+             [](int n, float* a, float* b, float* c, float* d) {
+               Tiles<wmma::precision::tf32, float, 8><<<n, 32>>>(a, b, c, d);
+             });
   Run<__nv_bfloat16>(out + "/mma_bf16.bin", tiles, 16, 7,
                      [](int n, __nv_bfloat16* a, __nv_bfloat16* b, float* c, float* d) {
-                       Bf16Tiles<<<n, 32>>>(a, b, c, d);
+                       Tiles<__nv_bfloat16, __nv_bfloat16, 16><<<n, 32>>>(a, b, c, d);
                      });
   return 0;
 }
