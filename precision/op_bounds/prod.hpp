@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <span>
 
 #include "precision/op_bounds.hpp"
@@ -30,16 +31,33 @@ inline OpBound ProdOpBound(const BoundContext& ctx, const BoundInputs& in) {
   ob.bound.formula = "gamma_{n-1} (relative; n - 1 multiplications in every tree, no underflow)";
   ob.vacuous = !(p > 0) || !std::isfinite(p);
   if (ob.vacuous || !(ctx.eta > 0) || !(ctx.u > 0)) return ob;  // MPFR: no range to leave
-  long double log_small = 0, log_big = 0;  // log2 of the extreme partial products
+  // The two extreme products as long double mantissa times 2^exponent: a multiply per input,
+  // rescaled by 2^-+8000 before the long double range (2^-+16382) could be left.
+  long double small = 1, big = 1;
+  std::int64_t small_e = 0, big_e = 0;
   bool nonfinite = false;
   in.Visit([&](std::span<const double> xs) {
     for (double x : xs) {
       const double a = std::fabs(x);
-      if (!std::isfinite(a)) nonfinite = true;
-      if (a > 0 && a < 1) log_small += std::log2(static_cast<long double>(a));
-      if (a > 1 && std::isfinite(a)) log_big += std::log2(static_cast<long double>(a));
+      if (!std::isfinite(a)) {
+        nonfinite = true;
+      } else if (a > 0 && a < 1) {
+        small *= a;
+        if (small < 0x1p-8000L) {
+          small *= 0x1p8000L;
+          small_e -= 8000;
+        }
+      } else if (a > 1) {
+        big *= a;
+        if (big > 0x1p8000L) {
+          big *= 0x1p-8000L;
+          big_e += 8000;
+        }
+      }
     }
   });
+  const long double log_small = static_cast<long double>(small_e) + std::log2(small);
+  const long double log_big = static_cast<long double>(big_e) + std::log2(big);
   const long double log_min_normal = std::log2(static_cast<long double>(ctx.eta) / ctx.u);
   const long double log_max = std::log2(2.0L * ctx.u / ctx.eta);
   ob.vacuous = nonfinite || log_small < log_min_normal + 1 || log_big > log_max - 1;
