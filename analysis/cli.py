@@ -1,7 +1,9 @@
 """Command line: python3 -m analysis PLOT --csv FILE [options] -o OUT_PREFIX.
 
-Every failure (bad flag, missing file, missing columns, no rows) is one line on stderr starting
-with 'analysis:' and exit code 2; argparse's own usage errors also exit 2.
+Every failure (bad flag, missing file, missing columns, no rows, more series than one figure
+can tell apart: style.MAX_SERIES) is one line on stderr starting with 'analysis:' and exit code 2;
+argparse's own usage errors also exit 2. --facet op|format splits error-vs-n/-tile into panels
+with one shared legend; --op/--format/--where filter rows.
 """
 import argparse
 import sys
@@ -24,6 +26,13 @@ def _parser():
     p.add_argument("-o", "--out", required=True, help="output prefix; writes PREFIX.<fmt>")
     p.add_argument("--where", action="append", default=[], metavar="COL=V1|V2",
                    help="keep rows whose COL is one of the values (repeatable)")
+    p.add_argument("--op", default=None, metavar="OP1,OP2",
+                   help="keep rows of these ops (same as --where op=OP1|OP2)")
+    p.add_argument("--format", dest="dtype", default=None, metavar="F1,F2",
+                   help="keep rows of these formats (same as --where dtype=F1|F2)")
+    p.add_argument("--facet", default=None, metavar="op|format|COL[,COL]",
+                   help="error-vs-n/-tile: one panel per value of these columns (format = "
+                        "dtype), one shared legend")
     p.add_argument("--y", default="rel_error", help="error column (default rel_error)")
     p.add_argument("--series", default=None, help="comma-separated columns naming a line")
     p.add_argument("--bounds", choices=["default", "none"], default="default")
@@ -42,7 +51,12 @@ def _parser():
     return p
 
 
-def _filter(table, wheres):
+def _filter(table, wheres, args=None):
+    wheres = list(wheres)
+    if args is not None and args.op:
+        wheres.append("op=" + args.op.replace(",", "|"))
+    if args is not None and args.dtype:
+        wheres.append("dtype=" + args.dtype.replace(",", "|"))
     for w in wheres:
         if "=" not in w:
             raise io.AnalysisError(f"--where '{w}': expected COL=VALUE[|VALUE...]")
@@ -64,18 +78,21 @@ def main(argv=None):
             paths = plots.perf_bars(table, args.out, baseline=args.baseline, title=args.title,
                                     formats=formats)
         else:
-            table = _filter(io.read_table(args.csv), args.where)
+            table = _filter(io.read_table(args.csv), args.where, args)
+            if len(table) == 0:
+                raise io.AnalysisError(f"{args.plot}: no row of {args.csv} passes the filters "
+                                       f"{' '.join(args.where)} op={args.op} format={args.dtype}")
             series = None if args.series is None else [s for s in args.series.split(",") if s]
             if args.plot == "error-vs-n":
                 paths = plots.error_vs_n(
                     table, args.out, y=args.y,
                     series=series, u=args.u,
                     bounds=None if args.bounds == "none" else "default", lam=args.lam,
-                    title=args.title, formats=formats)
+                    facet=args.facet, title=args.title, formats=formats)
             elif args.plot == "error-vs-tile":
                 paths = plots.error_vs_tile(
                     table, args.out, tile=args.tile, y=args.y,
-                    series=series,
+                    series=series, facet=args.facet,
                     title=args.title, formats=formats)
             elif args.plot == "error-by-order":
                 paths = plots.error_by_order(table, args.out, order=args.order, y=args.y,

@@ -18,45 +18,34 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from . import bounds as _bounds
+from . import figure_check, style
 from .io import AnalysisError, require
 
 FORMATS = ("png", "svg", "pdf")
-_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
-           "#7f7f7f", "#bcbd22", "#17becf"]
-_MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">"]
-COLORS, MARKERS = tuple(_COLORS), tuple(_MARKERS)  # the fixed cycles, for custom figures
-_STYLE = {
-    "figure.dpi": 100,
-    "savefig.dpi": 120,
-    "font.family": "DejaVu Sans",
-    "font.size": 9,
-    "axes.grid": True,
-    "grid.alpha": 0.3,
-    "axes.prop_cycle": matplotlib.cycler(color=_COLORS),
-    "legend.fontsize": 7.5,
-    "legend.framealpha": 0.85,
-    "svg.hashsalt": "carrier-analysis",
-    "svg.fonttype": "path",
-    "pdf.fonttype": 42,
-    "path.simplify": False,
-}
+# The palette, markers and rc overrides live in style.py (one style for every figure); these
+# names stay for callers that index them directly (COLORS[i], MARKERS[i]: distinct pairs).
+COLORS, MARKERS = style.COLORS, style.MARKERS
+_COLORS, _MARKERS, _STYLE = list(COLORS), list(MARKERS), style.RC
 
 
 def _style():
-    """A context with matplotlib's defaults plus our fixed overrides."""
-    matplotlib.rcdefaults()
-    return matplotlib.rc_context(_STYLE)
+    """A context with matplotlib's defaults plus style.RC."""
+    return style.context()
 
 
-def new_figure(width=6.4, height=4.2):
+def new_figure(width=6.4, height=4.2, nrows=1, ncols=1, **kw):
     """A figure and axes in the fixed style (use inside or outside a plot call)."""
-    matplotlib.rcdefaults()
-    matplotlib.rcParams.update(_STYLE)
-    return plt.subplots(figsize=(width, height), layout="constrained")
+    style.apply()
+    return plt.subplots(nrows, ncols, figsize=(width, height), layout="constrained", **kw)
 
 
 def save(fig, out_prefix, formats=("png", "svg")):
-    """Write fig as OUT_PREFIX.<fmt> for each format with no time or version metadata."""
+    """Write fig as OUT_PREFIX.<fmt> for each format with no time or version metadata, after
+    style.finish (one legend, outside the data) and figure_check.report (CARRIER_FIGURE_CHECK:
+    strict raises FigureCheckError, off skips, default warns on stderr)."""
+    style.finish(fig)
+    figure_check.report(fig, os.path.basename(out_prefix))
+    fig._carrier_checked = True  # figure_check.install()'s savefig hook: checked once
     paths = []
     for fmt in formats:
         if fmt not in FORMATS:
@@ -137,79 +126,159 @@ def _u_name(name, u):
     return f"u=2^{int(e)}" if e == int(e) else f"u={u:.3g}"
 
 
-def error_vs_n(table, out_prefix, *, y="rel_error", series=None, u=None,
-               bounds="default", lam=1.0, bound_cap=1.0, title=None, formats=("png", "svg")):
-    """Error against n on log-log axes, every trial faint, the median per n as a line.
+FACET_ALIASES = {"format": "dtype"}
+_FIXED = ("op", "dtype", "n", "input")
 
-    series=None: one line per combination of the parameter columns that vary in the table.
-    bound_cap: bound curves are drawn only where <= bound_cap (None: everywhere).
-    bounds: "default" overlays gamma_n = nu/(1-nu) and lam*sqrt(n)*u for each unit roundoff in
-    the table (or the given u); a list of (label, fn(n) -> bound) draws those instead; None none.
-    """
-    require(table, ["n", y] + list(series or ()), "error-vs-n", table.source)
-    series = _series(table, series)
-    if len(table) == 0:
-        raise AnalysisError(f"error-vs-n: {table.source} has no rows to plot")
+
+def facet_columns(facet):
+    """None | 'op' | 'op,format' | ['op', 'dtype'] -> a tuple of column names (format = dtype)."""
+    if not facet:
+        return ()
+    items = facet.split(",") if isinstance(facet, str) else list(facet)
+    return tuple(FACET_ALIASES.get(c.strip(), c.strip()) for c in items if c.strip())
+
+
+def fixed_fields(table, skip=()):
+    """{op, dtype, n, input: value} for the columns every row agrees on; n as 'lo..hi' else."""
+    out = {}
+    for c in _FIXED:
+        if c in skip or c not in table.columns:
+            continue
+        vals = [v for v in table.unique(c) if v != ""]
+        if len(vals) == 1:
+            out[c] = vals[0]
+        elif c == "n" and vals:
+            ns = table.floats("n")
+            ns = ns[np.isfinite(ns)]
+            if ns.size:
+                out["n"] = f"{int(ns.min())}..{int(ns.max())}"
+    return out
+
+
+def _panels(table, facet):
+    """({facet col: value}, sub-table) per facet combination, first-seen order."""
+    if not facet:
+        return [({}, table)]
+    keys = {}
+    for r in table.rows:
+        keys.setdefault(tuple(r[c] for c in facet), []).append(r)
+    return [(dict(zip(facet, k)), type(table)(table.columns, rows, table.source))
+            for k, rows in keys.items()]
+
+
+def _series_figure(table, out_prefix, *, what, x_of, y, series, facet, bound_curves, bound_cap,
+                   title, formats, xlabel, xbase):
+    """The shared body of error_vs_n and error_vs_tile: one panel per facet combination, one
+    style per series label across all panels (style.assign), faint trials and the median per x
+    as a line, bound curves (bound_curves(sub) -> [(label, fn)]) in black, one shared legend."""
+    panels = _panels(table, facet)
+    groups = [_groups(sub, series) for _, sub in panels]
+    styles = style.assign([label for gs in groups for label, _ in gs])
+    per = " x ".join(f"{len(table.unique(c))} {c}" for c in series) or "one"
+    refusal = style.too_many_series(
+        len(styles), what, hint=f"one line per {per} value(s); filter (--where COL=V, --op, "
+                                f"--format) or facet (--facet COL[,COL], e.g. op,format,input) "
+                                f"instead")
+    if refusal:
+        raise AnalysisError(refusal)
+    ncols = min(3, len(panels))
+    nrows = -(-len(panels) // ncols)
+    w, h = (6.4, 4.2) if len(panels) == 1 else (4.2 * ncols, 3.4 * nrows)
     with _style():
-        fig, ax = plt.subplots(figsize=(6.4, 4.2), layout="constrained")
-        all_n = table.floats("n")
-        for i, (label, sub) in enumerate(_groups(table, series)):
-            x, v, zeros = _positive(sub.floats("n"), sub.floats(y))
-            color, marker = _COLORS[i % len(_COLORS)], _MARKERS[i % len(_MARKERS)]
-            if zeros:
-                label = f"{label} ({zeros} zero errors not shown)"
-            if x.size == 0:
-                ax.plot([], [], color=color, marker=marker, label=label)
-                continue
-            ax.scatter(x, v, s=8, color=color, alpha=0.25, marker=marker, linewidths=0)
-            xs, med = _median_by(x, v)
-            ax.plot(xs, med, color=color, marker=marker, ms=4, lw=1.4, label=label)
-        ns = np.unique(all_n[np.isfinite(all_n) & (all_n > 0)])
-        if ns.size:
-            grid = np.geomspace(ns.min(), ns.max(), 64)
-            _draw_bounds(ax, table, grid, bounds, u, lam, bound_cap)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("n")
-        ax.set_ylabel(y.replace("_", " "))
-        ax.set_title(title or f"{y.replace('_', ' ')} vs n")
-        _legend(ax)
+        fig, axes = plt.subplots(nrows, ncols, figsize=(w, h), layout="constrained",
+                                 squeeze=False)
+        bound_index, drawn, vacuous = {}, set(), []
+        for k, ((fix, sub), gs) in enumerate(zip(panels, groups)):
+            ax = axes.flat[k]
+            zeros_here = 0
+            for label, g in gs:
+                st = styles[label]
+                x, v, zeros = _positive(x_of(g), g.floats(y))
+                zeros_here += zeros
+                if x.size == 0:
+                    ax.plot([], [], color=st["color"], marker=st["marker"], label=label)
+                    continue
+                ax.scatter(x, v, s=8, color=st["color"], alpha=0.25, marker=st["marker"],
+                           linewidths=0)
+                xs, med = _median_by(x, v)
+                ax.plot(xs, med, color=st["color"], marker=st["marker"], ls=st["linestyle"],
+                        ms=4, lw=1.4, label=label)
+            xall = x_of(sub)
+            xall = np.unique(xall[np.isfinite(xall) & (xall > 0)])
+            if xall.size:
+                grid = np.geomspace(xall.min(), xall.max(), 64)
+                for label, fn in bound_curves(sub):
+                    j = bound_index.setdefault(label, len(bound_index))
+                    vals = np.asarray(fn(grid), dtype=np.float64)
+                    keep = np.isfinite(vals) & (vals > 0)
+                    if bound_cap is not None:
+                        keep &= vals <= bound_cap
+                    if keep.any():
+                        ax.plot(grid[keep], vals[keep], lw=1.0, alpha=0.8, label=label,
+                                **style.bound_style(j))
+                        drawn.add(label)
+                    elif label not in vacuous:
+                        vacuous.append(label)
+            ax.set_xscale("log", base=xbase)
+            ax.set_yscale("log")
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel(y.replace("_", " "))
+            note = f" ({zeros_here} zero errors not shown)" if zeros_here else ""
+            if len(panels) > 1:
+                ax.set_title(style.title("", **fix).lstrip(": ") + note, fontsize=9.5)
+            else:
+                ax.set_title((title or style.title(what, **fixed_fields(table))) + note)
+        for ax in list(axes.flat[len(panels):]):
+            fig.delaxes(ax)
+        first = axes.flat[0]
+        cap = f" (> {bound_cap:g})" if bound_cap is not None else ""
+        for label in vacuous:
+            if label not in drawn:  # a legend never names a bound it does not draw
+                first.plot([], [], " ", label=f"{label}: vacuous on this range{cap}, not drawn")
+        if len(panels) > 1:
+            fig.suptitle(title or style.title(what, **fixed_fields(table, skip=facet)))
+        style.shared_legend(fig)
         return save(fig, out_prefix, formats)
 
 
-def _legend(ax):
-    """Inside the axes when short; to the right of them (outside the data) when long."""
-    n = len(ax.get_legend_handles_labels()[0])
-    if n > 6:
-        w, h = ax.figure.get_size_inches()
-        ax.figure.set_size_inches(w + 3.0, h)  # room for the legend, the axes keep their size
-        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
-    else:
-        ax.legend(loc="best")
+def error_vs_n(table, out_prefix, *, y="rel_error", series=None, u=None,
+               bounds="default", lam=1.0, bound_cap=1.0, facet=None, title=None,
+               formats=("png", "svg")):
+    """Error against n on log-log axes, every trial faint, the median per n as a line.
 
+    series=None: one line per combination of the parameter columns that vary in the table
+    (facet columns left out); more than style.MAX_SERIES lines is an AnalysisError.
+    facet: None, a column or 'op,format' (format = dtype): one panel per value, one legend.
+    bound_cap: bound curves are drawn only where <= bound_cap (None: everywhere); a bound that
+    is nowhere drawable is named 'vacuous ... not drawn' in the legend, never as a line.
+    bounds: "default" overlays gamma_n = nu/(1-nu) and lam*sqrt(n)*u for each unit roundoff in
+    the panel (or the given u) -- the relative-error bounds of a sum of same-sign terms; a list
+    of (label, fn(n) -> bound) draws those instead; None none.
+    """
+    facet = facet_columns(facet)
+    require(table, ["n", y] + list(series or ()) + list(facet), "error-vs-n", table.source)
+    series = tuple(c for c in _series(table, series) if c not in facet)
+    if len(table) == 0:
+        raise AnalysisError(f"error-vs-n: {table.source} has no rows to plot")
 
-def _draw_bounds(ax, table, grid, bounds, u, lam, cap=1.0):
-    """Bound curves in black line styles; drawn only where finite, positive and <= cap (a
-    relative-error bound above 1 says nothing, and its pole would squash the data)."""
-    styles = ["--", ":", "-.", (0, (5, 1, 1, 1)), (0, (1, 3))]
-    if bounds is None:
-        return
-    if bounds == "default":
-        curves = []
-        for name, uu in _u_values(table, u):
+    def curves(sub):
+        if bounds is None:
+            return []
+        if bounds != "default":
+            return list(bounds)
+        out = []
+        for name, uu in _u_values(sub, u):
             tag = _u_name(name, uu)
-            curves.append((f"$\\gamma_n$ ({tag})", lambda n, uu=uu: _bounds.gamma(n, uu)))
-            curves.append((f"${lam:g}\\sqrt{{n}}u$ ({tag})",
-                           lambda n, uu=uu: _bounds.prob_bound(n, uu, lam)))
-    else:
-        curves = list(bounds)
-    for j, (label, fn) in enumerate(curves):
-        vals = np.asarray(fn(grid), dtype=np.float64)
-        keep = np.isfinite(vals) & (vals > 0)
-        if cap is not None:
-            keep &= vals <= cap
-        ax.plot(grid[keep], vals[keep], color="black", lw=1.0, ls=styles[j % len(styles)],
-                alpha=0.8, label=label)
+            out.append((f"$\\gamma_n$ ({tag})", lambda n, uu=uu: _bounds.gamma(n, uu)))
+            lam_text = "" if lam == 1 else f"{lam:g}"
+            out.append((f"${lam_text}\\sqrt{{n}}u$ ({tag})",
+                        lambda n, uu=uu: _bounds.prob_bound(n, uu, lam)))
+        return out
+
+    return _series_figure(table, out_prefix, what=f"{y.replace('_', ' ')} vs n",
+                          x_of=lambda t: t.floats("n"), y=y, series=series, facet=facet,
+                          bound_curves=curves, bound_cap=bound_cap, title=title,
+                          formats=formats, xlabel="n", xbase=10)
 
 
 _TILE = re.compile(r"^blocked:(\d+)")
@@ -227,44 +296,28 @@ def _tiles(table, tile):
 
 
 def error_vs_tile(table, out_prefix, *, tile="schedule", y="rel_error", series=None,
-                  bounds=None, bound_cap=1.0, title=None, formats=("png", "svg")):
+                  bounds=None, bound_cap=1.0, facet=None, title=None, formats=("png", "svg")):
     """Error against tile size (log2 x, log y). tile="schedule" reads B from blocked:B[:...].
 
     Rows whose schedule is not blocked are left out; none left is an error. series=None: the
-    varying parameter columns other than the schedule.
+    varying parameter columns other than the schedule (and the facet columns). bounds: a list
+    of (label, fn(b) -> bound) or None; facet as error_vs_n.
     """
-    require(table, [tile, y] + list(series or ()), "error-vs-tile", table.source)
-    series = tuple(c for c in _series(table, series) if c != "schedule" or tile != "schedule")
+    facet = facet_columns(facet)
+    require(table, [tile, y] + list(series or ()) + list(facet), "error-vs-tile", table.source)
+    series = tuple(c for c in _series(table, series)
+                   if (c != "schedule" or tile != "schedule") and c not in facet)
     tiles = _tiles(table, tile)
     keep_rows = [r for r, t in zip(table.rows, tiles) if np.isfinite(t)]
     if not keep_rows:
         raise AnalysisError(f"error-vs-tile: no row of {table.source} has a tile size in "
                             f"'{tile}' (schedules blocked:B)")
     sub_all = type(table)(table.columns, keep_rows, table.source)
-    with _style():
-        fig, ax = plt.subplots(figsize=(6.4, 4.2), layout="constrained")
-        for i, (label, sub) in enumerate(_groups(sub_all, series)):
-            x, v, zeros = _positive(_tiles(sub, tile), sub.floats(y))
-            color, marker = _COLORS[i % len(_COLORS)], _MARKERS[i % len(_MARKERS)]
-            if zeros:
-                label = f"{label} ({zeros} zero errors not shown)"
-            if x.size == 0:
-                ax.plot([], [], color=color, marker=marker, label=label)
-                continue
-            ax.scatter(x, v, s=8, color=color, alpha=0.25, marker=marker, linewidths=0)
-            xs, med = _median_by(x, v)
-            ax.plot(xs, med, color=color, marker=marker, ms=4, lw=1.4, label=label)
-        if bounds:
-            t = _tiles(sub_all, tile)
-            grid = np.geomspace(np.nanmin(t), np.nanmax(t), 64)
-            _draw_bounds(ax, sub_all, grid, bounds, None, 1.0, bound_cap)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("tile size b" if tile == "schedule" else tile)
-        ax.set_ylabel(y.replace("_", " "))
-        ax.set_title(title or f"{y.replace('_', ' ')} vs tile size")
-        _legend(ax)
-        return save(fig, out_prefix, formats)
+    return _series_figure(sub_all, out_prefix, what=f"{y.replace('_', ' ')} vs tile size",
+                          x_of=lambda t: _tiles(t, tile), y=y, series=series, facet=facet,
+                          bound_curves=lambda sub: list(bounds or []), bound_cap=bound_cap,
+                          title=title, formats=formats,
+                          xlabel="tile size b" if tile == "schedule" else tile, xbase=2)
 
 
 def error_by_order(table, out_prefix, *, order="schedule", y="rel_error", kind="box",
@@ -390,7 +443,9 @@ def perf_bars(bench, out_prefix, *, baseline=None, title=None, formats=("png", "
         for j, v in enumerate(variants):
             xs = [i + (j - (len(variants) - 1) / 2) * width for i in range(len(cases))]
             hs = [t.get((c, v), np.nan) for c in cases]
-            ax.bar(xs, hs, width=width * 0.95, color=_COLORS[j % len(_COLORS)], label=v)
+            hatch = (None, "//", "..", "xx")[(j // len(COLORS)) % 4]
+            ax.bar(xs, hs, width=width * 0.95, color=COLORS[j % len(COLORS)], hatch=hatch,
+                   label=v)
             for x, c, h in zip(xs, cases, hs):
                 b = t.get((c, base))
                 if np.isfinite(h) and b is not None:
@@ -399,5 +454,5 @@ def perf_bars(bench, out_prefix, *, baseline=None, title=None, formats=("png", "
         ax.set_xticklabels(cases)
         ax.set_ylabel("seconds (best)")
         ax.set_title(title or f"time per case; labels: speed-up over {base}")
-        ax.legend(loc="best")
+        ax.legend(title="variant")
         return save(fig, out_prefix, formats)

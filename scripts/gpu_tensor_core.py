@@ -271,11 +271,25 @@ def write_export(path, confirmed):
                 f.write(f"{name} {prof} {dtype} {av};{bv};{short_hex(d[i, j])}\n")
 
 
-def plot(path, rows):
-    import matplotlib
+def rows_from_csv(path):
+    """The rows compare() wrote to its CSV, for plot() to re-render without the GPU outputs."""
+    import csv
 
-    matplotlib.use("Agg")
+    with open(path, newline="") as f:
+        return [(r["case"], r["format"], int(r["k"]), r["gpu_method"], r["profile"],
+                 int(r["equal"]), int(r["compared"]), r["first_difference"])
+                for r in csv.DictReader(f)]
+
+
+def plot(path, rows, device="H200"):
+    """The compare table as a heat map in the repository's figure style (analysis/style.py),
+    checked by analysis/figure_check.py; re-render from the CSV with
+    plot(png, rows_from_csv(csv))."""
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    import analysis  # noqa: F401  (Agg backend, private matplotlib config)
+    import matplotlib
     import matplotlib.pyplot as plt
+    from analysis import figure_check, style
 
     cases = list(dict.fromkeys(r[0] for r in rows if r[4] != "-"))
     profiles = list(dict.fromkeys(r[4] for r in rows if r[4] != "-"))
@@ -283,19 +297,32 @@ def plot(path, rows):
     for r in rows:
         if r[4] != "-" and r[6]:
             grid[cases.index(r[0]), profiles.index(r[4])] = r[5] / r[6]
-    fig, ax = plt.subplots(figsize=(1.0 + 0.75 * len(profiles), 0.9 + 0.36 * len(cases)))
-    im = ax.imshow(grid, cmap="viridis", vmin=0, vmax=1, aspect="auto")
+    style.apply()
+    fig, ax = plt.subplots(figsize=(2.0 + 0.75 * len(profiles), 1.4 + 0.36 * len(cases)),
+                           layout="constrained")
+    cmap = matplotlib.colormaps["viridis"].copy()
+    cmap.set_bad("#dddddd")
+    im = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0, vmax=1, aspect="auto",
+                   interpolation="nearest")
     for i in range(len(cases)):
         for j in range(len(profiles)):
             if not np.isnan(grid[i, j]):
-                ax.text(j, i, f"{100 * grid[i, j]:.0f}", ha="center", va="center", fontsize=7,
+                ax.text(j, i, f"{100 * grid[i, j]:.0f}", ha="center", va="center", fontsize=7.5,
                         color="black" if grid[i, j] > 0.6 else "white")
     ax.set_xticks(range(len(profiles)), profiles, rotation=40, ha="right", fontsize=8)
     ax.set_yticks(range(len(cases)), cases, fontsize=8)
-    ax.set_title("cuBLAS on the H200: % of outputs bit-equal to each model", fontsize=9)
+    ax.set_xlabel("carrier mma: profile (grey: not compared)")
+    ax.set_ylabel("case (format, K)")
+    ax.grid(False)
+    ks = sorted({r[2] for r in rows})
+    ax.set_title(style.title(f"cuBLAS on the {device}: % of outputs bit-equal to each model",
+                             op="dot", format="|".join(dict.fromkeys(r[1] for r in rows)),
+                             K=f"{ks[0]}..{ks[-1]}"), fontsize=9)
     fig.colorbar(im, ax=ax, fraction=0.04, label="fraction bit-equal")
-    fig.tight_layout()
-    fig.savefig(path, dpi=150)
+    figure_check.report(fig, os.path.basename(path))
+    fig._carrier_checked = True
+    fig.savefig(path, dpi=150, metadata={"Software": None})
+    plt.close(fig)
 
 
 def load_dump(path):

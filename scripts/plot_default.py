@@ -10,8 +10,10 @@ Writes three PNGs into FIG_DIR (default SWEEP_DIR/figures):
                        (op, format);
   error_to_bound.png   error / a-priori bound of every ok trial that has a non-vacuous bound,
                        per op and format (1 = the bound is attained).
-Only the standard library, numpy and matplotlib (Debian's); the full analysis library is
-analysis/. Reads the columns of experiments/sweep/FORMAT.md by name.
+Only the standard library, numpy and matplotlib (Debian's), plus the repository's figure style
+and checker (analysis/style.py, analysis/figure_check.py: one shared legend outside the data,
+distinct colour and marker per series); the full analysis library is analysis/. Reads the
+columns of experiments/sweep/FORMAT.md by name.
 """
 import argparse
 import csv
@@ -27,6 +29,10 @@ import matplotlib  # noqa: E402
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+
+# The one figure style (analysis/style.py) and its checker; the rest of analysis/ is not needed.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from analysis import figure_check, style  # noqa: E402
 
 
 def number(text):
@@ -62,37 +68,61 @@ def positive_median(values):
     return m if m > 0 else 1e-20
 
 
+def inputs_text(rows):
+    names = ordered(r.get("input", "") for r in rows)
+    return "|".join(n for n in names if n) + (" pooled" if len(names) > 1 else "")
+
+
+def save(fig, path, dpi):
+    style.shared_legend(fig)
+    figure_check.report(fig, os.path.basename(path))
+    fig._carrier_checked = True
+    fig.savefig(path, dpi=dpi, metadata={"Software": None})
+    plt.close(fig)
+
+
 def error_vs_order(rows, out):
     ops = ordered(r["op"] for r in rows)
     dtypes = ordered(r["dtype"] for r in rows)
+    styles = style.assign(dtypes)
     n_max = max(int(r["n"]) for r in rows)
-    fig, axes = plt.subplots(1, len(ops), figsize=(4.2 * len(ops), 4.2), squeeze=False)
+    style.apply()
+    fig, axes = plt.subplots(1, len(ops), figsize=(4.2 * len(ops), 4.2), squeeze=False,
+                             layout="constrained")
     for ax, op in zip(axes[0], ops):
         sel = [r for r in rows if r["op"] == op and int(r["n"]) == n_max]
         scheds = ordered(r["schedule"] for r in sel)
-        for k, dt in enumerate(dtypes):
+        for dt in dtypes:
             med = []
             for s in scheds:
                 med.append(positive_median(number(r["rel_error"]) for r in sel
                                            if r["schedule"] == s and r["dtype"] == dt))
-            ax.plot(range(len(scheds)), med, "o", label=dt, alpha=0.85)
+            st = styles[dt]
+            ax.plot(range(len(scheds)), med, ls="none", marker=st["marker"], color=st["color"],
+                    label=dt, alpha=0.85)
         ax.set_xticks(range(len(scheds)))
         ax.set_xticklabels(scheds, rotation=60, ha="right", fontsize=8)
         ax.set_yscale("log")
-        ax.set_title(f"{op}, n = {n_max}")
+        ax.set_title(style.title("", op=op, n=n_max).lstrip(": "))
         ax.grid(True, which="both", alpha=0.3)
     axes[0][0].set_ylabel("median relative error")
-    axes[0][-1].legend(title="format", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "error_vs_order.png"), dpi=110)
-    plt.close(fig)
+    axes[0][0].legend(title="format")
+    fig.suptitle(f"Median relative error of every merge order at the largest n "
+                 f"(input {inputs_text(rows)})")
+    save(fig, os.path.join(out, "error_vs_order.png"), 110)
 
 
 def error_vs_n(rows, out):
     ops = ordered(r["op"] for r in rows)
     dtypes = ordered(r["dtype"] for r in rows)
+    styles = style.assign(ordered(r["schedule"] for r in rows))
+    refusal = style.too_many_series(len(styles), "plot_default error_vs_n",
+                                    "too many merge orders for one legend")
+    if refusal:
+        sys.exit(refusal)
+    style.apply()
     fig, axes = plt.subplots(len(ops), len(dtypes), figsize=(4 * len(dtypes), 3.2 * len(ops)),
-                             squeeze=False, sharex=True)
+                             squeeze=False, sharex=True, layout="constrained")
     for i, op in enumerate(ops):
         for j, dt in enumerate(dtypes):
             ax = axes[i][j]
@@ -103,19 +133,22 @@ def error_vs_n(rows, out):
                     if r["schedule"] == s:
                         by_n[int(r["n"])].append(number(r["rel_error"]))
                 ns = sorted(by_n)
-                ax.plot(ns, [positive_median(by_n[n]) for n in ns], "-o", ms=3, lw=1, label=s)
+                st = styles[s]
+                ax.plot(ns, [positive_median(by_n[n]) for n in ns], ms=4, lw=1.1, label=s,
+                        color=st["color"], marker=st["marker"], ls=st["linestyle"])
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
-            ax.set_title(f"{op} {dt}", fontsize=9)
+            ax.set_title(style.title("", op=op, format=dt).lstrip(": "), fontsize=9.5)
             ax.grid(True, which="both", alpha=0.3)
             if j == 0:
                 ax.set_ylabel("median rel. error")
             if i == len(ops) - 1:
                 ax.set_xlabel("n")
-    axes[0][-1].legend(fontsize=6, ncol=2)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "error_vs_n.png"), dpi=100)
-    plt.close(fig)
+    ns = sorted({int(r["n"]) for r in rows})
+    fig.suptitle(f"Median relative error vs n per merge order (n = {ns[0]}..{ns[-1]}, input "
+                 f"{inputs_text(rows)})")
+    fig.legend(*axes[0][0].get_legend_handles_labels(), title="merge order")
+    save(fig, os.path.join(out, "error_vs_n.png"), 100)
 
 
 def error_to_bound(rows, out):
@@ -128,17 +161,18 @@ def error_to_bound(rows, out):
         return
     names = ordered((f"{r['op']} {r['dtype']}" for r in rows), None)
     names = [g for g in names if g in groups]
-    fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(names)), 4.2))
+    style.apply()
+    fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(names)), 4.2), layout="constrained")
     ax.boxplot([groups[g] for g in names], whis=(0, 100))
     ax.set_xticks(range(1, len(names) + 1))
     ax.set_xticklabels(names, rotation=60, ha="right", fontsize=8)
     ax.set_yscale("log")
-    ax.axhline(1, color="red", lw=1)
+    ax.axhline(1, color="black", lw=1, ls="--")
     ax.set_ylabel("error / a-priori bound (all orders, n)")
+    ax.set_title(f"Error / bound per op and format, every trial with a non-vacuous bound "
+                 f"(input {inputs_text(rows)}; dashed: 1 = bound attained)", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "error_to_bound.png"), dpi=110)
-    plt.close(fig)
+    save(fig, os.path.join(out, "error_to_bound.png"), 110)
 
 
 def main():

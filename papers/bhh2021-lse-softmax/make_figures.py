@@ -186,8 +186,9 @@ def sum_figure(t, dtype):
         for i, alg in enumerate(pair):
             dev = np.abs(t.where(dtype=dtype, algorithm=alg).floats("sum_g")[ok] - 1) / u
             nz = dev > 0
-            ax.scatter(idx[nz], dev[nz], s=3, alpha=0.5, color=plots.COLORS[i],
-                       marker=plots.MARKERS[i],
+            k = 2 * j + i  # one style per algorithm across both panels (one shared legend)
+            ax.scatter(idx[nz], dev[nz], s=3, alpha=0.5, color=plots.COLORS[k],
+                       marker=plots.MARKERS[k],
                        label=f"{alg} ({int((~nz).sum())} sum exactly to 1)")
         ax.set_yscale("log")
         ax.set_xlabel("vector (those where basic lse does not overflow)", fontsize=8)

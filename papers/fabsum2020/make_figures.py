@@ -212,12 +212,14 @@ def error_vs_n(tn, spec):
         ax = fig.add_subplot(1, 3, j + 1)
         sub = tn.where(dtype=dtype)
         sums = sub.where(op="sum")
-        variants = [("recursive", f"recursive, all {dtype}", sums.where(acc="same", schedule="seq")),
-                    ("blocked", f"blocked b=32, all {dtype}",
+        # Labels name the method only (the panel title names the formats): one shared legend.
+        variants = [("recursive", "recursive, all in the storage format",
+                     sums.where(acc="same", schedule="seq")),
+                    ("blocked", "blocked b=32, all in the storage format",
                      sums.where(acc="same", schedule="blocked:32")),
-                    ("FABsum-high", f"FABsum b=32, tile sums {OUTER[dtype]}, rounded to {dtype}",
+                    ("FABsum-high", "FABsum b=32, tile sums one format up, rounded back",
                      sums.where(acc=f"{dtype}>{OUTER[dtype]}", schedule="blocked:32")),
-                    ("FABsum-comp", f"FABsum b=32, tile sums compensated in {dtype}",
+                    ("FABsum-comp", "FABsum b=32, tile sums compensated in the storage format",
                      sub.where(op="fabsum-comp", schedule="blocked:32"))]
         slopes, meds = {}, {}
         for i, (key, label, v) in enumerate(variants):
@@ -237,7 +239,7 @@ def error_vs_n(tn, spec):
         ax.set_yscale("log")
         ax.set_xlabel("n")
         ax.set_ylabel("median relative error")
-        ax.set_title(f"{dtype} storage", fontsize=9)
+        ax.set_title(f"op sum, format {dtype} (tile sums one up: {OUTER[dtype]})", fontsize=9)
         ax.legend(fontsize=6, loc="upper left")
         nmin, nmax = int(sub.floats("n").min()), int(sub.floats("n").max())
         out.append(claims.sanity(

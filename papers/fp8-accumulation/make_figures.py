@@ -149,8 +149,9 @@ def fig_error_vs_k(k_cells, dist, name):
             if not pts:
                 continue
             ks, ys = zip(*pts)
-            ls = "-" if "128" in inp.split(":")[1] else "--"
-            ax.plot(ks, ys, ls, marker="o", ms=3, color=plots.COLORS[[s for s, _ in
+            block = "128" in inp.split(":")[1]  # block scales: solid, circles; per tensor: squares
+            ls = "-" if block else "--"
+            ax.plot(ks, ys, ls, marker="o" if block else "s", ms=3.5, color=plots.COLORS[[s for s, _ in
                                                                       SCHEDULES].index(sched)],
                     label=f"{slabel}; {ilabel}")
     if dist == "normal":
@@ -187,14 +188,14 @@ def fig_promote_interval(nc_cells):
 
 def fig_sage(sage_cells):
     fig, ax = plots.new_figure(10.0, 4.8)
-    for inp, (ilabel, ls) in SAGE_INPUTS.items():
+    for m, (inp, (ilabel, ls)) in enumerate(SAGE_INPUTS.items()):
         for i, (sched, slabel) in enumerate(SAGE_SCHEDULES):
             pts = sorted((int(n), c["maxrel"]) for (ii, s, n), c in sage_cells.items()
                          if ii == inp and s == sched)
             if not pts:
                 continue
             ks, ys = zip(*pts)
-            ax.plot(ks, ys, ls, marker="o", ms=3, color=plots.COLORS[i],
+            ax.plot(ks, ys, ls, marker=plots.MARKERS[m], ms=3.5, color=plots.COLORS[i],
                     label=f"{slabel}; {ilabel}")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")

@@ -14,12 +14,8 @@ import os
 import statistics
 import struct
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from analysis import claims  # noqa: E402
+import analysis  # noqa: F401  (Agg backend, a private matplotlib config)
+from analysis import claims, plots, style
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCHEDULES = ["seq", "pairwise", "canonical:16", "canonical:128", "canonical:16:bisect",
@@ -86,21 +82,23 @@ def main():
             w.writerow([d, n, s, repr(med[(d, n, s)]), len(v)])
 
     dtypes = ["fp16", "bf16", "fp32"]
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4), sharex=True)
+    styles = style.assign(SCHEDULES)  # one (colour, marker) per schedule, one shared legend
+    fig, axes = plots.new_figure(13, 4, 1, 3, sharex=True)
     for ax, d in zip(axes, dtypes):
         for s in SCHEDULES:
             pts = sorted((n, e) for (dd, n, ss), e in med.items() if dd == d and ss == s)
             if not pts:
                 continue
-            ax.loglog([p[0] for p in pts], [max(p[1], 1e-12) for p in pts], marker="o",
-                      label=s, linestyle="--" if "bisect" in s else "-")
-        ax.set_title(d + " (uniform [0,1), median of 3)")
+            st = styles[s]
+            ax.loglog([p[0] for p in pts], [max(p[1], 1e-12) for p in pts], marker=st["marker"],
+                      color=st["color"], label=s, linestyle="--" if "bisect" in s else "-")
+        ax.set_title(style.title("", op="sum", format=d, input="uniform[0,1)").lstrip(": ") +
+                     " (median of 3)", fontsize=9.5)
         ax.set_xlabel("n")
         ax.grid(True, which="both", alpha=0.3)
     axes[0].set_ylabel("relative error")
-    axes[0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(os.path.join(HERE, "figures", "error-vs-n.png"), dpi=120)
+    axes[0].legend(title="schedule")
+    plots.save(fig, os.path.join(HERE, "figures", "error-vs-n"), ("png",))
 
     def e(d, n, s):
         v = med.get((d, n, s))
