@@ -15,7 +15,10 @@
 //  - _eval returns a dict with the field names of `carrier eval --format json` (and of the sweep
 //    CSV): numbers as Python floats and ints, booleans as bools; the package wraps it in
 //    carrier.EvalResult.
-//  - The GIL is released while the reference, the reduction, a tree, a sweep or the laws run.
+//  - _round (carrier.round) is precision/round_array.hpp's RoundArray on a float64 or float32
+//    C-contiguous array, into a new array of the same shape and dtype or into `out`.
+//  - The GIL is released while the reference, the reduction, a tree, a sweep, the laws or a
+//    rounding loop run.
 //  - Every refusal (SpecError, backends::Unavailable, the CLI's UsageError, ScheduleError, a
 //    sweep ConfigError, an input file's InputError, a bad generator) is a Python ValueError
 //    carrying the same one-line message as the CLI. Anything else propagates through
@@ -30,6 +33,7 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <span>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -45,6 +49,8 @@
 #include "inputs/read_numbers.hpp"
 #include "precision/precision_policy.hpp"
 #include "precision/role_bounds.hpp"
+#include "precision/round_array.hpp"
+#include "precision/rounding.hpp"
 #include "registry/registry.hpp"
 #include "run/defaults.hpp"
 #include "run/memory.hpp"
@@ -613,6 +619,65 @@ py::tuple RunSweepText(const std::string& text, const std::string& path, const s
 #endif
 }
 
+// carrier.round: RoundArray (precision/round_array.hpp) over a C-contiguous float64 or float32
+// array of any shape (the package converts everything else), into `out` (None: a new array of
+// the same shape and dtype; else an array of that shape and dtype, C-contiguous and writeable,
+// which may be x itself). `subnormals` -1 keeps the format's own setting, 0 or 1 overrides it.
+// A bad format or mode name is a ValueError with ParseFormat's / ParseRounding's one-line
+// message. The loop runs with the GIL released (the caller's references keep both arrays alive).
+py::array RoundValues(const py::array& x, const std::string& format, const std::string& rounding,
+                      std::uint64_t seed, std::uint64_t counter, int subnormals,
+                      const py::object& out_obj) {
+  Format f;
+  Rounding r;
+  try {
+    f = ParseFormat(format);
+    r = ParseRounding(rounding);
+  } catch (const std::invalid_argument& e) {
+    Bad(e.what());
+  }
+  if (subnormals >= 0 && f.subnormals != (subnormals == 1)) {
+    f.subnormals = subnormals == 1;
+    f.name = CustomFormatName(f.precision, f.emin, f.emax, f.subnormals, f.has_inf, f.saturate,
+                              f.top_significand_is_nan);
+  }
+  if (!(x.flags() & py::array::c_style))
+    throw py::type_error("carrier._round: x must be C-contiguous");
+  const std::vector<py::ssize_t> shape(x.shape(), x.shape() + x.ndim());
+  const auto n = static_cast<std::size_t>(x.size());
+  auto run = [&](auto tag) -> py::array {
+    using T = decltype(tag);
+    py::array_t<T> out;
+    if (out_obj.is_none()) {
+      out = py::array_t<T>(shape);
+    } else {
+      out = py::reinterpret_borrow<py::array_t<T>>(out_obj);
+      if (!py::isinstance<py::array_t<T>>(out_obj) || out.size() != x.size() ||
+          !(out.flags() & py::array::c_style) || !out.writeable())
+        throw py::type_error(
+            "carrier._round: out must be a writeable C-contiguous array of x's "
+            "shape and dtype");
+    }
+    const T* in = static_cast<const T*>(x.data());
+    T* dst = out.mutable_data();
+    Guarded([&] {
+      RoundArray(std::span<const T>(in, n), std::span<T>(dst, n), f, r, seed, counter);
+      return 0;
+    });
+    return out;
+  };
+  if (x.dtype().is(py::dtype::of<double>())) return run(double{});
+  if (x.dtype().is(py::dtype::of<float>())) {
+    if (!RoundsWithinFloat(f))
+      Bad("carrier.round: format '" + f.name +
+          "' has values that are not float32 values (its precision or exponent range exceeds "
+          "fp32's on one side only), so float32 input cannot give float32 output: pass "
+          "x.astype(np.float64)");
+    return run(float{});
+  }
+  throw py::type_error("carrier._round: x must be a float64 or float32 array");
+}
+
 // The op table as the package documents and checks it: name -> (input kind, head dims).
 py::dict Ops() {
   py::dict d;
@@ -734,6 +799,8 @@ PYBIND11_MODULE(_carrier, m) {
     for (const auto& p : carrier::PrecisionPresets()) names.push_back(p.name);
     return names;
   });
+  m.def("_round", &RoundValues, py::arg("x"), py::arg("format"), py::arg("rounding"),
+        py::arg("seed"), py::arg("counter"), py::arg("subnormals"), py::arg("out"));
   m.def("_sweep_trials", &SweepTrials, py::arg("text"), py::arg("path"));
   m.def("_run_sweep", &RunSweepText, py::arg("text"), py::arg("path"), py::arg("out"),
         py::arg("jobs"), py::arg("resume"), py::arg("shard_k"), py::arg("shard_n"),

@@ -15,6 +15,11 @@ with the CLI's one-line message, a missing file or folder a FileNotFoundError.
 >>> carrier.eval("dot", np.array([1.0, 2.0]), np.array([3.0, 4.0]), dtype="fp64").result
 11.0
 
+``carrier.round(x, fmt, rounding)`` rounds a whole array into a format (CPFloat's job):
+
+>>> carrier.round([0.1, 70000.0], "bf16", "rz")
+array([9.9609375e-02, 6.9632000e+04])
+
 The compiled part is carrier._carrier (experiments/python/module.cpp).
 """
 import errno as _errno
@@ -28,7 +33,7 @@ from ._carrier import Tree
 
 __version__ = _carrier.__version__
 
-__all__ = ["eval", "tree", "laws", "sweep", "read_sweep", "ops", "EvalResult", "Tree"]
+__all__ = ["eval", "tree", "laws", "sweep", "read_sweep", "ops", "round", "EvalResult", "Tree"]
 
 
 def __dir__():
@@ -612,3 +617,157 @@ def read_sweep(directory):
     if not _os.path.exists(path):
         raise FileNotFoundError(_errno.ENOENT, "no trials.csv (not a sweep output folder)", path)
     return pd.read_csv(path, keep_default_na=False, na_values=["nan", "NaN", ""])
+
+
+# ---------------------------------------------------------------------------------------------
+# round
+
+# Floating-point dtypes whose every value is a float64: widened once, exactly, then rounded.
+# (ml_dtypes' names are read from the dtype, so ml_dtypes itself is never imported.)
+_WIDENED_DTYPES = ("float16", "bfloat16", "float8_e4m3fn", "float8_e5m2")
+
+
+def _round_input(x):
+    """x as a C-contiguous float64 or float32 array (float32 stays float32)."""
+    import numpy as np
+    if x is None or isinstance(x, (str, bytes, dict, set)):
+        raise TypeError(f"x must be an array of real numbers, not {type(x).__name__}")
+    try:
+        a = np.asarray(x)
+    except ValueError as e:  # ragged nesting
+        raise ValueError(f"x is not a rectangular array: {e}") from None
+    name = a.dtype.name
+    if name in ("float64", "float32"):
+        return np.asarray(a, order="C")  # ascontiguousarray would make 0-d 1-d
+    if name in _WIDENED_DTYPES:
+        return np.asarray(a.astype(np.float64), order="C")
+    if a.dtype.kind in "biu":
+        # Integers are read as float64 only where that is exact, never rounded twice.
+        if a.size and a.dtype.kind != "b" and not (
+                (a.min() >= -2**53) and (a.max() <= 2**53)):
+            raise ValueError("x holds integers beyond +-2^53, which float64 cannot hold exactly "
+                             "(carrier.round would round them twice): pass float64 values")
+        return np.asarray(a.astype(np.float64), order="C")
+    if a.dtype.kind == "f":
+        raise TypeError(f"x has dtype {name}: carrier.round reads float16, float32 and float64 "
+                        "(and integers up to 2^53); converting to float64 first would round "
+                        "twice")
+    raise TypeError(f"x must hold real numbers (float16, float32, float64 or integers), got "
+                    f"dtype {name}")
+
+
+def _round_out(out, a):
+    """Checks carrier.round's out= against the converted input a."""
+    import numpy as np
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"out must be a numpy array, not {type(out).__name__}")
+    if out.dtype != a.dtype:
+        raise TypeError(f"out has dtype {out.dtype}; the result of this x is {a.dtype}")
+    if out.shape != a.shape:
+        raise ValueError(f"out has shape {out.shape}; x has shape {a.shape}")
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError("out must be C-contiguous and writeable")
+    if (out.size and np.may_share_memory(out, a) and
+            out.__array_interface__["data"][0] != a.__array_interface__["data"][0]):
+        raise ValueError("out overlaps x without being x itself (in-place rounding is out=x)")
+
+
+def round(x, fmt, round="rne", *, seed=None, counter=0, subnormals=None, out=None):
+    """Round every element of an array to a floating-point format, as CPFloat and MATLAB's chop.
+
+    Each element is rounded once, from its own value, into the format ``fmt`` with the mode
+    ``round`` (the CLI's ``--round``): the bits of carrier's scalar ``RoundToFormat`` (precision/rounding.hpp), which
+    ``carrier eval`` uses for storage and emulated arithmetic.
+
+    Parameters
+    ----------
+    x : array_like
+        Any shape. float64 and float32 are read in place when C-contiguous; float16 (and
+        ml_dtypes' bfloat16, float8_e4m3fn, float8_e5m2) are widened exactly to float64;
+        integers (and bools) are read as float64 when |x| <= 2^53. Other dtypes (complex,
+        strings, objects, longdouble) are a TypeError.
+    fmt : str or numpy dtype
+        fp8e4m3 fp8e4m3sat fp8e5m2 fp16 bf16 tf32 fp32 fp64, or
+        ``custom:p=P,emin=E,emax=E[,subnormals=0|1][,inf=0|1][,saturate=0|1][,topnan=0|1]``
+        (``--dtype``'s names); numpy's ``np.float16``/``"float16"``/``"half"`` (fp16),
+        ``np.float32`` (fp32), ``np.float64`` (fp64), ``"bfloat16"`` (bf16),
+        ``"float8_e4m3fn"`` (fp8e4m3: OCP E4M3, no inf, max 448) and ``"float8_e5m2"``.
+    round : str
+        ``--round``'s names: rne (nearest, ties to even), rna (nearest, ties away from zero),
+        rz (toward zero), ru (toward +inf), rd (toward -inf), ro (to odd), sr (stochastic).
+    seed : int, optional
+        0 to 2^64-1; required by ``sr``, ignored by the other modes. Element ``i`` (in C order)
+        is rounded up in magnitude when 64 random bits ``StochasticRandomBits(seed, counter + i)``
+        (SplitMix64's finaliser of the seed's hash plus ``(counter + i + 1)`` times the golden
+        ratio increment) fall below the discarded fraction ``(|x| - lo) / (hi - lo)`` in 0.64
+        fixed point, so the probability is that fraction (to 2^-64) and the mean is ``x``. The
+        same (seed, counter, x) always give the same bits, on any machine and thread count.
+    counter : int, optional
+        Index of the first element in the stream (default 0): rounding ``x[k:]`` with
+        ``counter=k`` gives the bits of the same elements of one call on all of ``x``.
+    subnormals : bool, optional
+        None (default) keeps the format's own setting (subnormals on for every named format);
+        False flushes the gap (0, 2^emin) to its neighbours 0 and 2^emin by the mode's rule,
+        as CPFloat's ``subnormal = CPFLOAT_SUBN_RND``.
+    out : numpy.ndarray, optional
+        Where to write the result (and what is returned): an array of the result's shape and
+        dtype, C-contiguous and writeable; it may be x itself (rounding in place) but must not
+        overlap x otherwise. Saves the allocation (and its page faults) in a loop.
+
+    Returns
+    -------
+    numpy.ndarray
+        Same shape. float32 when x is float32 (every result of every named format is a float32
+        value; a custom format that is neither inside fp32's values nor contains them is a
+        ValueError there), else float64, holding the rounded values exactly. A 0-d input (a
+        Python or numpy scalar) gives a numpy scalar.
+
+    Special values and overflow, as the scalar routine:
+    NaN stays NaN (sign and payload kept, quieted); +-0 keeps its sign, as does a result that
+    underflows to zero; +-inf stays +-inf, or becomes NaN in a format without inf (fp8e4m3), or
+    +-max finite with saturation (fp8e4m3sat, ``saturate=1``). A finite value whose rounding
+    exceeds the largest finite value gives +-max finite under saturation, rz, ro, rd for x > 0
+    and ru for x < 0, and +-inf (NaN without inf) under rne, rna, sr, ru for x > 0 and rd for
+    x < 0: fp16 sends 65520 to inf under rne and to 65504 under rz; fp8e4m3 sends 464 to 448
+    under rne and anything above to NaN.
+
+    The loop runs with the GIL released, on one thread. A wrong type is a TypeError and a bad
+    value (unknown format or mode, sr without seed) a ValueError, each naming the argument.
+
+    Examples
+    --------
+    >>> carrier.round([0.1, 1/3, 65519.0, 65520.0], "fp16")
+    array([9.99755859e-02, 3.33251953e-01, 6.55040000e+04,            inf])
+    >>> carrier.round([0.1, 1/3, 65520.0, -65520.0], np.float16, "rz")
+    array([ 9.99755859e-02,  3.33251953e-01,  6.55040000e+04, -6.55040000e+04])
+    >>> carrier.round(np.array([0.1, 0.3, 500.0], dtype=np.float32), "float8_e4m3fn")
+    array([0.1015625, 0.3125   ,       nan], dtype=float32)
+    >>> carrier.round([[1.0, np.inf], [np.nan, -0.0]], "fp8e4m3sat")
+    array([[  1., 448.],
+           [ nan,  -0.]])
+    >>> carrier.round(np.full(8, 1 + 2**-9), "bf16", "sr", seed=1)  # up with probability 1/4
+    array([1.       , 1.       , 1.       , 1.0078125, 1.       , 1.       ,
+           1.       , 1.       ])
+    >>> carrier.round(3 * 2.0**-128, "bf16"), carrier.round(3 * 2.0**-128, "bf16", subnormals=False)
+    (8.816207631167156e-39, 1.1754943508222875e-38)
+    """
+    import numpy as np
+    if isinstance(round, bool) or not isinstance(round, str):
+        raise TypeError(f"round must be a mode name (rne rna rz ru rd ro sr), not "
+                        f"{type(round).__name__}")
+    fmt = _format_name(fmt, "fmt")
+    seed = _count(seed, "seed")
+    if round == "sr" and seed is None:
+        raise ValueError("round='sr' needs seed= (an integer from 0 to 2^64-1): the random "
+                         "bits of element i are a function of (seed, counter + i)")
+    counter = _count(counter, "counter", allow_none=False)
+    sub = -1 if subnormals is None else int(_flag(subnormals, "subnormals"))
+    a = _round_input(x)
+    if counter + max(a.size - 1, 0) > 2**64 - 1:
+        raise ValueError(f"counter + x.size - 1 must be at most 2^64-1, got counter {counter} "
+                         f"and {a.size} elements")
+    if out is not None:
+        _round_out(out, a)
+        return _carrier._round(a, fmt, round, seed or 0, counter, sub, out)
+    res = _carrier._round(a, fmt, round, seed or 0, counter, sub, None)
+    return res[()] if res.ndim == 0 else res
