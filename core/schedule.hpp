@@ -122,6 +122,45 @@ struct Schedule {
   }
 };
 
+// One line of help per schedule kind, in ScheduleKind order: its syntax, what it is, and an
+// example that parses (tests/core/test_schedule_docs.cpp checks every kind is here, in order,
+// that each example parses to its kind, and that the grammar names each syntax). `carrier
+// tree --help` and `carrier eval --help` print this table (registry::ExpandHelp {SCHEDULES}).
+struct ScheduleKindDoc {
+  ScheduleKind kind;
+  const char* syntax;
+  const char* what;
+  const char* example;
+};
+inline constexpr ScheduleKindDoc kScheduleKindDocs[] = {
+    {ScheduleKind::kSeq, "seq", "left to right, one running state", "seq"},
+    {ScheduleKind::kReverse, "reverse", "right to left", "reverse"},
+    {ScheduleKind::kPairwise, "pairwise[:LEAF][:lift]",
+     "recursive halving; chains of at most LEAF at the leaves", "pairwise:8"},
+    {ScheduleKind::kBlocked, "blocked:TILE[:seq|pairwise][:lift]",
+     "tiles of TILE reduced in order, tile states merged seq or pairwise", "blocked:64:pairwise"},
+    {ScheduleKind::kStrided, "strided:K[:tile:T][:lift]",
+     "K interleaved lanes (SIMD), lane states merged pairwise; :tile:T:lift = kernels/simd",
+     "strided:8"},
+    {ScheduleKind::kRandom, "random:SEED", "a random binary tree drawn from SEED", "random:3"},
+    {ScheduleKind::kOmp, "omp:P[:seq|pairwise][:INNER]",
+     "P static chunks, each reduced by schedule INNER (default seq), merged seq or pairwise",
+     "omp:4:pairwise:strided:8"},
+    {ScheduleKind::kCuda,
+     "cuda:THREADS[:ITEMS[:blocked|striped[:shfl|xor[:seq|pairwise[:auto|BLOCKS]]]]][:lift]",
+     "kernels/cuda's block and grid reduction (core/cuda_schedule.hpp)", "cuda:256:4:striped"},
+    {ScheduleKind::kCanonical, "canonical:L[:bisect]",
+     "WG21 P4016R0's canonical parallel reduction over L lanes", "canonical:16"},
+    {ScheduleKind::kFile, "file:TREE.json",
+     "a saved tree (carrier tree --format json, carrier probe)", "file:tree.json"},
+    {ScheduleKind::kMma, "mma:PROFILE[:promote:N]",
+     "a matrix unit's fused accumulation (the profiles are listed below), promoted every N",
+     "mma:hopper:promote:128"},
+    {ScheduleKind::kNumpy, "numpy[:BLOCK[:ACC[:CHUNK]]]",
+     "numpy's float sum: pairwise blocks of BLOCK, ACC accumulators, CHUNK buffering", "numpy"},
+    {ScheduleKind::kTorch, "torch:LANES", "torch.sum's cascade on CPU with LANES lanes", "torch:8"},
+};
+
 inline constexpr const char* kScheduleGrammar =
     "seq | reverse | pairwise[:LEAF][:lift] | blocked:TILE[:seq|pairwise][:lift] | "
     "strided:K[:tile:T][:lift] | random:SEED | omp:P[:seq|pairwise][:INNER] | "

@@ -38,8 +38,9 @@ const Verb kVerbs[] = {
      "\n"
      "Reduces n = 10^6 fp32 values x = 100 + N(0,1) (seed 42) with OnlineSoftmax (log-sum-exp),\n"
      "Welford (population variance) and Sum through the schedules seq, pairwise, blocked:64 and\n"
-     "strided:16, and prints each result with its relative difference from a long double\n"
-     "computation and the tree's max leaf depth.\n"
+     "strided:16, and prints each result with its relative difference from the op's certified\n"
+     "reference (precision/reference; \"reference: certified\" in the header) and the tree's max\n"
+     "leaf depth.\n"
      "\n"
      "  --n N      number of values (default 1000000; 1e6 and 2^20 forms accepted)\n"
      "  --seed S   generator seed (default 42)\n",
@@ -97,19 +98,21 @@ const Verb kVerbs[] = {
      "                 by --sr-seed, default the --seed)\n"
      "  --precision P  precision by role instead of --dtype/--acc/--round: role=FORMAT[@MODE]\n"
      "                 items (in prod acc combine state s p out; e.g. in=bf16,acc=fp32) or a\n"
-     "                 preset (fa2-ampere-bf16 fa2-hopper-bf16 fa3-hopper-fp8 eager-bf16\n"
-     "                 all-bf16, precision/precision_policy.cpp); eval's ops run policies\n"
-     "                 with in, acc and combine only (study attention-deviation runs all)\n"
-     "  --schedule S   merge order (see carrier tree --help); default seq on replay, the\n"
-     "                 kernel's native schedule on simd, omp, cuda (printed as schedule)\n"
+     "                 preset (precision/precision_policy.cpp); eval's ops run policies\n"
+     "                 with in, acc and combine only (study attention-deviation runs all):\n"
+     "{PRESETS}"
+     "  --schedule S   merge order; default seq on replay, the kernel's native schedule on\n"
+     "                 simd, omp, cuda (printed as schedule); increasing, decreasing,\n"
+     "                 insertion, psum: orders decided per input (Higham 1993); or one of\n"
+     "{SCHEDULES}"
+     "                 mma: profiles:\n"
+     "{MMA_PROFILES}"
      "  --exp POLICY   libm, portable (fp32/fp64 compute), fast; default libm, but portable\n"
      "                 for lse, softmax, attention on simd, omp, cuda (the exp they replay)\n"
      "  --input FILE   one number per line, decimal or hex float ('-' = stdin); dot and\n"
      "                 affine take two columns (a b); '#' lines are comments\n"
-     "  --gen DIST     uniform01 uniform11 normal lognormal (each with :asc or :desc), or\n"
-     "                 ill:COND (a sum with condition number about COND)\n"
-     "                 and blockscaled:B[:DIST] (DIST scaled per block of B to the dtype's\n"
-     "                 max, then rounded: FP8 tile quantisation; B = 0: one block)\n"
+     "  --gen DIST     a generator (values from a counter-based stream of --seed):\n"
+     "{GENERATORS}"
      "  --n N --seed S generator size (at most 2^30, and what memory allows: else one line\n"
      "                 naming the bytes needed, exit 2) and seed (default seed 1)\n"
      "  --backend B    replay (default: the schedule's merge tree replayed), simd, omp, cuda\n"
@@ -181,17 +184,15 @@ const Verb kVerbs[] = {
      "Builds the explicit merge tree of schedule S over N inputs and prints it: text (statistics\n"
      "and a drawing when it has at most M nodes, default 256), Graphviz DOT, or JSON.\n"
      "\n"
-     "Schedules: seq | reverse | pairwise[:LEAF][:lift] | blocked:TILE[:seq|pairwise][:lift] |\n"
-     "           strided:K[:tile:T][:lift] | random:SEED\n"
-     "           omp:P[:seq|pairwise][:INNER]  (P static chunks [cn/P, (c+1)n/P), each reduced by\n"
-     "           INNER, default seq; chunk states merged in the outer order; kernels/omp)\n"
-     "           strided:K:tile:T:lift is the SIMD kernels' lifted lane tiles (kernels/simd)\n"
-     "           "
-     "cuda:THREADS[:ITEMS[:blocked|striped[:shfl|xor[:seq|pairwise[:auto|BLOCKS]]]]][:lift]\n"
-     "           (the GPU block/grid reduction of kernels/cuda; see core/cuda_schedule.hpp)\n"
+     "Schedules (:lift: leaf chains lifted whole, as the SIMD kernels do):\n"
+     "{SCHEDULES}"
+     "                 mma: profiles (core/mma.hpp):\n"
+     "{MMA_PROFILES}"
      "  e.g. carrier tree --schedule blocked:4:pairwise --n 16\n"
      "       carrier tree --schedule cuda:64:2:blocked:shfl:pairwise --n 300\n"
-     "       carrier tree --schedule strided:8 --n 64 --format dot | dot -Tpng > tree.png\n"
+     "       carrier tree --schedule strided:8 --n 64 --format dot > tree.dot\n"
+     "         (Graphviz DOT; render it with Graphviz's dot -Tpng, Debian package graphviz,\n"
+     "         which carrier does not install)\n"
      "       carrier tree --schedule omp:2:pairwise:strided:4:tile:2:lift --n 40\n",
      RunTree},
 };
@@ -233,7 +234,9 @@ int Main(int argc, char** argv) {
     std::vector<std::string> rest(args.begin() + 1, args.end());
     for (const auto& a : rest)
       if (a == "--help" || a == "-h") {
-        std::cout << registry::ExpandHelp(kVerbs[i].help);  // op lists from the op table
+        // A study's help is its own section; op lists come from the op table.
+        const bool study = first == "study" && !rest.empty() && rest[0].rfind("-", 0) != 0;
+        std::cout << registry::ExpandHelp(study ? StudyHelp(rest[0]) : kVerbs[i].help);
         return 0;
       }
     return kVerbs[i].run(rest);

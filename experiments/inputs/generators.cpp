@@ -143,11 +143,12 @@ GeneratorSpec ParseGenerator(const std::string& text) {
   }
   if (colon != std::string::npos) spec.order = text.substr(colon + 1);
   if (spec.dist != "uniform01" && spec.dist != "uniform11" && spec.dist != "normal" &&
-      spec.dist != "lognormal")
-    throw std::invalid_argument("unknown generator '" + spec.dist +
-                                "'; expected uniform01, uniform11, normal, lognormal (each "
-                                "with optional :asc or :desc), ill:COND, offset:MU, exact[:DIST], "
-                                "blockscaled:B[:DIST] or p4016");
+      spec.dist != "lognormal") {
+    std::string expected;
+    for (const GeneratorDoc& d : kGeneratorDocs)
+      expected += (expected.empty() ? "" : ", ") + std::string(d.syntax);
+    throw std::invalid_argument("unknown generator '" + spec.dist + "'; expected " + expected);
+  }
   if (colon != std::string::npos && spec.order != "asc" && spec.order != "desc")
     throw std::invalid_argument("generator order must be asc or desc, got '" + spec.order + "'");
   return spec;

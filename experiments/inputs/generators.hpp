@@ -62,6 +62,29 @@ struct GeneratorSpec {
   const std::string& Text() const { return text; }
 };
 
+// One line of help per generator family: syntax, what it draws, an example that parses
+// (tests/experiments/test_help_tables.cpp parses every example; `--gen` help and the unknown-
+// generator error are built from this table: registry::ExpandHelp {GENERATORS}).
+struct GeneratorDoc {
+  const char* syntax;
+  const char* what;
+  const char* example;
+};
+inline constexpr GeneratorDoc kGeneratorDocs[] = {
+    {"uniform01[:asc|:desc]", "U[0,1), optionally sorted", "uniform01"},
+    {"uniform11[:asc|:desc]", "U[-1,1), optionally sorted", "uniform11:desc"},
+    {"normal[:asc|:desc]", "N(0,1) (Box-Muller), optionally sorted", "normal"},
+    {"lognormal[:asc|:desc]", "exp of N(0,1), optionally sorted", "lognormal:asc"},
+    {"ill:COND", "a sum with condition number about COND (Ogita-Rump-Oishi GenDot)", "ill:1e8"},
+    {"offset:MU", "MU + N(0,1): a variance with condition number about sqrt(1 + MU^2)",
+     "offset:1e4"},
+    {"exact[:DIST]", "DIST on a grid where every order's sum is exact (default normal)",
+     "exact:uniform11"},
+    {"blockscaled:B[:DIST]", "DIST scaled per block of B to the dtype's max, then rounded (FP8)",
+     "blockscaled:128"},
+    {"p4016", "P4016R0 Appendix K's LCG values in [-1,1) from --seed", "p4016"},
+};
+
 // Throws std::invalid_argument with a one-line message naming the bad part.
 GeneratorSpec ParseGenerator(const std::string& text);
 

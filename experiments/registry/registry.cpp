@@ -4,10 +4,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <stdexcept>
 
+#include "core/schedule.hpp"
+#include "inputs/generators.hpp"
 #include "precision/float128.hpp"
+#include "precision/precision_policy.hpp"
 
 namespace carrier::registry {
 
@@ -132,6 +136,49 @@ std::string Describe(const std::vector<std::string>& names, std::size_t indent) 
   return out;
 }
 
+namespace {
+
+// Words wrapped to lines of at most 96 columns, each indented.
+std::string WrapWords(const std::string& text, std::size_t indent) {
+  std::string out, line(indent, ' ');
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find(' ', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(at, end - at);
+    if (line.size() + word.size() + 1 > 96 && line.size() > indent) {
+      out += line + "\n";
+      line = std::string(indent, ' ');
+    }
+    line += (line.size() > indent ? " " : "") + word;
+    at = end + 1;
+  }
+  return out + line + "\n";
+}
+
+// Each entry: "SYNTAX" on its line, then "what (e.g. EXAMPLE)" wrapped below it.
+template <class Doc>
+std::string DocLines(const Doc* first, const Doc* last, std::size_t indent) {
+  std::string out;
+  for (const Doc* d = first; d != last; ++d)
+    out += std::string(indent, ' ') + d->syntax + "\n" +
+           WrapWords(std::string(d->what) + " (e.g. " + d->example + ")", indent + 4);
+  return out;
+}
+
+// Names wrapped to lines of at most 96 columns, each indented.
+std::string Wrapped(const std::vector<std::string>& names, std::size_t indent) {
+  return WrapWords(Join(names, " "), indent);
+}
+
+std::string PresetLines(std::size_t indent) {
+  std::vector<std::string> names;
+  for (const auto& p : PrecisionPresets()) names.push_back(p.name);
+  return Wrapped(names, indent);
+}
+
+}  // namespace
+
 std::string ExpandHelp(const std::string& help) {
   std::vector<std::string> mixed, dims;
   for (const Entry* e : All()) {
@@ -141,9 +188,17 @@ std::string ExpandHelp(const std::string& help) {
   std::string named;
   for (const NamedComputeType& c : NamedComputeTypes()) named += c.name + " ";
   const std::pair<std::string, std::string> fills[] = {
-      {"{TRIAL_OPS}", Describe(TrialOps(), 17)},   {"{LAWS_OPS}", Describe(LawsOps(), 13)},
-      {"{DERIVE_OPS}", Describe(DeriveOps(), 13)}, {"{MIXED_OPS}", Join(mixed)},
-      {"{HEAD_DIMS}", Join(dims, " or ")},         {"{NAMED_ACC}", named},
+      {"{TRIAL_OPS}", Describe(TrialOps(), 17)},
+      {"{LAWS_OPS}", Describe(LawsOps(), 13)},
+      {"{DERIVE_OPS}", Describe(DeriveOps(), 13)},
+      {"{MIXED_OPS}", Join(mixed)},
+      {"{HEAD_DIMS}", Join(dims, " or ")},
+      {"{NAMED_ACC}", named},
+      {"{SCHEDULES}", DocLines(std::begin(kScheduleKindDocs), std::end(kScheduleKindDocs), 17)},
+      {"{GENERATORS}",
+       DocLines(std::begin(inputs::kGeneratorDocs), std::end(inputs::kGeneratorDocs), 17)},
+      {"{MMA_PROFILES}", Wrapped(MatrixUnitProfileNames(), 17)},
+      {"{PRESETS}", PresetLines(17)},
   };
   std::string out = help;
   for (const auto& [key, value] : fills)

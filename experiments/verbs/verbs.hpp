@@ -35,6 +35,9 @@ extern const char kSweepHelp[];
 extern const char kMergeHelp[];
 // The study verb keeps its help beside its studies (verbs/study.cpp).
 extern const char kStudyHelp[];
+// `carrier study NAME --help`: the usage line and NAME's section of kStudyHelp (all of it for
+// a name that is not a study).
+std::string StudyHelp(const std::string& name);
 
 extern const Verb kVerbs[];
 extern const std::size_t kVerbCount;

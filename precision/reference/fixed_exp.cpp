@@ -356,16 +356,6 @@ CARRIER_INLINE Big<3> ToFixed114(const V& bits_in) {
   return r;
 }
 
-// MulQ127Short(a, b) = floor((a1 b + a0 b1) / 2^63) for a < 2^116, b < 2^127.
-CARRIER_INLINE Big<3> MulQ127Short(const Big<3>& a, const Big<3>& b) {
-  Big<4> x;
-  for (auto& v : x.l) v = Zero();
-  MulAcc(x, Shr<64, 1>(a), b);
-  MulAcc(x, Low<64>(a), Shr<64, 2>(b));
-  Normalize(x);
-  return Shr<63, 3>(x);
-}
-
 // Bits [p, p + 52) of c as a radix-2^52 limb (p may be negative: bits of c * 2^-p).
 constexpr std::uint64_t Limb(U128 c, int p) {
   if (p <= -52 || p >= 128) return 0;

@@ -15,7 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "core/mma.hpp"
+#include "core/schedule.hpp"
+#include "experiments/inputs/generators.hpp"
 #include "precision/half.hpp"
+#include "precision/precision_policy.hpp"
 #include "support/cli_support.hpp"
 #include "support/test_support.hpp"
 
@@ -381,3 +385,59 @@ TEST_CASE("carrier eval without MPFR refuses with one line", "[fast][cli][eval]"
 }
 
 #endif
+
+// Help is generated from the tables (issue 36 item 6): every schedule kind, generator, matrix-unit
+// profile and precision preset appears where a user looks, and a study's help is its own.
+TEST_CASE("help lists every schedule kind, generator, mma profile and preset", "[fast][cli]") {
+  Run eval = Carrier("eval --help");
+  Run tree = Carrier("tree --help");
+  REQUIRE(eval.code == 0);
+  REQUIRE(tree.code == 0);
+  for (const carrier::ScheduleKindDoc& d : carrier::kScheduleKindDocs) {
+    INFO("schedule syntax " << d.syntax);
+    CHECK(eval.out.find(d.syntax) != std::string::npos);
+    CHECK(tree.out.find(d.syntax) != std::string::npos);
+  }
+  for (const carrier::inputs::GeneratorDoc& d : carrier::inputs::kGeneratorDocs) {
+    INFO("generator syntax " << d.syntax);
+    CHECK(eval.out.find(d.syntax) != std::string::npos);
+  }
+  for (const carrier::MmaProfile& p : carrier::kMmaProfiles) {
+    INFO("mma profile " << p.name);
+    CHECK(eval.out.find(" " + std::string(p.name)) != std::string::npos);
+    CHECK(tree.out.find(" " + std::string(p.name)) != std::string::npos);
+  }
+  for (const carrier::PrecisionPreset& p : carrier::PrecisionPresets()) {
+    INFO("preset " << p.name);
+    CHECK(eval.out.find(" " + p.name) != std::string::npos);
+  }
+  CHECK(eval.out.find('{') == std::string::npos);      // every placeholder filled
+  CHECK(tree.out.find("| dot") == std::string::npos);  // no pipe into a tool nothing installs
+
+  Run study = Carrier("study attention-deviation --help");
+  CHECK(study.code == 0);
+  CHECK(study.out.rfind("usage: carrier study", 0) == 0);
+  CHECK(study.out.find("attention-deviation --precision") != std::string::npos);
+  CHECK(study.out.find("stagnation --series") == std::string::npos);
+  Run all = Carrier("study --help");
+  CHECK(all.out.find("stagnation --series") != std::string::npos);
+  CHECK(all.out.find("attention-deviation --precision") != std::string::npos);
+
+  Run demo = Carrier("demo --help");
+  CHECK(demo.out.find("long double") == std::string::npos);
+  CHECK(demo.out.find("certified") != std::string::npos);
+}
+
+TEST_CASE("every documented generator parses and an unknown one lists them all", "[fast][cli]") {
+  for (const carrier::inputs::GeneratorDoc& d : carrier::inputs::kGeneratorDocs) {
+    Run r = Carrier(std::string("eval --op sum --dtype fp32 --n 64 --gen ") + d.example);
+    INFO("generator example " << d.example << ": " << r.err);
+    CHECK(r.code == (CARRIER_TEST_HAVE_MPFR ? 0 : 2));
+  }
+  Run bad = Carrier("eval --op sum --dtype fp32 --gen gaussian --n 10");
+  CHECK(bad.code == 2);
+  for (const carrier::inputs::GeneratorDoc& d : carrier::inputs::kGeneratorDocs) {
+    INFO("generator syntax " << d.syntax << " in: " << bad.err);
+    CHECK(bad.err.find(d.syntax) != std::string::npos);
+  }
+}
