@@ -172,7 +172,10 @@ const Verb kVerbs[] = {
      "R]\n\nTimes side by side in one run (default n = 2^20 and 2^24): FastReplay vs Replay for "
      "seq,\nblocked:64, pairwise, random:1, strided:32 in fp32 and emulated bf16/fp16 (rne, rz), "
      "the SIMD\nSum kernels, the sum references and mpfr_sum; prints ns/element, bit checks and "
-     "the targets.\n",
+     "the targets.\nThe defaults take minutes (about 2.5 on a 2-core machine, most of it at 2^24: "
+     "the oracle\n"
+     "rows build and replay every tree); each size after the first is announced with an estimate\n"
+     "scaled from the one before, and a terminal shows a ticker. --n 2^20 alone takes seconds.\n",
      RunReplayBench},  // NOLINT(whitespace/line_length)
     {"study", "paper experiments that are not sweep grids (stagnation, lse-mnist, ...)", kStudyHelp,
      RunStudy},

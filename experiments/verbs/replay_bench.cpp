@@ -22,6 +22,7 @@
 // --repeats runs (the slow oracle rows: --oracle-repeats), one thread, interleaved per row.
 // The closing lines print each target's ratio and whether it is met.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
@@ -31,6 +32,7 @@
 #include <vector>
 
 #include "cli/args.hpp"
+#include "cli/progress.hpp"
 #include "core/carriers/pairs.hpp"
 #include "core/carriers/sum.hpp"
 #include "core/fast_replay.hpp"
@@ -185,9 +187,20 @@ int RunReplayBench(const std::vector<std::string>& argv) {
     args.Fail("--repeats and --oracle-repeats must be between 1 and 99");
   const Schedule simd_schedule = ParseSchedule("strided:32");
   Targets targets;
+  // Time per element of the last size measured: each later size is announced with its
+  // estimate (the work is linear in n), and a terminal gets a ticker.
+  double seconds_per_element = 0;
   for (std::uint64_t n : sizes) {
     b.n = n;
-    std::cerr << "replay-bench: n = " << n << "\n";
+    const double eta = seconds_per_element * static_cast<double>(n);
+    std::cerr << "replay-bench: n = " << n;
+    if (eta > 0)
+      std::cerr << " (about " << std::lround(eta) << " s, scaled from the previous size)";
+    else if (n == sizes.front() && sizes.size() > 1)
+      std::cerr << " (its time, scaled, estimates the larger sizes)";
+    std::cerr << "\n";
+    const auto size_start = std::chrono::steady_clock::now();
+    const Ticker ticker("replay-bench n = " + std::to_string(n), eta);
     std::vector<double> x = inputs::Generate(inputs::ParseGenerator("normal"), n, seed);
     std::vector<float> xf(n);
     for (std::uint64_t i = 0; i < n; ++i) xf[i] = static_cast<float>(x[i]);
@@ -323,6 +336,9 @@ int RunReplayBench(const std::vector<std::string>& argv) {
     targets.Ratio("norm2 reference (fast exact) ns/elem," + nn, t_norm2_fast, 15, true);
     targets.Ratio("lse reference ns/elem," + nn, t_lse, 15, true);
     targets.Ratio("dot reference (fast exact) ns/pair," + nn, t_dot_fast, 15, true);
+    seconds_per_element =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - size_start).count() /
+        static_cast<double>(n);
   }
 
   std::cout << "carrier replay-bench: Sum over normal(0,1) fp32 values (seed " << seed
