@@ -93,7 +93,7 @@ class PythonTarget : public Target {
  public:
   PythonTarget(const std::string& name, const std::string& dtype, std::uint64_t n,
                double timeout_seconds)
-      : name_(name), n_(n), timeout_(timeout_seconds) {
+      : name_(name), timeout_(timeout_seconds) {
     const char* py_env = std::getenv("CARRIER_PYTHON");
     const char* script_env = std::getenv("CARRIER_PROBE_SCRIPT");
     const std::string python = py_env && *py_env ? py_env : "/usr/bin/python3";
@@ -202,7 +202,6 @@ class PythonTarget : public Target {
     }
   }
   std::string name_;
-  std::uint64_t n_;
   double timeout_;
   pid_t pid_ = -1;
   FILE* out_ = nullptr;

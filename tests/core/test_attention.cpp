@@ -109,7 +109,6 @@ struct Bf16T {
   friend bool operator==(Bf16T a, Bf16T b) { return a.x == b.x; }
   friend bool operator<(Bf16T a, Bf16T b) { return a.x < b.x; }
   friend bool operator>(Bf16T a, Bf16T b) { return a.x > b.x; }
-  friend bool operator!=(Bf16T a, Bf16T b) { return a.x != b.x; }
 };
 
 }  // namespace
