@@ -201,6 +201,18 @@ const Verb kVerbs[] = {
 };
 const std::size_t kVerbCount = sizeof(kVerbs) / sizeof(kVerbs[0]);
 
+// Defined here, not in verbs/study.cpp: the main job's build (CARRIER_MAIN_JOB_ONLY) leaves the
+// study verb out but keeps its help.
+std::string StudyHelp(const std::string& name) {
+  // Each study's section of kStudyHelp starts with "\n  NAME " and runs to the next blank line.
+  const std::string help = kStudyHelp;
+  const auto at = help.find("\n\n  " + name + " ");
+  if (at == std::string::npos) return help;
+  const auto end = help.find("\n\n", at + 2);
+  return help.substr(0, help.find('\n') + 1) +
+         help.substr(at + 1, end == std::string::npos ? std::string::npos : end - at);
+}
+
 namespace {
 
 void PrintUsage(std::ostream& os) {

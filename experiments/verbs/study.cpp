@@ -83,16 +83,6 @@ const char kStudyHelp[] =
     "      past --max-seconds (default 1800; 0: no limit) it is refused with the --trials or\n"
     "      n that fits.\n";
 
-std::string StudyHelp(const std::string& name) {
-  // Each study's section of kStudyHelp starts with "\n  NAME " and runs to the next blank line.
-  const std::string help = kStudyHelp;
-  const auto at = help.find("\n\n  " + name + " ");
-  if (at == std::string::npos) return help;
-  const auto end = help.find("\n\n", at + 2);
-  return help.substr(0, help.find('\n') + 1) +
-         help.substr(at + 1, end == std::string::npos ? std::string::npos : end - at);
-}
-
 namespace {
 
 // The rounding modes a study accepts, by their CLI names.
