@@ -15,7 +15,7 @@ with the CLI's one-line message, a missing file or folder a FileNotFoundError.
 >>> carrier.eval("dot", np.array([1.0, 2.0]), np.array([3.0, 4.0]), dtype="fp64").result
 11.0
 
-``carrier.round(x, fmt, rounding)`` rounds a whole array into a format (CPFloat's job):
+``carrier.round(x, fmt, round)`` rounds a whole array into a format (CPFloat's job):
 
 >>> carrier.round([0.1, 70000.0], "bf16", "rz")
 array([9.9609375e-02, 6.9632000e+04])
@@ -33,7 +33,8 @@ from ._carrier import Tree
 
 __version__ = _carrier.__version__
 
-__all__ = ["eval", "tree", "laws", "sweep", "read_sweep", "ops", "round", "EvalResult", "Tree"]
+__all__ = ["eval", "tree", "laws", "sweep", "read_sweep", "ops", "round", "EvalResult", "Tree",
+           "Carrier", "replay"]
 
 
 def __dir__():
@@ -401,8 +402,12 @@ def _laws_rows(text):
     return rows
 
 
-def laws(op, dtype="fp32", *, trials=None, seed=None):
+def laws(op, dtype="fp32", *, trials=None, seed=None, inputs=None, exact=None, to_exact=None):
     """``carrier laws OP --dtype T``: each law's declared and measured value, verdict and figures.
+
+    op may also be a ``carrier.Carrier`` written in Python: then ``inputs`` (example inputs)
+    is required, ``exact`` may give its exact twin, and ``carrier.user.laws`` measures it
+    (dtype is not used: the carrier's own functions do the rounding).
 
     dtype defaults to fp32, as on the CLI (numpy names are accepted); trials defaults to the
     CLI's 300 and seed to 1. Returns a pandas DataFrame (a list of dicts without pandas) with
@@ -412,6 +417,13 @@ def laws(op, dtype="fp32", *, trials=None, seed=None):
     >>> df = carrier.laws("sum", "fp32", trials=50)
     >>> df.attrs["exit"], df.loc[0, "law"]
     """
+    if isinstance(op, Carrier):
+        if inputs is None:
+            raise TypeError("carrier.laws: a Python carrier needs inputs= (example inputs)")
+        return user.laws(op, inputs, exact=exact, to_exact=to_exact,
+                         trials=300 if trials is None else trials, seed=1 if seed is None else seed)
+    if inputs is not None or exact is not None or to_exact is not None:
+        raise TypeError("carrier.laws: inputs=, exact= and to_exact= apply to a carrier.Carrier")
     _text(op, "op", allow_none=False)
     argv = [op, "--dtype", _format_name(dtype, "dtype")]
     if trials is not None:
@@ -771,3 +783,10 @@ def round(x, fmt, round="rne", *, seed=None, counter=0, subnormals=None, out=Non
         return _carrier._round(a, fmt, round, seed or 0, counter, sub, out)
     res = _carrier._round(a, fmt, round, seed or 0, counter, sub, None)
     return res[()] if res.ndim == 0 else res
+
+
+# ---------------------------------------------------------------------------------------------
+# carriers written in Python (carrier/user.py)
+
+from . import user  # noqa: E402
+from .user import Carrier, replay  # noqa: E402

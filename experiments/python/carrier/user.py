@@ -1,0 +1,342 @@
+"""Carriers written in Python (issue 36 item 4): explore an algorithm before writing its header.
+
+A ``Carrier`` holds the four functions of DESIGN.md's carrier (identity, lift, combine,
+finalize; push optional) as Python callables over any state Python can hold: a float rounded
+after every operation with ``carrier.round`` (or ``struct``'s fp32 cast), a ``Fraction`` held
+exactly, a tuple of either. ``replay`` runs it through the merge tree of any schedule carrier
+knows (``carrier.tree``): every chain pushes its inputs in index order from ``identity()``, then
+the tree's combines run in the tree's order, exactly as core/replay.hpp does for a C++ carrier,
+so a Python carrier that performs the same roundings as a built-in gives the built-in's bits
+(tests/test_user_carriers.py checks a sum and online softmax against ``carrier.eval``).
+``laws`` measures the laws ``carrier laws`` measures for a built-in: identity, commutativity and
+associativity bitwise in the carrier's arithmetic, push == combine(lift), the homomorphism
+(fold of a list == combine of the folds of its two halves), and, given an ``exact`` twin (the
+same carrier over exact or much wider arithmetic), associativity and commutativity of the
+exact carrier. Slow (one Python call per operation), never approximate about what it reports.
+"""
+import json as _json
+import math as _math
+import random as _random
+import struct as _struct
+from fractions import Fraction as _Fraction
+
+__all__ = ["Carrier", "replay", "laws"]
+
+
+class Carrier:
+    """A carrier written in Python.
+
+    Parameters
+    ----------
+    identity : callable () -> state
+        The identity state (a sum's 0, online softmax's (-inf, 0)).
+    lift : callable (x) -> state
+        One input's state.
+    combine : callable (a, b) -> state
+        Merge of two states; ``a`` is always the earlier segment.
+    finalize : callable (state) -> result, optional
+        The result of a state (default: the state itself).
+    push : callable (state, x) -> state, optional
+        The sequential step (default: ``combine(state, lift(x))``).
+    name : str, optional
+        For messages and repr.
+    commutative : bool, optional
+        Declared bitwise commutativity of combine in the carrier's arithmetic (``laws``
+        checks it); default False.
+
+    Examples
+    --------
+    >>> import struct
+    >>> f32 = lambda v: struct.unpack("f", struct.pack("f", v))[0]   # round to fp32 (rne)
+    >>> fsum = carrier.Carrier(lambda: 0.0, f32, lambda a, b: f32(a + b), commutative=True)
+    >>> carrier.replay(fsum, [1.0, 2.0**-24, 2.0**-24], "seq")
+    1.0
+    >>> carrier.replay(fsum, [1.0, 2.0**-24, 2.0**-24], "reverse")
+    1.0000001192092896
+    """
+
+    def __init__(self, identity, lift, combine, finalize=None, push=None, *, name="python carrier",
+                 commutative=False):
+        for what, f in (("identity", identity), ("lift", lift), ("combine", combine)):
+            if not callable(f):
+                raise TypeError(f"carrier.Carrier: {what} must be callable, not "
+                                f"{type(f).__name__}")
+        for what, f in (("finalize", finalize), ("push", push)):
+            if f is not None and not callable(f):
+                raise TypeError(f"carrier.Carrier: {what} must be callable or None, not "
+                                f"{type(f).__name__}")
+        if not isinstance(name, str):
+            raise TypeError(f"carrier.Carrier: name must be a str, not {type(name).__name__}")
+        if not isinstance(commutative, bool):
+            raise TypeError("carrier.Carrier: commutative must be True or False")
+        self.identity = identity
+        self.lift = lift
+        self.combine = combine
+        self.finalize = finalize if finalize is not None else (lambda s: s)
+        self._push = push
+        self.name = name
+        self.commutative = commutative
+
+    def push(self, state, x):
+        """The sequential step: ``push`` when given, else ``combine(state, lift(x))``."""
+        if self._push is not None:
+            return self._push(state, x)
+        return self.combine(state, self.lift(x))
+
+    def __repr__(self):
+        return f"Carrier({self.name!r})"
+
+
+def _check_carrier(c, fn):
+    if not isinstance(c, Carrier):
+        raise TypeError(f"carrier.{fn}: expected a carrier.Carrier, not {type(c).__name__}")
+
+
+def _inputs(x, fn):
+    """x as a list of Python numbers (or the objects given, for exact carriers)."""
+    try:
+        import numpy as np
+        if isinstance(x, np.ndarray):
+            if x.ndim != 1:
+                raise ValueError(f"carrier.{fn}: x must be one-dimensional, got shape {x.shape}")
+            return x.tolist()
+    except ImportError:
+        pass
+    if isinstance(x, (str, bytes)) or not hasattr(x, "__iter__"):
+        raise TypeError(f"carrier.{fn}: x must be a sequence of inputs, not {type(x).__name__}")
+    return list(x)
+
+
+def replay(c, x, schedule="seq"):
+    """Run a Python carrier over x through a schedule's merge tree; returns finalize(root).
+
+    Parameters
+    ----------
+    c : carrier.Carrier
+    x : sequence
+        The inputs, in index order (a 1-D array or any sequence; values are passed to lift and
+        push as they are, so an exact carrier may be given Fractions).
+    schedule : str
+        Any schedule ``carrier tree`` accepts (seq, pairwise, blocked:64:pairwise, strided:8,
+        random:3, omp:4:pairwise, canonical:16, numpy, torch:8, file:TREE.json, ...). Chains
+        lifted whole (``:lift``) are pushed element by element (a Python carrier has no
+        LiftTile), and a matrix unit's fused chains (``mma:``) are refused: their arithmetic is
+        core/mma.hpp's, not the carrier's.
+
+    Examples
+    --------
+    >>> f32 = lambda v: struct.unpack("f", struct.pack("f", v))[0]
+    >>> fsum = carrier.Carrier(lambda: 0.0, f32, lambda a, b: f32(a + b))
+    >>> carrier.replay(fsum, np.arange(10.0), "pairwise")
+    45.0
+    """
+    from . import tree as _tree
+    _check_carrier(c, "replay")
+    xs = _inputs(x, "replay")
+    if not isinstance(schedule, str):
+        raise TypeError(f"carrier.replay: schedule must be a str, not {type(schedule).__name__}")
+    if not xs:
+        return c.finalize(c.identity())
+    t = _json.loads(_tree(schedule, len(xs)).to_json())
+    nodes = []
+    for chain in t["chains"]:
+        if chain.get("mode", "push") == "fused":
+            raise ValueError(f"carrier.replay: schedule '{schedule}' has a matrix unit's fused "
+                             "chains (mma:): their arithmetic is core/mma.hpp's, not a Python "
+                             "carrier's")
+        s = c.identity()
+        first, stride = chain["first"], chain.get("stride", 1)
+        for j in range(chain["count"]):
+            s = c.push(s, xs[first + j * stride])
+        nodes.append(s)
+    for a, b in t["combines"]:
+        nodes.append(c.combine(nodes[a], nodes[b]))
+    return c.finalize(nodes[-1])
+
+
+def _bits(v):
+    """A hashable, bitwise key of a state: floats by their binary64 bits (NaNs and signed zeros
+    distinguished), containers element by element, anything else by value."""
+    if isinstance(v, float):
+        return ("f", _struct.pack("<d", v))
+    if isinstance(v, (tuple, list)):
+        return tuple(_bits(e) for e in v)
+    if isinstance(v, dict):
+        return tuple(sorted((k, _bits(e)) for k, e in v.items()))
+    try:
+        import numpy as np
+        if isinstance(v, np.floating):
+            return ("f", _struct.pack("<d", float(v)))
+        if isinstance(v, np.ndarray):
+            return ("a", v.dtype.str, v.shape, v.tobytes())
+    except ImportError:
+        pass
+    return ("v", v)
+
+
+def _flat_numbers(v):
+    if isinstance(v, (tuple, list)):
+        out = []
+        for e in v:
+            out += _flat_numbers(e)
+        return out
+    return [v]
+
+
+def _rel_gap(a, b):
+    """Largest relative difference between two (nested) exact or float results; 0 when equal."""
+    worst = _Fraction(0)
+    for p, q in zip(_flat_numbers(a), _flat_numbers(b)):
+        if p == q:
+            continue
+        try:
+            fp, fq = _Fraction(p), _Fraction(q)
+        except (TypeError, ValueError, OverflowError):
+            return _math.inf  # a NaN or infinity on one side only
+        scale = max(abs(fp), abs(fq))
+        worst = max(worst, abs(fp - fq) / scale)
+    return float(worst)
+
+
+def _fold(c, xs):
+    s = c.identity()
+    for v in xs:
+        s = c.push(s, v)
+    return s
+
+
+def laws(c, inputs, *, exact=None, to_exact=None, trials=200, seed=1):
+    """Measure a Python carrier's laws, as ``carrier laws`` does for a built-in.
+
+    Parameters
+    ----------
+    c : carrier.Carrier
+        The carrier in its working arithmetic.
+    inputs : sequence
+        Example inputs; states are folds of random runs of 1 to 8 of them.
+    exact : carrier.Carrier, optional
+        The same carrier over exact (``Fraction``) or much wider arithmetic: when given, the
+        exact laws (associative, commutative, homomorphism) are measured on it, over the same
+        runs of inputs mapped by ``to_exact``.
+    to_exact : callable, optional
+        Maps an input to the exact carrier's input (default ``fractions.Fraction``).
+    trials, seed : int
+        Number of random triples (and pairs, pushes, splits) and the random seed.
+
+    Returns a pandas DataFrame (a list of dicts without pandas) with columns law, declared,
+    measured, verdict, figures, like ``carrier.laws``; ``df.attrs["refuted"]`` lists the laws
+    whose declaration the measurement refutes.
+
+    Examples
+    --------
+    >>> f32 = lambda v: struct.unpack("f", struct.pack("f", v))[0]
+    >>> fsum = carrier.Carrier(lambda: 0.0, f32, lambda a, b: f32(a + b), commutative=True)
+    >>> exact = carrier.Carrier(lambda: Fraction(0), lambda v: v, lambda a, b: a + b)
+    >>> df = carrier.user.laws(fsum, np.random.default_rng(1).normal(size=64), exact=exact)
+    >>> df.attrs["refuted"]
+    []
+    """
+    _check_carrier(c, "laws")
+    if exact is not None:
+        _check_carrier(exact, "laws")
+    xs = _inputs(inputs, "laws")
+    if not xs:
+        raise ValueError("carrier.laws: inputs must not be empty")
+    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
+        raise ValueError(f"carrier.laws: trials must be a positive int, got {trials!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"carrier.laws: seed must be an int, not {type(seed).__name__}")
+    conv = to_exact if to_exact is not None else _Fraction
+    rng = _random.Random(seed)
+
+    def run():
+        k = rng.randint(1, min(8, len(xs)))
+        i = rng.randrange(0, len(xs) - k + 1)
+        return xs[i:i + k]
+
+    rows, refuted = [], []
+
+    def row(law, declared, held, figures):
+        measured = "-" if held is None else ("yes" if held else "no")
+        if declared == "-":
+            verdict = "info"
+        elif declared == measured:
+            verdict = "ok"
+        else:
+            verdict = "REFUTED" if declared == "yes" else "better than declared"
+            if declared == "yes":
+                refuted.append(law)
+        rows.append({"law": law, "declared": declared, "measured": measured,
+                     "verdict": verdict, "figures": figures})
+
+    ident = c.identity()
+    bad = 0
+    for _ in range(trials):
+        s = _fold(c, run())
+        if _bits(c.combine(ident, s)) != _bits(s) or _bits(c.combine(s, ident)) != _bits(s):
+            bad += 1
+    row("identity (bitwise)", "yes", bad == 0, f"{2 * trials} checks, {bad} violations")
+
+    runs = [(run(), run(), run()) for _ in range(trials)]
+    differ = 0
+    for r1, r2, r3 in runs:
+        a, b, d = _fold(c, r1), _fold(c, r2), _fold(c, r3)
+        if _bits(c.combine(c.combine(a, b), d)) != _bits(c.combine(a, c.combine(b, d))):
+            differ += 1
+    row("associativity defect (bitwise)", "-", None,
+        f"{differ} of {trials} triples differ ({100.0 * differ / trials:.1f}%)")
+
+    differ = 0
+    for r1, r2, _ in runs:
+        a, b = _fold(c, r1), _fold(c, r2)
+        if _bits(c.combine(a, b)) != _bits(c.combine(b, a)):
+            differ += 1
+    row("bitwise commutative", "yes" if c.commutative else "no", differ == 0,
+        f"{trials} pairs, {differ} differ")
+
+    differ = 0
+    for r1, r2, _ in runs:
+        s = _fold(c, r1)
+        if _bits(c.push(s, r2[0])) != _bits(c.combine(s, c.lift(r2[0]))):
+            differ += 1
+    row("push == combine(lift)", "yes", differ == 0, f"{trials} pushes, {differ} differ")
+
+    equal = 0
+    for r1, r2, r3 in runs:
+        whole = r1 + r2 + r3
+        cut = rng.randint(1, len(whole) - 1) if len(whole) > 1 else 0
+        if _bits(_fold(c, whole)) == _bits(c.combine(_fold(c, whole[:cut]), _fold(c, whole[cut:]))):
+            equal += 1
+    row("homomorphism (bitwise)", "-", None,
+        f"bitwise equal {100.0 * equal / trials:.1f}% of {trials} splits")
+
+    if exact is not None:
+        gap_a = gap_c = gap_h = 0.0
+        for r1, r2, r3 in runs:
+            e1, e2, e3 = ([conv(v) for v in r] for r in (r1, r2, r3))
+            a, b, d = _fold(exact, e1), _fold(exact, e2), _fold(exact, e3)
+            gap_a = max(gap_a, _rel_gap(exact.finalize(exact.combine(exact.combine(a, b), d)),
+                                        exact.finalize(exact.combine(a, exact.combine(b, d)))))
+            gap_c = max(gap_c, _rel_gap(exact.finalize(exact.combine(a, b)),
+                                        exact.finalize(exact.combine(b, a))))
+            whole = e1 + e2 + e3
+            cut = len(e1)
+            gap_h = max(gap_h, _rel_gap(exact.finalize(_fold(exact, whole)),
+                                        exact.finalize(exact.combine(_fold(exact, whole[:cut]),
+                                                                     _fold(exact, whole[cut:])))))
+        row("associative (exact twin)", "yes", gap_a == 0, f"max rel gap {gap_a:.3g} over "
+            f"{trials} triples")
+        row("commutative (exact twin)", "-", gap_c == 0, f"max rel gap {gap_c:.3g} over "
+            f"{trials} pairs")
+        row("homomorphism (exact twin)", "yes", gap_h == 0, f"max rel gap {gap_h:.3g} over "
+            f"{trials} splits")
+
+    cols = ["law", "declared", "measured", "verdict", "figures"]
+    try:
+        import pandas as pd
+    except ImportError:
+        return rows
+    df = pd.DataFrame(rows, columns=cols)
+    df.attrs["refuted"] = refuted
+    df.attrs["carrier"] = c.name
+    return df
