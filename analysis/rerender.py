@@ -103,12 +103,15 @@ REPRODUCE = ("bhh2021-lse-softmax", "p4016-canonical-reduce")
 
 
 def _mirror(name):
-    """A temporary repository mirror: analysis/ and scripts/ linked, papers/NAME copied."""
+    """A temporary repository mirror: analysis/ and scripts/ linked, papers/NAME and papers/README.md
+    copied."""
     top = tempfile.mkdtemp(prefix=f"rerender-{name}-")
     for d in ("analysis", "scripts"):
         os.symlink(os.path.join(ROOT, d), os.path.join(top, d))
     os.makedirs(os.path.join(top, "papers"))
     shutil.copytree(os.path.join(ROOT, "papers", name), os.path.join(top, "papers", name))
+    # reproduce.sh's claims step updates the summary table of papers/README.md.
+    shutil.copyfile(os.path.join(ROOT, "papers", "README.md"), os.path.join(top, "papers", "README.md"))
     return top
 
 
