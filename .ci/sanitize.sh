@@ -51,9 +51,10 @@ t0=$SECONDS
 echo "sanitize: fast tests under ASan + UBSan in $((SECONDS - t0)) s"
 
 t0=$SECONDS
-# -timeout=60: this build is -O0 with ASan, UBSan and coverage, 10-20x slower than the -O2 fuzz
-# build the corpus was grown with; a unit past 60 s here would take seconds optimised (the
-# first fresh-clone run timed out at 10 s on canonical:7777772 over n <= 100, 0.1 s at -O3).
+# -timeout=120: this build is -O0 with ASan, UBSan and coverage, far slower than the -O2 fuzz
+# build the corpus was grown with; a unit past 120 s here would take seconds optimised (the
+# first fresh-clone run timed out at 10 s on canonical:7777772 over n <= 100: 22 s here, 0.1 s
+# at -O3; the largest L, 2^24, takes about twice that).
 mkdir -p "$build/artifacts" "$build/scratch"
 status=0
 for exe in "$build"/tests/fuzz/fuzz_*; do
@@ -65,7 +66,7 @@ for exe in "$build"/tests/fuzz/fuzz_*; do
   [ -f "tests/fuzz/dict/$name.dict" ] && dict=(-dict="tests/fuzz/dict/$name.dict")
   echo "== $name: ${seconds}s from tests/fuzz/corpus/$name ${dict[*]:-}"
   if ! UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$exe" -max_total_time="$seconds" \
-      -timeout=60 -rss_limit_mb=2048 -print_final_stats=1 "${dict[@]}" \
+      -timeout=120 -rss_limit_mb=2048 -print_final_stats=1 "${dict[@]}" \
       -artifact_prefix="$build/artifacts/$name-" "$scratch" "tests/fuzz/corpus/$name" \
       2>"$build/$name.log"; then
     echo "ci: $name failed; its log: $build/$name.log, its input: $build/artifacts/" >&2
