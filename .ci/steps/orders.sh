@@ -10,11 +10,5 @@ cd "$(dirname "$0")/../.."
 source scripts/common.sh
 carrier_install_deps python3-torch
 /usr/bin/python3 -c 'import torch; print("torch", torch.__version__)'
-log=$(mktemp)
-(cd build && ctest --output-on-failure -R "torch\.sum's recovered tree") | tee "$log"
-if grep -q 'Skipped\|No tests were found' "$log"; then
-  echo "ci orders: torch.sum's probe test did not run although torch imports" >&2
-  rm -f "$log"
-  exit 1
-fi
-rm -f "$log"
+source .ci/required-test.sh
+ci_required_test "torch\.sum's recovered tree" "torch.sum's probe test did not run although torch imports"

@@ -8,11 +8,5 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/common.sh
 carrier_install_deps slurm-wlm munge
-log=$(mktemp)
-(cd build && ctest --output-on-failure -R '^slurm: ') | tee "$log"
-if grep -q 'Skipped\|No tests were found' "$log"; then
-  echo "ci slurm: the Slurm test did not run although slurm-wlm and munge are installed" >&2
-  rm -f "$log"
-  exit 1
-fi
-rm -f "$log"
+source .ci/required-test.sh
+ci_required_test '^slurm: ' "the Slurm test did not run although slurm-wlm and munge are installed"
