@@ -55,6 +55,9 @@ t0=$SECONDS
 # build the corpus was grown with; a unit past 120 s here would take seconds optimised (the
 # first fresh-clone run timed out at 10 s on canonical:7777772 over n <= 100: 22 s here, 0.1 s
 # at -O3; the largest L, 2^24, takes about twice that).
+# -seed: the same mutations every run (CARRIER_FUZZ_SEED=0 draws a new seed), so that a
+# landing is not refused for an input a different draw happened to find; longer runs with
+# fresh seeds are how new inputs are found (tests/fuzz/README.md).
 mkdir -p "$build/artifacts" "$build/scratch"
 status=0
 for exe in "$build"/tests/fuzz/fuzz_*; do
@@ -66,7 +69,8 @@ for exe in "$build"/tests/fuzz/fuzz_*; do
   [ -f "tests/fuzz/dict/$name.dict" ] && dict=(-dict="tests/fuzz/dict/$name.dict")
   echo "== $name: ${seconds}s from tests/fuzz/corpus/$name ${dict[*]:-}"
   if ! UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$exe" -max_total_time="$seconds" \
-      -timeout=120 -rss_limit_mb=2048 -print_final_stats=1 "${dict[@]}" \
+      -seed="${CARRIER_FUZZ_SEED:-1}" -timeout=120 -rss_limit_mb=2048 -print_final_stats=1 \
+      "${dict[@]}" \
       -artifact_prefix="$build/artifacts/$name-" "$scratch" "tests/fuzz/corpus/$name" \
       2>"$build/$name.log"; then
     echo "ci: $name failed; its log: $build/$name.log, its input: $build/artifacts/" >&2

@@ -1,6 +1,7 @@
 #include "sweep/config.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -313,26 +314,60 @@ std::string Canonical(const std::string& key, const std::string& v) {
   return v;
 }
 
-// The 1-based line of the first byte above 0x7F outside a comment, or 0. toml++ 3.3.0 reaches
-// __builtin_unreachable (undefined behaviour) when it tests some such characters for
-// whitespace, e.g. U+00A1..U+0499 after a key (found by tests/fuzz/fuzz_sweep_config under
-// UBSan); no config value is non-ASCII, so they are refused before toml++ sees them. Quotes are
-// followed within a line so that a '#' inside a string does not start a comment.
-std::size_t NonAsciiLine(const std::string& text) {
+// The first line toml++ should not see, and why. toml++ 3.3.0 has undefined behaviour on inputs
+// that are not TOML, found by tests/fuzz/fuzz_sweep_config: it reaches __builtin_unreachable when
+// it tests some non-ASCII characters for whitespace (U+00A1..U+0499 after a key), and it assumes
+// (an assertion with NDEBUG unset) that a table header's '[' or '[[' and blanks are followed by a
+// key, so "[\x01", "[[=" or "[" at the end of a line reach parse_key with no key there. No config
+// value is non-ASCII, TOML 1.0 forbids control characters other than tab anywhere (CR only
+// before LF), and a sweep config has no nested arrays, so all three are refused here: non-ASCII
+// outside comments, any control character, and a line starting with '[' whose name does not
+// start with a key character, a quote or ']'. Quotes are followed within a line so that a '#'
+// inside a string does not start a comment.
+struct BadLine {
+  std::size_t line = 0;
+  std::string what;
+};
+
+bool StartsKey(char ch) {
+  return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_' || ch == '-' ||
+         ch == '"' || ch == '\'' || ch == ']';
+}
+
+// A line whose first non-blank character is '[' (at `i`): what follows '[' or '[[' and blanks.
+bool HeaderHasName(const std::string& text, std::size_t i) {
+  ++i;
+  if (i < text.size() && text[i] == '[') ++i;
+  while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+  return i == text.size() || StartsKey(text[i]);
+}
+
+BadLine FirstLineTomlppMustNotSee(const std::string& text) {
   std::size_t line = 1;
   char quote = 0;
   bool comment = false;
+  bool line_start = true;  // only blanks so far on this line
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char ch = text[i];
+    const auto u = static_cast<unsigned char>(ch);
+    const bool first = line_start && ch != ' ' && ch != '\t';
+    if (first) line_start = false;
     if (ch == '\n') {
       ++line;
       quote = 0;
       comment = false;
-    } else if (static_cast<unsigned char>(ch) > 0x7F) {
-      if (!comment) return line;
+      line_start = true;
+    } else if ((u < 0x20 && ch != '\t' &&
+                !(ch == '\r' && i + 1 < text.size() && text[i + 1] == '\n')) ||
+               u == 0x7F) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02X", u);
+      return {line, std::string("a control character (") + hex + ")"};
+    } else if (u > 0x7F) {
+      if (!comment) return {line, "a non-ASCII character outside a comment"};
     } else if (comment) {
     } else if (quote) {
-      if (ch == '\\' && quote == '"')
+      if (ch == '\\' && quote == '"' && i + 1 < text.size() && text[i + 1] != '\n')
         ++i;
       else if (ch == quote)
         quote = 0;
@@ -340,9 +375,12 @@ std::size_t NonAsciiLine(const std::string& text) {
       quote = ch;
     } else if (ch == '#') {
       comment = true;
+    } else if (first && ch == '[' && !HeaderHasName(text, i)) {
+      return {line, "a table header with no name ('[' must be followed by [sweep], [grid] or "
+                    "[[exclude]])"};
     }
   }
-  return 0;
+  return {};
 }
 
 }  // namespace
@@ -352,9 +390,9 @@ Config ParseConfig(const std::string& text, const std::string& path) {
   cfg.path = path;
   cfg.text = text;
   const Checker c{path};
-  if (const std::size_t line = NonAsciiLine(text))
-    throw ConfigError("carrier sweep: " + path + ":" + std::to_string(line) +
-                      ": a non-ASCII character outside a comment (sweep configs are ASCII)");
+  if (const BadLine bad = FirstLineTomlppMustNotSee(text); bad.line != 0)
+    throw ConfigError("carrier sweep: " + path + ":" + std::to_string(bad.line) + ": " + bad.what +
+                      " (sweep configs are ASCII TOML)");
   toml::table root;
   try {
     root = toml::parse(text, path);
