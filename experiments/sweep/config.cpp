@@ -330,8 +330,8 @@ struct BadLine {
 };
 
 bool StartsKey(char ch) {
-  return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_' || ch == '-' ||
-         ch == '"' || ch == '\'' || ch == ']';
+  return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_' || ch == '-' || ch == '"' ||
+         ch == '\'' || ch == ']';
 }
 
 // A line whose first non-blank character is '[' (at `i`): what follows '[' or '[[' and blanks.
@@ -376,8 +376,9 @@ BadLine FirstLineTomlppMustNotSee(const std::string& text) {
     } else if (ch == '#') {
       comment = true;
     } else if (first && ch == '[' && !HeaderHasName(text, i)) {
-      return {line, "a table header with no name ('[' must be followed by [sweep], [grid] or "
-                    "[[exclude]])"};
+      return {line,
+              "a table header with no name ('[' must be followed by [sweep], [grid] or "
+              "[[exclude]])"};
     }
   }
   return {};
