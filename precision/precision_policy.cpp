@@ -336,6 +336,8 @@ ShorthandSpec ToShorthand(const PrecisionPolicy& p) {
              p.combine.format.emin <= p.acc.format.emin &&
              p.combine.format.emax >= p.acc.format.emax) {
     s.acc = p.acc.format.name + ">" + p.combine.format.name;
+    // The out role equals acc here (checked above), narrower than the combine's result.
+    s.out = p.out.format.name;
   } else {
     refuse("combine=" + p.combine.format.name + " is narrower than acc=" + p.acc.format.name);
   }

@@ -86,8 +86,11 @@ PrecisionPolicy PolicyFromShorthand(std::string_view dtype, std::string_view acc
 // `acc`, combine equal to acc (A) or a wider format (INNER>OUTER), no mma, pscale 1, and one
 // rounding for every computed role. Returns the (dtype, acc, round) triple; throws
 // std::invalid_argument naming the first role that such an op cannot honour.
+// `out`: the out role's format, where it differs from the compute type that produces the result
+// (acc, or combine when combine is wider: in=bf16,acc=fp32,combine=fp64 delivers fp32); empty
+// where it is that type. A trial rounds its result to it (rne) and counts ulps in it.
 struct ShorthandSpec {
-  std::string dtype, acc, round;
+  std::string dtype, acc, round, out;
 };
 ShorthandSpec ToShorthand(const PrecisionPolicy& p);
 

@@ -221,7 +221,7 @@ py::dict Eval(const EvalArgs& a) {
   }
 
   // precision (a per-role policy, as --precision) or the dtype/acc/round shorthand.
-  std::string dtype = a.dtype, acc = a.acc, round = a.round;
+  std::string dtype = a.dtype, acc = a.acc, round = a.round, out;
   if (a.precision_given) {
     if (a.dtype_given || a.acc_given || a.round_given)
       Bad("carrier eval: precision replaces dtype, acc and round: give one or the other");
@@ -230,6 +230,7 @@ py::dict Eval(const EvalArgs& a) {
       dtype = sh.dtype;
       acc = sh.acc;
       round = sh.round;
+      out = sh.out;
     } catch (const std::invalid_argument& e) {
       Bad(std::string("carrier eval: precision: ") + e.what() +
           " (per-role attention: carrier study attention-deviation)");
@@ -255,6 +256,7 @@ py::dict Eval(const EvalArgs& a) {
   spec.dtype = dtype;
   spec.acc = acc;
   spec.round = round;
+  spec.out = out;
   spec.exp = a.exp_given ? a.exp : "";
   spec.backend = a.backend;
   spec.schedule = a.schedule_given ? a.schedule : "";
@@ -340,6 +342,10 @@ py::dict Eval(const EvalArgs& a) {
   r["op"] = a.op;
   r["dtype"] = trial.storage.name;
   r["acc"] = trial.compute.text;
+  if (trial.out)
+    r["out"] = trial.out->name;
+  else
+    r["out"] = py::none();
   r["round"] = std::string(RoundingName(trial.rounding));
   r["precision"] = a.precision_given ? py::object(py::str(a.precision)) : py::object(py::none());
   r["sr_seed"] = trial.rounding == Rounding::kStochastic ? py::object(py::int_(spec.sr_seed))

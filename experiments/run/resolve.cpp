@@ -262,6 +262,18 @@ ResolvedTrial ResolveTrial(const TrialSpec& spec) {
       throw SpecError(what + " multiplies " + std::string(MmaInputName(p.node.input)) +
                       " values, not --dtype " + t.storage.name);
   }
+  if (!spec.out.empty()) {
+    Format out;
+    try {
+      out = ParseFormat(spec.out);
+    } catch (const std::exception& e) {
+      throw SpecError(std::string("out: ") + e.what());
+    }
+    if (t.compute.kind == ComputeKind::kMpfr || t.compute.kind == ComputeKind::kFloat128)
+      throw SpecError("out=" + spec.out + " rounds a result of at most fp64, not acc " +
+                      t.compute.text);
+    if (!(out == t.compute.format)) t.out = out;
+  }
   CheckOpLimits(t);
   return t;
 }

@@ -255,7 +255,8 @@ void MeasureErrors(const ResolvedTrial& t, const registry::Replayed& got,
     se = MeasureScalarExact(got.components[o.main], got.residual[o.main], ref.value[o.main].get(),
                             p, kFloat128Emin);
   } else {
-    se = MeasureScalar(got.components[o.main], ref.as_long_double[o.main], t.compute.format);
+    se = MeasureScalar(got.components[o.main], ref.as_long_double[o.main],
+                       t.out ? *t.out : t.compute.format);
   }
   o.result = got.components[o.main];
   o.reference = ref.as_double[o.main];
@@ -302,6 +303,25 @@ void MeasureBound(const ResolvedTrial& t, const BoundInputs& bi, const MergeTree
   if (t.schedule.kind == ScheduleKind::kMma) {
     ob = MmaDotOpBound(tree, stats.longest_chain, stats.max_leaf_depth, o.u, bi);
     formula = std::string(ob.bound.formula) + ob.detail;
+  }
+  if (t.out) {
+    // The result rounded once more, to out (rne): |fl(x) - x| <= u_out |x| + eta_out / 2 with
+    // |x| <= |y| + B (absolute) or |x| <= |y| (1 + B) (relative, a normal result in out).
+    const double u_out = t.out->UnitRoundoff();
+    const double b = ob.bound.value;
+    if (ob.relative && !ob.normwise) {
+      ob.bound.value = b + u_out * (1 + b);
+      formula += " + u(out) (1 + B), the rounding to out=" + t.out->name;
+    } else {
+      double y = 0;
+      if (o.vector_out) {
+        for (const long double r : bi.exact) y = std::max(y, std::fabs(static_cast<double>(r)));
+      } else {
+        y = std::fabs(static_cast<double>(bi.Exact()));
+      }
+      ob.bound.value = b + u_out * (y + b) + t.out->MinSubnormal() / 2;
+      formula += " + u(out) (|y| + B) + eta(out)/2, the rounding to out=" + t.out->name;
+    }
   }
   o.has_bound = true;
   o.bound = ob.bound.value;
@@ -457,7 +477,12 @@ TrialOutcome RunTrial(const ResolvedTrial& t, const TrialInput& in, const Shared
   if (o.n == 0) throw SpecError("empty input");
   MergeTree tree;  // empty where the fast engine walked the schedule (MeasureBound: not needed)
   TreeShape shape;
-  const registry::Replayed got = Execute(t, in, tree, shape, o.seconds);
+  registry::Replayed got = Execute(t, in, tree, shape, o.seconds);
+  // The out role (TrialSpec::out): the result as delivered, rounded once from the compute type
+  // (at most fp64, so the conversion to double is exact).
+  if (t.out)
+    for (long double& c : got.components)
+      c = RoundToFormat(static_cast<double>(c), *t.out, Rounding::kNearestEven);
   o.schedule_used = shape.schedule;
   o.components = got.components;
   o.index = got.index;

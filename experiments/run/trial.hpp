@@ -44,6 +44,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -96,6 +97,12 @@ struct TrialSpec {
   // attention, var-twopass, var-textbook), two-level accumulation and stochastic rounding
   // (FastReplay's own fallback) run the oracle's evaluation under either name.
   std::string engine = "fast";
+  // Empty: the result stays in the compute type. Else a format the result is rounded to (rne)
+  // before it is measured, and whose ulps ulp_error counts: a precision policy's out role where
+  // it differs from the compute type (eval --precision in=bf16,acc=fp32,combine=fp64 delivers
+  // fp32). The a-priori bound gains the rounding: B + u_out (1 + B) relative, B + u_out (|y| + B)
+  // + eta_out / 2 absolute. Compute types of at most fp64 (ResolveTrial).
+  std::string out;
 };
 
 // "fast" "oracle": the values of TrialSpec::engine.
@@ -140,6 +147,8 @@ struct ResolvedTrial {
   // deterministic rounding, not mixed, not mpfr); `schedule` is then unused.
   bool adaptive = false;
   AdaptiveOrder adaptive_order = AdaptiveOrder::kInsertion;
+  // TrialSpec::out, where it differs from the compute type's format.
+  std::optional<Format> out;
   const registry::Entry* user = nullptr;  // a registered user carrier, else null
   const registry::Entry* op = nullptr;    // the op's table entry (never null once resolved)
 };

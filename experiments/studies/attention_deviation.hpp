@@ -18,6 +18,8 @@
 // Tiles: `tiles` (Br, Bc) pairs when not empty, else every Br x Bc (Br == Bc only when
 // square_only). Br changes no bit of the model (attention_model.hpp; tested), so FA is
 // computed once per (algorithm, Bc) and reported under each Br asked for.
+// jobs: the (n, trial) inputs are spread over that many threads; each input's rows are kept
+// in its slot and the slots joined in (n, trial) order, so the rows do not depend on jobs.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +43,7 @@ struct AttentionDeviationSpec {
   std::uint64_t trials = 10;
   std::uint64_t seed = 1;
   std::string dist = "normal";
+  unsigned jobs = 1;
 };
 
 struct AttentionDeviationRow {
@@ -54,7 +57,9 @@ struct AttentionDeviationRow {
 // Throws std::invalid_argument (one line) for a bad policy or shape, a baseline count other
 // than 0, 1 or the number of policies, a baseline storing its inputs in another format than
 // its policy, or inputs a policy's
-// matrix unit does not take. Policies with mma= run their products through core/mma.hpp.
+// matrix unit does not take (the first such error in (n, trial) order, whatever jobs is).
+// Policies with mma= run their products through core/mma.hpp. progress: on a terminal, a
+// line on stderr counting the inputs done.
 std::vector<AttentionDeviationRow> RunAttentionDeviation(const AttentionDeviationSpec& spec,
                                                          bool progress);
 

@@ -111,7 +111,7 @@ int RunEval(const std::vector<std::string>& argv) {
   // --precision ROLES|PRESET (precision/precision_policy.hpp) or the --dtype/--acc/--round
   // shorthand. A one-precision op runs the policies the shorthand can say (in, acc, combine);
   // the per-role attention kernels are `carrier study attention-deviation`.
-  std::string dtype, acc, round;
+  std::string dtype, acc, round, out;
   if (const auto pol = args.Get("precision")) {
     if (args.Get("dtype") || args.Get("acc") || args.Get("round"))
       args.Fail("--precision replaces --dtype, --acc and --round: give one or the other");
@@ -120,6 +120,7 @@ int RunEval(const std::vector<std::string>& argv) {
       dtype = sh.dtype;
       acc = sh.acc;
       round = sh.round;
+      out = sh.out;
     } catch (const std::invalid_argument& e) {
       args.Fail(std::string("--precision: ") + e.what() +
                 " (per-role attention: carrier study attention-deviation)");
@@ -135,6 +136,7 @@ int RunEval(const std::vector<std::string>& argv) {
   spec.dtype = dtype;
   spec.acc = acc;
   spec.round = round;
+  spec.out = out;
   spec.exp = args.Choice("exp", registry::ExpNames(), "");
   spec.backend = args.Choice("backend", registry::BackendNames(), "replay");
   spec.schedule = args.Get("schedule").value_or("");
@@ -233,6 +235,7 @@ int RunEval(const std::vector<std::string>& argv) {
   add("dtype", JsonString(trial.storage.name));
   add("acc", JsonString(trial.compute.text));
   add("round", JsonString(std::string(RoundingName(trial.rounding))));
+  if (trial.out) add("out", JsonString(trial.out->name));
   // The policy as given (the sweep CSV's precision column): dtype, acc and round are its
   // shorthand.
   if (const auto pol = args.Get("precision")) add("precision", JsonString(*pol));

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli/args.hpp"
@@ -71,7 +72,7 @@ const char kStudyHelp[] =
     "  attention-deviation --precision LIST [--baseline-precision LIST] [--algorithm fa2,fa1]\n"
     "                      [--n LIST] [--block-r LIST] [--block-c LIST] [--square]\n"
     "                      [--tiles BRxBC;...] [--head-dim D] [--trials T] [--seed S] [--gen G]\n"
-    "                      [--max-seconds S]\n"
+    "                      [--max-seconds S] [--jobs J]\n"
     "      Golden et al. 2024: per policy of LIST (';'-separated precision policies or presets,\n"
     "      each optionally with ew=FORMAT, or torch-FORMAT: precision/attention_model.hpp), n,\n"
     "      trial and tile, |FA - golden|, |BA - golden| and |FA - BA| (max, mean, std over the\n"
@@ -79,9 +80,10 @@ const char kStudyHelp[] =
     "      the baseline LIST when given (one for all, or one per policy; e.g. eager-bf16), else\n"
     "      under each policy. --tiles lists (Br, Bc) pairs\n"
     "      instead of the Br x Bc grid. Defaults: fa2, n 256,1024, Br = Bc = 64, D 64, T 10,\n"
-    "      S 1, G normal. Before it starts, one trial is timed at smaller n and scaled (n^2);\n"
-    "      past --max-seconds (default 1800; 0: no limit) it is refused with the --trials or\n"
-    "      n that fits.\n";
+    "      S 1, G normal. The (n, trial) inputs run on J threads (default: the cores); the\n"
+    "      rows do not depend on J. Before it starts, one trial is timed at smaller n and scaled\n"
+    "      (n^2, divided by J); past --max-seconds (default 1800; 0: no limit) it is refused\n"
+    "      with the --trials or n that fits. A terminal shows the inputs done and the time left.\n";
 
 namespace {
 
@@ -284,7 +286,7 @@ std::vector<std::string> SemicolonList(const Args& args, const std::string& flag
 int StudyAttentionDeviation(const std::vector<std::string>& argv) {
   Args args("study attention-deviation", argv,
             {"precision", "baseline-precision", "algorithm", "n", "block-r", "block-c", "tiles",
-             "head-dim", "trials", "seed", "gen", "o", "max-seconds"},
+             "head-dim", "trials", "seed", "gen", "o", "max-seconds", "jobs"},
             {"square"});
   studies::AttentionDeviationSpec spec;
   spec.policies = SemicolonList(args, "precision", args.Require("precision"));
@@ -323,6 +325,9 @@ int StudyAttentionDeviation(const std::vector<std::string>& argv) {
   spec.trials = args.Count("trials", 10);
   spec.seed = args.Count("seed", 1);
   spec.dist = args.Get("gen").value_or("normal");
+  const std::uint64_t jobs = args.Count("jobs", std::max(1u, std::thread::hardware_concurrency()));
+  if (jobs < 1 || jobs > 1024) args.Fail("--jobs must be from 1 to 1024");
+  spec.jobs = static_cast<unsigned>(jobs);
   for (std::uint64_t n : spec.seq_lens)
     if (n < 1 || n > 16384) args.Fail("--n values must be between 1 and 16384");
   for (const auto* list : {&spec.block_r, &spec.block_c})
@@ -352,9 +357,13 @@ int StudyAttentionDeviation(const std::vector<std::string>& argv) {
     double share = 0;  // the lengths' costs relative to the largest's
     for (std::uint64_t n : spec.seq_lens)
       share += std::pow(static_cast<double>(n) / static_cast<double>(n_max), 2);
-    const double total = per_trial.seconds * share * static_cast<double>(spec.trials);
+    // The inputs run spec.jobs at a time (at most one per input).
+    const double parallel = static_cast<double>(std::min<std::uint64_t>(
+        spec.jobs, spec.seq_lens.size() * static_cast<std::uint64_t>(spec.trials)));
+    const double total = per_trial.seconds * share * static_cast<double>(spec.trials) / parallel;
     if (max_seconds > 0 && total > max_seconds) {
-      const auto fit = static_cast<std::uint64_t>(max_seconds / (per_trial.seconds * share));
+      const auto fit =
+          static_cast<std::uint64_t>(max_seconds * parallel / (per_trial.seconds * share));
       args.Fail("carrier study attention-deviation would take about " + SecondsText(total) +
                 " (one trial at n = " + std::to_string(n_max) + ": about " +
                 SecondsText(per_trial.seconds) + ", measured at n = " +

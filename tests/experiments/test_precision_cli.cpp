@@ -2,12 +2,16 @@
 // its --dtype/--acc/--round shorthand; policies they cannot honour, and mixing the two forms,
 // are one-line errors (exit 2).
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <iostream>
 #include <string>
 
 #include "support/cli_support.hpp"
 
 using carrier_test::Carrier;
 using carrier_test::CheckRejected;
+using carrier_test::JsonField;
+using carrier_test::JsonNumber;
 using carrier_test::Run;
 
 namespace {
@@ -36,7 +40,7 @@ TEST_CASE("eval --precision equals its --dtype/--acc/--round shorthand bit for b
   };
   for (const Case& c : {Case{"in=bf16,acc=fp32", "--dtype bf16 --acc fp32"},
                         Case{"in=fp16,acc=fp16@rz", "--dtype fp16 --acc fp16 --round rz"},
-                        Case{"in=fp16,acc=fp16,combine=fp32", "--dtype fp16 --acc 'fp16>fp32'"},
+                        Case{"in=bf16,acc=fp32,combine=fp32", "--dtype bf16 --acc fp32"},
                         Case{"all-bf16", "--dtype bf16 --acc bf16"}}) {
     const std::string common =
         " --op sum --schedule blocked:16 --gen uniform11 --n 2000 --format json";
@@ -47,6 +51,49 @@ TEST_CASE("eval --precision equals its --dtype/--acc/--round shorthand bit for b
     REQUIRE(b.code == 0);
     CHECK(Untimed(a.out) == Untimed(b.out));
   }
+}
+
+// x rounded to nearest even at p significant bits (a normal, finite x), and the ulp there.
+double RoundToBits(double x, int p) {
+  int e = 0;
+  const double m = std::frexp(x, &e);
+  return std::ldexp(std::nearbyint(std::ldexp(m, p)), e - p);
+}
+double UlpAt(double x, int p) {
+  int e = 0;
+  (void)std::frexp(x, &e);
+  return std::ldexp(1.0, e - p);
+}
+
+TEST_CASE("eval --precision with a combine wider than acc delivers the out role's format",
+          "[fast][cli]") {
+  // in=fp16,acc=fp16,combine=fp32: chains in fp16, combines in fp32 (the two-level shorthand
+  // fp16>fp32), and the out role (= acc, fp16) rounds the fp32 result once more; ulps are
+  // fp16's. The shorthand alone keeps the fp32 result and counts fp32 ulps.
+  const std::string common =
+      " --op sum --schedule blocked:16 --gen uniform11 --n 2000 --seed 3 --format json";
+  const Run pol = Carrier("eval --precision 'in=fp16,acc=fp16,combine=fp32'" + common);
+  const Run two = Carrier("eval --dtype fp16 --acc 'fp16>fp32'" + common);
+  INFO(pol.out << pol.err << two.out << two.err);
+  REQUIRE(pol.code == 0);
+  REQUIRE(two.code == 0);
+  // Both results are fp32 values, printed as the shortest text that reads back as that float.
+  const double r = static_cast<float>(JsonNumber(pol.out, "result"));
+  const double r2 = static_cast<float>(JsonNumber(two.out, "result"));
+  const double ref = JsonNumber(pol.out, "reference");
+  std::cout << "  in=fp16,acc=fp16,combine=fp32: result " << r << " (fp32 before out: " << r2
+            << "), reference " << ref << ", ulp_error " << JsonField(pol.out, "ulp_error")
+            << " fp16 ulps (shorthand: " << JsonField(two.out, "ulp_error") << " fp32 ulps)\n";
+  CHECK(JsonField(pol.out, "out") == "fp16");
+  CHECK(JsonField(two.out, "out").empty());
+  CHECK(JsonField(pol.out, "acc") == "fp16>fp32");
+  CHECK(r == RoundToBits(r2, 11));
+  CHECK(r2 != RoundToBits(r2, 11));  // the input makes the last rounding visible
+  CHECK(JsonNumber(pol.out, "ulp_error") == Approx(std::fabs(r - ref) / UlpAt(ref, 11)));
+  CHECK(JsonNumber(two.out, "ulp_error") == Approx(std::fabs(r2 - ref) / UlpAt(ref, 24)));
+  CHECK(JsonNumber(pol.out, "bound") > JsonNumber(two.out, "bound"));
+  CHECK(JsonField(pol.out, "bound_formula").find("rounding to out=fp16") != std::string::npos);
+  CHECK(JsonNumber(pol.out, "abs_error") <= JsonNumber(pol.out, "bound"));
 }
 
 TEST_CASE("eval --precision refuses what a one-precision op cannot honour", "[fast][cli]") {

@@ -185,6 +185,26 @@ TEST_CASE("carrier study attention-deviation writes one row per cell with the go
   std::remove(out.c_str());
 }
 
+TEST_CASE("carrier study attention-deviation: the rows do not depend on --jobs",
+          "[fast][study][cli]") {
+  const std::string common =
+      "study attention-deviation --precision 'all-bf16;fa2-ampere-bf16' --algorithm fa2,fa1 "
+      "--n 24,40 --block-c 8,16 --head-dim 8 --trials 3";
+  const std::string one = TempPath("ad_jobs1.csv"), three = TempPath("ad_jobs3.csv");
+  const Run a = Carrier(common + " --jobs 1 -o " + one);
+  const Run b = Carrier(common + " --jobs 3 -o " + three);
+  INFO(a.err << b.err);
+  REQUIRE(a.code == 0);
+  REQUIRE(b.code == 0);
+  const std::string rows1 = Slurp(one), rows3 = Slurp(three);
+  std::cout << "  attention-deviation: " << ParseCsv(rows1).size()
+            << " rows, --jobs 1 and --jobs 3 byte-identical: " << (rows1 == rows3) << "\n";
+  CHECK(ParseCsv(rows1).size() == 2 * 2 * 2 * 2 * 3);  // policies x algorithms x n x Bc x trials
+  CHECK(rows1 == rows3);
+  std::remove(one.c_str());
+  std::remove(three.c_str());
+}
+
 TEST_CASE("carrier study attention-deviation rejects bad input with one line",
           "[fast][study][cli]") {
   CheckRejected("study attention-deviation", "--precision");
@@ -199,6 +219,7 @@ TEST_CASE("carrier study attention-deviation rejects bad input with one line",
   CheckRejected("study attention-deviation --precision in=bf16 --tiles 0x64", "--tiles");
   CheckRejected("study attention-deviation --precision in=bf16 --tiles 8x8 --block-c 8", "--tiles");
   CheckRejected("study attention-deviation --precision torch-bf17", "bf17");
+  CheckRejected("study attention-deviation --precision in=bf16 --jobs 0", "--jobs");
   CheckRejected("study attention-deviation --precision in=fp16 --baseline-precision eager-bf16",
                 "same inputs");
   CheckRejected(

@@ -48,6 +48,19 @@ inline Run Carrier(const std::string& args) {
   return r;
 }
 
+// The text of a top-level field of `carrier ... --format json` output (a string without its
+// quotes), or "" when the key is absent.
+inline std::string JsonField(const std::string& json, const std::string& key) {
+  const auto at = json.find("\"" + key + "\":");
+  if (at == std::string::npos) return "";
+  const auto from = at + key.size() + 3;
+  if (json[from] == '"') return json.substr(from + 1, json.find('"', from + 1) - from - 1);
+  return json.substr(from, json.find_first_of(",}", from) - from);
+}
+inline double JsonNumber(const std::string& json, const std::string& key) {
+  return std::strtod(JsonField(json, key).c_str(), nullptr);
+}
+
 inline int Lines(const std::string& s) {
   int n = 0;
   for (char c : s) n += c == '\n';

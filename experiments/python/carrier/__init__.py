@@ -185,13 +185,15 @@ class EvalResult:
     """One measured trial (carrier.eval's result).
 
     Its attributes are the fields of ``carrier eval --format json`` (and of the sweep CSV's
-    columns): op dtype acc round precision sr_seed exp backend engine head_dim schedule (as
+    columns): op dtype acc round out precision sr_seed exp backend engine head_dim schedule (as
     requested, after defaults) schedule_used (as executed: it replays to the same bits) defaults
     tree_max_depth tree_mean_depth tree_hash n input result reference abs_error rel_error
     ulp_error cond reference_tier reference_bits reference_certified bound_kind bound_formula
     error_to_bound bound_vacuous u reference_seconds seconds, softmax's and attention's
     normwise_inf_error normwise_2_error componentwise_error, argmax's result_index and
     reference_index, role_bound* with precision=, and components (every component computed).
+    ``out`` is the format the result was rounded to when precision= has a combine wider than
+    acc (in=bf16,acc=fp32,combine=fp64 delivers fp32, and ulp_error counts fp32 ulps), else None.
     Grouped views: ``errors`` (abs rel ulp, or normwise_inf normwise_2 componentwise),
     ``bound`` (value ratio available kind formula relative rigorous vacuous u; the number is
     ``to_dict()["bound"]``), ``tree`` (max_depth mean_depth hash seconds), ``ratio``

@@ -299,7 +299,18 @@ def test_acc_and_precision_take_numpy_names():
     assert a.result == b.result == c.result and a.acc == b.acc == "fp32"
     assert b.precision == "in=bf16,acc=fp32"
     m = carrier.eval("sum", x, dtype="fp16", acc="half>float32", schedule="blocked:16")
-    assert m.acc == "fp16>fp32"
+    assert m.acc == "fp16>fp32" and m.out is None
+
+
+def test_a_combine_wider_than_acc_delivers_and_counts_ulps_in_out():
+    # Issue 36: in=bf16,acc=fp32,combine=fp64 reported ulp_error 3422552064 (fp64 ulps of a
+    # result the policy delivers in fp32).
+    x = np.random.default_rng(7).normal(size=4096)
+    r = carrier.eval("sum", x, precision="in=bf16,acc=fp32,combine=fp64", schedule="blocked:64")
+    assert r.acc == "fp32>fp64" and r.out == "fp32"
+    assert float(np.float32(r.result)) == r.result
+    assert r.ulp_error < 4, r.ulp_error
+    assert r.ulp_error == pytest.approx(r.abs_error / np.spacing(np.float32(abs(r.reference))))
 
 
 def test_round_and_its_deprecated_alias():
