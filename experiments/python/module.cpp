@@ -795,6 +795,11 @@ PYBIND11_MODULE(_carrier, m) {
     std::string out = RunVerb(cli::RunLaws, std::move(argv), &code);
     return py::make_tuple(code, out);
   });
+  m.def("_run_derive", [](std::vector<std::string> argv) {
+    int code = 0;
+    std::string out = RunVerb(cli::RunDerive, std::move(argv), &code);
+    return py::make_tuple(code, out);
+  });
 #if defined(CARRIER_HAVE_TOMLPP) && CARRIER_HAVE_TOMLPP
   m.attr("_default_sweep_config") = carrier::sweep::kDefaultConfigText;
 #else

@@ -33,8 +33,8 @@ from ._carrier import Tree
 
 __version__ = _carrier.__version__
 
-__all__ = ["eval", "tree", "laws", "sweep", "read_sweep", "ops", "round", "EvalResult", "Tree",
-           "Carrier", "replay"]
+__all__ = ["eval", "tree", "laws", "derive", "sweep", "read_sweep", "ops", "round", "EvalResult",
+           "Tree", "Carrier", "replay"]
 
 
 def __dir__():
@@ -402,6 +402,66 @@ def _laws_rows(text):
         cells = [line[a:b].strip() for a, b in zip(starts, starts[1:] + [None])]
         rows.append(dict(zip(cols, cells)))
     return rows
+
+
+def derive(op, *args, trials=None, seed=None, **kwargs):
+    """``carrier derive OP``: the Third Homomorphism Theorem as a construction.
+
+    With an op name (one with a derivation: ``carrier.ops()`` lists them in the CLI's help),
+    runs the C++ derivation and returns a ``carrier.user.Derivation`` (folds_agree,
+    max_fold_gap, max_inverse_gap, max_combine_gap, max_inverse_length, holds, counterexample
+    (the CLI's text when it rejects), exit (the CLI's code) and text (its output)).
+    trials defaults to the CLI's 1000 and seed to 1.
+
+    With callables, ``carrier.derive(empty, push_back, push_front, inverse, inputs, ...)`` is
+    ``carrier.user.derive`` for a loop written in Python, and returns the derived carrier too.
+
+    >>> carrier.derive("welford", trials=50).holds
+    True
+    """
+    if callable(op):
+        kw = dict(kwargs)
+        if trials is not None:
+            kw["trials"] = trials
+        if seed is not None:
+            kw["seed"] = seed
+        return user.derive(op, *args, **kw)
+    if args or kwargs:
+        raise TypeError("carrier.derive: an op name takes only trials= and seed=; the other "
+                        "arguments belong to a Python loop (carrier.derive(empty, push_back, "
+                        "push_front, inverse, inputs))")
+    _text(op, "op", allow_none=False)
+    argv = [op]
+    if trials is not None:
+        argv += ["--trials", str(_count(trials, "trials"))]
+    if seed is not None:
+        argv += ["--seed", str(_count(seed, "seed"))]
+    code, text = _carrier._run_derive(argv)
+    if code == 2:
+        raise ValueError(text.strip().splitlines()[-1] if text.strip() else
+                         f"carrier derive: {op!r} was refused")
+
+    def number_after(marker):
+        for line in text.splitlines():
+            if marker in line:
+                tail = line.split("max relative difference", 1)[1].split()
+                return float(tail[0])
+        return None
+
+    longest = 0
+    for line in text.splitlines():
+        if "longest h°(s):" in line:
+            longest = int(line.split("longest h°(s):", 1)[1].split()[0])
+    folds = any(l.strip().startswith("leftward fold == rightward fold") and " yes " in l
+                for l in text.splitlines())
+    return user.Derivation(
+        name=op, trials=1000 if trials is None else trials, seed=1 if seed is None else seed,
+        tolerance=2.0 ** -40, folds_agree=folds,
+        max_fold_gap=number_after("leftward fold == rightward fold"),
+        max_inverse_gap=number_after("h(h°(s)) == s"),
+        max_combine_gap=number_after("vs Combine(a,b)"), max_inverse_length=longest,
+        holds=code == 0, counterexample=None if code == 0 else text, exit=code, text=text,
+        carrier=None)
 
 
 def laws(op, dtype="fp32", *, trials=None, seed=None, inputs=None, exact=None, to_exact=None):

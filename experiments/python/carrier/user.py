@@ -12,7 +12,10 @@ so a Python carrier that performs the same roundings as a built-in gives the bui
 associativity bitwise in the carrier's arithmetic, push == combine(lift), the homomorphism
 (fold of a list == combine of the folds of its two halves), and, given an ``exact`` twin (the
 same carrier over exact or much wider arithmetic), associativity and commutativity of the
-exact carrier. Slow (one Python call per operation), never approximate about what it reports.
+exact carrier. ``derive`` is ``carrier derive`` for a Python loop: given its leftward and
+rightward folds and a weak right inverse, it checks the folds agree and builds the combine the
+Third Homomorphism Theorem gives. Slow (one Python call per operation), never approximate about
+what it reports.
 """
 import json as _json
 import math as _math
@@ -20,7 +23,7 @@ import random as _random
 import struct as _struct
 from fractions import Fraction as _Fraction
 
-__all__ = ["Carrier", "replay", "laws"]
+__all__ = ["Carrier", "replay", "laws", "derive"]
 
 
 class Carrier:
@@ -340,3 +343,196 @@ def laws(c, inputs, *, exact=None, to_exact=None, trials=200, seed=1):
     df.attrs["refuted"] = refuted
     df.attrs["carrier"] = c.name
     return df
+
+
+def _describe(v, limit=12):
+    if isinstance(v, list):
+        items = [_describe(e) for e in v[:limit]]
+        more = f", ... ({len(v)} values)" if len(v) > limit else ""
+        return "[" + ", ".join(items) + more + "]"
+    if isinstance(v, tuple):
+        return "(" + ", ".join(_describe(e) for e in v) + ")"
+    if isinstance(v, float):
+        return v.hex()
+    return repr(v)
+
+
+class Derivation:
+    """What ``derive`` found (attributes; ``to_dict()`` gives them as a dict).
+
+    folds_agree : bool
+        The leftward and rightward folds agreed (within ``tolerance``) on every random list.
+    max_fold_gap, max_inverse_gap, max_combine_gap : float
+        Largest relative differences: leftward vs rightward fold; fold(inverse(s)) vs s;
+        the derived combine vs ``combine`` (None when no combine was given).
+    max_inverse_length : int
+        The longest list ``inverse`` returned.
+    counterexample : str or None
+        The first list whose folds differ, or the first pair whose combines differ.
+    holds : bool
+        Folds agree, and the inverse (and the combine, when given) within ``tolerance``.
+    carrier : carrier.Carrier or None
+        The derived carrier: identity ``empty``, push ``push_back``, lift ``push_back(empty(), x)``,
+        combine(a, b) = fold(inverse(a) + inverse(b)); None when the folds disagree (no combine
+        exists for that state).
+    """
+
+    __module__ = "carrier.user"
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+    def to_dict(self):
+        return {k: v for k, v in self.__dict__.items() if k != "carrier"}
+
+    def __repr__(self):
+        verdict = "holds" if self.holds else ("REJECTED" if not self.folds_agree else "DISAGREES")
+        return f"Derivation({self.name!r}: {verdict})"
+
+
+def derive(empty, push_back, push_front, inverse, inputs, *, combine=None, finalize=None,
+           name="python loop", trials=200, seed=1, tolerance=2.0 ** -40):
+    """The Third Homomorphism Theorem as a construction, as ``carrier derive`` does in C++.
+
+    A list function h given both as a leftward fold (``push_back(state, x)`` from ``empty()``) and
+    as a rightward fold (``push_front(x, state)``) is a list homomorphism, and for any weak right
+    inverse (``inverse(s)`` returns a list whose leftward fold is s) its combine is
+    ``combine(a, b) = h(inverse(a) + inverse(b))`` (Gibbons 1996; Morita et al., PLDI 2007).
+    ``derive`` checks the folds agree on ``trials`` random lists, then on ``trials`` pairs of
+    states measures fold(inverse(s)) against s and, when ``combine`` (a hand-written combine)
+    is given, the derived combine against it.
+
+    Parameters
+    ----------
+    empty : callable () -> state
+        h([]).
+    push_back : callable (state, x) -> state
+        The loop's step (the leftward fold).
+    push_front : callable (x, state) -> state
+        The same loop run from the other end (the rightward fold).
+    inverse : callable (state) -> list
+        A weak right inverse of h: a short list of inputs whose fold is the state.
+    inputs : sequence
+        Example inputs; the random lists are runs of 1 to 30 of them.
+    combine : callable (a, b) -> state, optional
+        A hand-written combine to compare with the derived one.
+    finalize : callable (state) -> result, optional
+        For the derived carrier.
+    name : str
+    trials, seed : int
+    tolerance : float
+        Largest relative difference counted as agreement (default 2^-40, as ``carrier derive``
+        for fp64: the two folds round differently, by a few ulps per element; a
+        non-homomorphism differs at O(1)). Raise it for narrower arithmetic (2^-10 for fp32
+        folds of 30 elements), use 0 for exact (``Fraction``) states.
+
+    Returns a ``Derivation``.
+
+    Examples
+    --------
+    Online softmax's (m, d) in fp64 (exp rounded by libm):
+
+    >>> def push_back(s, x):
+    ...     m = max(s[0], x)
+    ...     return (m, s[1] * math.exp(s[0] - m) + math.exp(x - m))
+    >>> def push_front(x, s):
+    ...     m = max(s[0], x)
+    ...     return (m, math.exp(x - m) + s[1] * math.exp(s[0] - m))
+    >>> def inverse(s):   # m itself, then k inputs of weight (d - 1) / k <= 1 each
+    ...     m, d = s
+    ...     k = math.ceil(d - 1) if d else 0
+    ...     return ([] if d == 0 else [m]) + ([m + math.log((d - 1) / k)] * k if k else [])
+    >>> d = carrier.user.derive(lambda: (-math.inf, 0.0), push_back, push_front, inverse,
+    ...                         np.random.default_rng(1).normal(size=64))
+    >>> d.folds_agree, d.holds
+    (True, True)
+    """
+    for what, f in (("empty", empty), ("push_back", push_back), ("push_front", push_front),
+                    ("inverse", inverse)):
+        if not callable(f):
+            raise TypeError(f"carrier.derive: {what} must be callable, not {type(f).__name__}")
+    for what, f in (("combine", combine), ("finalize", finalize)):
+        if f is not None and not callable(f):
+            raise TypeError(f"carrier.derive: {what} must be callable or None, not "
+                            f"{type(f).__name__}")
+    xs = _inputs(inputs, "derive")
+    if not xs:
+        raise ValueError("carrier.derive: inputs must not be empty")
+    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
+        raise ValueError(f"carrier.derive: trials must be a positive int, got {trials!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"carrier.derive: seed must be an int, not {type(seed).__name__}")
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or \
+            not tolerance >= 0:
+        raise ValueError(f"carrier.derive: tolerance must be a number >= 0, got {tolerance!r}")
+    if not isinstance(name, str):
+        raise TypeError(f"carrier.derive: name must be a str, not {type(name).__name__}")
+    rng = _random.Random(seed)
+
+    def run():
+        k = rng.randint(1, min(30, len(xs)))
+        i = rng.randrange(0, len(xs) - k + 1)
+        return xs[i:i + k]
+
+    def left(lst):
+        s = empty()
+        for v in lst:
+            s = push_back(s, v)
+        return s
+
+    def right(lst):
+        s = empty()
+        for v in reversed(lst):
+            s = push_front(v, s)
+        return s
+
+    def inv(s):
+        lst = inverse(s)
+        try:
+            return list(lst)
+        except TypeError:
+            raise TypeError(f"carrier.derive: inverse must return a list of inputs, not "
+                            f"{type(lst).__name__}") from None
+
+    def derived(a, b):
+        return left(inv(a) + inv(b))
+
+    report = dict(name=name, trials=trials, seed=seed, tolerance=float(tolerance),
+                  folds_agree=True, max_fold_gap=0.0, max_inverse_gap=0.0,
+                  max_combine_gap=None if combine is None else 0.0, max_inverse_length=0,
+                  counterexample=None)
+    for t in range(trials):
+        lst = run()
+        a, b = left(lst), right(lst)
+        gap = _rel_gap(a, b)
+        report["max_fold_gap"] = max(report["max_fold_gap"], gap)
+        if not gap <= tolerance and report["folds_agree"]:
+            report["folds_agree"] = False
+            report["counterexample"] = (
+                f"not a list homomorphism: the leftward and rightward folds of the same list "
+                f"differ (seed {seed}, trial {t}): list (n = {len(lst)}) = {_describe(lst)}; "
+                f"leftward fold = {_describe(a)}; rightward fold = {_describe(b)}; relative "
+                f"difference {gap:.3g}")
+    if report["folds_agree"]:
+        for t in range(trials):
+            a, b = left(run()), left(run())
+            lst = inv(a)
+            report["max_inverse_length"] = max(report["max_inverse_length"], len(lst))
+            report["max_inverse_gap"] = max(report["max_inverse_gap"], _rel_gap(left(lst), a))
+            if combine is not None:
+                d, h = derived(a, b), combine(a, b)
+                gap = _rel_gap(d, h)
+                if gap > report["max_combine_gap"] and gap > tolerance and \
+                        report["counterexample"] is None:
+                    report["counterexample"] = (
+                        f"derived and hand-written combine differ (seed {seed}, trial {t}): "
+                        f"a = {_describe(a)}, b = {_describe(b)}; h(inverse(a) + inverse(b)) = "
+                        f"{_describe(d)}; combine(a, b) = {_describe(h)}")
+                report["max_combine_gap"] = max(report["max_combine_gap"], gap)
+    report["holds"] = bool(report["folds_agree"] and report["max_inverse_gap"] <= tolerance and
+                           (combine is None or report["max_combine_gap"] <= tolerance))
+    report["carrier"] = None
+    if report["folds_agree"]:
+        report["carrier"] = Carrier(empty, lambda x: push_back(empty(), x), derived,
+                                    finalize=finalize, push=push_back, name=name + " (derived)")
+    return Derivation(**report)

@@ -163,3 +163,94 @@ def test_bad_arguments_raise_the_right_exception(call, kind, words):
     with pytest.raises(kind) as e:
         call()
     assert words in str(e.value), str(e.value)
+
+
+# derive: the Third Homomorphism Theorem for loops written in Python (carrier.user.derive), and
+# carrier.derive for the built-in derivations.
+
+def test_derive_builds_a_python_sums_combine_and_it_replays_like_the_builtin():
+    # The fp32 sum loop from both ends; inverse(s) = [s]. The derived combine is
+    # f32(f32(0 + a) + b) = f32(a + b), so the derived carrier gives carrier's bits. The two
+    # fp32 folds round differently (about 1e-7 apart), so agreement is judged at 2^-10.
+    d = carrier.derive(lambda: 0.0, lambda s, x: f32(s + x), lambda x, s: f32(x + s),
+                       lambda s: [s], np.random.default_rng(3).standard_normal(64),
+                       combine=lambda a, b: f32(a + b), name="fp32 sum", tolerance=2.0 ** -10)
+    print(d.to_dict())
+    assert d.folds_agree and d.holds and d.max_combine_gap == 0.0 and d.max_inverse_length == 1
+    x = np.random.default_rng(4).standard_normal(500).astype(np.float32)
+    for schedule in ("pairwise", "blocked:16", "cuda:64:2:striped"):
+        got = carrier.replay(d.carrier, x.astype(np.float64), schedule)
+        want = carrier.eval("sum", x, dtype="fp32", schedule=schedule).result
+        assert same_bits(got, want), (schedule, got.hex(), want.hex())
+
+
+def test_derive_online_softmax_in_fp64_and_exact_sum_of_squares():
+    def push_back(s, x):
+        m = max(s[0], x)
+        return (m, s[1] * math.exp(s[0] - m) + math.exp(x - m))
+
+    def push_front(x, s):
+        m = max(s[0], x)
+        return (m, math.exp(x - m) + s[1] * math.exp(s[0] - m))
+
+    def inverse(s):
+        # (m, d): m itself (weight 1), then k equal inputs m + log((d - 1) / k) <= m (weight
+        # (d - 1) / k <= 1 each), so the fold's maximum stays m and its sum is d.
+        m, d = s
+        if d == 0:
+            return []
+        k = math.ceil(d - 1)
+        return [m] + ([m + math.log((d - 1) / k)] * k if k > 0 else [])
+
+    xs = 4 * np.random.default_rng(8).standard_normal(200)
+    d = carrier.derive(lambda: (-math.inf, 0.0), push_back, push_front, inverse, xs)
+    print(d)
+    assert d.folds_agree and d.holds and d.max_combine_gap is None
+    assert 0 < d.max_fold_gap < 2.0 ** -40  # rounded differently, at the rounding level
+    lse = d.carrier.finalize(carrier.replay(d.carrier, xs, "pairwise"))
+    ref = math.log(math.fsum(math.exp(v) for v in xs))
+    s = carrier.replay(d.carrier, xs, "pairwise")
+    assert abs(s[0] + math.log(s[1]) - ref) < 1e-12 * abs(ref)
+    assert lse == s  # finalize defaults to the state
+    # Exactly (Fractions): a sum of squares with tolerance 0; inverse needs a square root, so
+    # the weak inverse holds the state as one "already squared" input tagged as such.
+    sq = carrier.derive(lambda: Fraction(0),
+                        lambda s, x: s + (x[1] if isinstance(x, tuple) else Fraction(x) ** 2),
+                        lambda x, s: (x[1] if isinstance(x, tuple) else Fraction(x) ** 2) + s,
+                        lambda s: [("squared", s)], [1, 2, 3, 5, 7, 11],
+                        combine=lambda a, b: a + b, tolerance=0)
+    assert sq.holds and sq.max_fold_gap == 0 and sq.max_combine_gap == 0
+
+
+def test_derive_rejects_a_loop_that_is_not_a_list_homomorphism():
+    # 2 s + x from the left is sum 2^(n-1-i) x_i; x + 2 s from the right is sum 2^i x_i.
+    d = carrier.derive(lambda: 0.0, lambda s, x: 2 * s + x, lambda x, s: x + 2 * s,
+                       lambda s: [s], [1.0, 2.0, 3.0, 4.0], seed=5)
+    print(d.counterexample)
+    assert not d.folds_agree and not d.holds and d.carrier is None
+    assert "not a list homomorphism" in d.counterexample and "seed 5" in d.counterexample
+    # A wrong hand-written combine is named with the pair that shows it.
+    w = carrier.derive(lambda: 0.0, lambda s, x: s + x, lambda x, s: x + s, lambda s: [s],
+                       [1.0, 2.0, 3.0], combine=lambda a, b: a - b)
+    assert w.folds_agree and not w.holds and "hand-written combine differ" in w.counterexample
+
+
+def test_derive_of_builtin_ops():
+    d = carrier.derive("welford", trials=50)
+    print(d.text)
+    assert d.holds and d.exit == 0 and d.folds_agree and d.max_inverse_length > 0
+    assert d.max_combine_gap < 2.0 ** -40
+    with pytest.raises(ValueError, match="nope"):
+        carrier.derive("nope")
+    with pytest.raises(TypeError):
+        carrier.derive("welford", lambda s: s)
+    with pytest.raises(TypeError):
+        carrier.derive(lambda: 0.0, 5, lambda x, s: s, lambda s: [s], [1.0])
+    with pytest.raises(ValueError):
+        carrier.derive(lambda: 0.0, lambda s, x: s, lambda x, s: s, lambda s: [s], [])
+    with pytest.raises(ValueError):
+        carrier.derive(lambda: 0.0, lambda s, x: s, lambda x, s: s, lambda s: [s], [1.0],
+                       trials=0)
+    with pytest.raises(TypeError, match="inverse must return a list"):
+        carrier.derive(lambda: 0.0, lambda s, x: s + x, lambda x, s: x + s, lambda s: 3,
+                       [1.0, 2.0])
