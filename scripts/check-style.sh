@@ -15,7 +15,14 @@ build="${1:-build}"
 fmt=$(command -v clang-format-14 || command -v clang-format || true)
 tidy=$(command -v clang-tidy-14 || command -v clang-tidy || true)
 if [ -z "$fmt" ] || [ -z "$tidy" ]; then
-  echo "check-style: needs clang-format and clang-tidy (Debian: clang-format clang-tidy)" >&2
+  echo "check-style: needs clang-format and clang-tidy (Debian: clang-format clang-tidy" \
+    "libomp-14-dev)" >&2
+  exit 2
+fi
+# The OpenMP units (kernels/omp, the bench verb) include omp.h, which clang-tidy finds only in
+# clang's own resource folder, filled by libomp-dev (a fresh-machine CI run failed without it).
+if ! compgen -G "/usr/lib/llvm-*/lib/clang/*/include/omp.h" >/dev/null; then
+  echo "check-style: clang-tidy needs clang's omp.h for the OpenMP units (Debian: libomp-14-dev)" >&2
   exit 2
 fi
 
@@ -55,7 +62,8 @@ PY
 log=$(mktemp)
 # GCC's libquadmath header (precision/float128.hpp includes it through Boost's float128) lives in
 # GCC's own include folder, which clang does not search: clang-tidy gets that one header, from
-# a folder holding nothing else, so clang's own builtin headers are not shadowed.
+# a folder holding nothing else, so clang's own builtin headers are not shadowed. (GCC's omp.h
+# cannot be lent the same way: clang rejects its attributes; clang's own comes with libomp-dev.)
 shim=$(mktemp -d)
 extra=()
 quadmath=$(g++ -print-file-name=include/quadmath.h 2>/dev/null || true)
