@@ -526,12 +526,12 @@ std::string RunVerb(int (*verb)(const std::vector<std::string>&), std::vector<st
 sweep::Config ParseSweep(const std::string& text, const std::string& path) {
   return Guarded([&] { return sweep::ParseConfig(text, path); });
 }
-#endif
-
+#else
 [[noreturn]] void NoToml() {
   Bad("carrier sweep: this build has no toml++ (Debian: libtomlplusplus-dev; rerun cmake after "
       "installing it), so it cannot read sweep configs");
 }
+#endif
 
 // The trials a config expands to, as (column names, rows): the sweep's dry run.
 py::tuple SweepTrials(const std::string& text, const std::string& path) {

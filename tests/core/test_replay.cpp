@@ -101,6 +101,7 @@ float ReferenceSum(const std::string& schedule, const std::vector<float>& x) {
     case ScheduleKind::kFile:       // tests/core/test_orders.cpp (round trips)
     case ScheduleKind::kNumpy:      // tests/experiments/test_orders_cli.cpp (numpy itself)
     case ScheduleKind::kTorch:      // and torch itself
+    case ScheduleKind::kMma:        // tests/core/test_mma.cpp (a matrix unit's fused steps)
       break;
   }
   FAIL("ReferenceSum has no hand-written loop for schedule " << schedule);
