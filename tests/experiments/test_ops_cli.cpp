@@ -14,21 +14,12 @@
 namespace {
 
 using carrier_test::Carrier;
+using carrier_test::JsonField;
+using carrier_test::JsonNumber;
 using carrier_test::Lines;
 using carrier_test::Run;
 
-// The raw value of `key` in eval's one-line JSON ("" when absent).
-std::string JsonField(const std::string& json, const std::string& key) {
-  const auto at = json.find("\"" + key + "\":");
-  if (at == std::string::npos) return "";
-  const auto from = at + key.size() + 3;
-  if (json[from] == '"') return json.substr(from + 1, json.find('"', from + 1) - from - 1);
-  return json.substr(from, json.find_first_of(",}", from) - from);
-}
-
-double Num(const std::string& json, const std::string& key) {
-  return std::strtod(JsonField(json, key).c_str(), nullptr);
-}
+double Num(const std::string& json, const std::string& key) { return JsonNumber(json, key); }
 
 // Every fast backend refuses `op` in one line that names it, exit 2.
 void CheckBackendsRefuse(const std::string& op) {

@@ -110,6 +110,18 @@ def _inputs(x, fn):
     return list(x)
 
 
+def _checked_run_arguments(inputs, trials, seed, fn):
+    """The example inputs as a non-empty list, after checking trials and seed (laws, derive)."""
+    xs = _inputs(inputs, fn)
+    if not xs:
+        raise ValueError(f"carrier.{fn}: inputs must not be empty")
+    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
+        raise ValueError(f"carrier.{fn}: trials must be a positive int, got {trials!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"carrier.{fn}: seed must be an int, not {type(seed).__name__}")
+    return xs
+
+
 def replay(c, x, schedule="seq"):
     """Run a Python carrier over x through a schedule's merge tree; returns finalize(root).
 
@@ -242,13 +254,7 @@ def laws(c, inputs, *, exact=None, to_exact=None, trials=200, seed=1):
     _check_carrier(c, "laws")
     if exact is not None:
         _check_carrier(exact, "laws")
-    xs = _inputs(inputs, "laws")
-    if not xs:
-        raise ValueError("carrier.laws: inputs must not be empty")
-    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
-        raise ValueError(f"carrier.laws: trials must be a positive int, got {trials!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"carrier.laws: seed must be an int, not {type(seed).__name__}")
+    xs = _checked_run_arguments(inputs, trials, seed, "laws")
     conv = to_exact if to_exact is not None else _Fraction
     rng = _random.Random(seed)
 
@@ -455,13 +461,7 @@ def derive(empty, push_back, push_front, inverse, inputs, *, combine=None, final
         if f is not None and not callable(f):
             raise TypeError(f"carrier.derive: {what} must be callable or None, not "
                             f"{type(f).__name__}")
-    xs = _inputs(inputs, "derive")
-    if not xs:
-        raise ValueError("carrier.derive: inputs must not be empty")
-    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
-        raise ValueError(f"carrier.derive: trials must be a positive int, got {trials!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"carrier.derive: seed must be an int, not {type(seed).__name__}")
+    xs = _checked_run_arguments(inputs, trials, seed, "derive")
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or \
             not tolerance >= 0:
         raise ValueError(f"carrier.derive: tolerance must be a number >= 0, got {tolerance!r}")
