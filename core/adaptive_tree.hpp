@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "core/merge_tree.hpp"
+#include "core/schedule.hpp"
 
 namespace carrier {
 

@@ -30,6 +30,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "core/merge_tree.hpp"
@@ -80,13 +81,14 @@ inline std::uint64_t TreeEval(tree_detail::Builder& b, std::vector<std::uint64_t
 // Largest lane count canonical:L builds (its stage 2 has L positions, absent ones included).
 inline constexpr std::uint64_t kCanonicalMaxLanes = std::uint64_t{1} << 24;
 
-inline MergeTree BuildCanonicalTree(const Schedule& s, std::uint64_t n) {
+// canonical:L[:bisect] over n inputs; `text` is the schedule's canonical text.
+inline MergeTree BuildCanonicalTree(std::uint64_t lanes, bool bisect, const std::string& text,
+                                    std::uint64_t n) {
   using canonical_detail::kAbsent;
-  if (s.lanes == 0 || s.lanes > kCanonicalMaxLanes)
-    throw ScheduleError("bad schedule '" + ToString(s) + "': L must be in [1, 2^24]");
-  tree_detail::Builder b(n, s);
+  if (lanes == 0 || lanes > kCanonicalMaxLanes)
+    throw ScheduleError("bad schedule '" + text + "': L must be in [1, 2^24]");
+  tree_detail::Builder b(n, text);
   if (n == 0) return b.Take();  // P4016 4.5 case 1: the result is init (Identity)
-  const std::uint64_t lanes = s.lanes;
   for (std::uint64_t i = 0; i < n; ++i) b.AddChain(i, 1);
   const std::uint64_t init = b.AddChain(0, 0);
   const std::uint64_t k = (n + lanes - 1) / lanes;
@@ -94,9 +96,9 @@ inline MergeTree BuildCanonicalTree(const Schedule& s, std::uint64_t n) {
   for (std::uint64_t j = 0; j < lanes && j < n; ++j) {
     std::vector<std::uint64_t> y(k, kAbsent);
     for (std::uint64_t t = 0; t < k && j + t * lanes < n; ++t) y[t] = j + t * lanes;
-    lane_results[j] = canonical_detail::TreeEval(b, std::move(y), s.bisect);
+    lane_results[j] = canonical_detail::TreeEval(b, std::move(y), bisect);
   }
-  const std::uint64_t r = canonical_detail::TreeEval(b, std::move(lane_results), s.bisect);
+  const std::uint64_t r = canonical_detail::TreeEval(b, std::move(lane_results), bisect);
   b.AddCombine(init, r);
   MergeTree t = b.Take();
   t.permutes = lanes > 1 && n > lanes;

@@ -22,6 +22,7 @@
 
 #include "core/cuda_schedule.hpp"
 #include "core/merge_tree.hpp"
+#include "core/pairwise.hpp"
 
 namespace carrier {
 

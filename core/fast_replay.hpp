@@ -37,7 +37,8 @@
 //                       shape is the tree's by construction: recursion down to subtrees of
 //                       at most kRandomRegion inputs, each evaluated breadth first (all its
 //                       splits, then its states bottom up) in O(kRandomRegion) scratch;
-//     omp:P             each chunk by its inner schedule, then the outer merge of chunk roots;
+//     omp:P, splitk:S   each chunk by its nested order, then the outer merge of chunk roots
+//                       (any partition: core/orders/partition.hpp, read through PartitionOf);
 //     cuda and kinds this file does not know: BuildTree, then the tree overload.
 //   Carriers with a vector batch (HasVectorCombine: Sum over FastEmulated in a deterministic
 //   mode) evaluate pairwise:1 subtrees of at most kPairwiseRegion inputs and random:S regions
@@ -80,6 +81,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -88,6 +90,7 @@
 
 #include "core/carrier.hpp"
 #include "core/merge_tree.hpp"
+#include "core/pairwise_plan.hpp"
 #include "core/random_splits.hpp"
 #include "core/replay.hpp"
 #include "core/schedule.hpp"
@@ -242,54 +245,12 @@ constexpr std::array<PairwiseFixedFn<C>, sizeof...(I)> PairwiseTable(std::index_
 }
 
 // pairwise:1 for a HasVectorCombine carrier: subtrees of at most kPairwiseRegion inputs are
-// evaluated a level at a time (every combine of a level is independent of the others) from a
-// plan of their shape, the combines above them by the recursion. A plan depends on the
-// subtree's size only, and one pairwise recursion reaches at most three sizes of region.
-inline constexpr std::uint32_t kPairwiseRegion = 4096;
-
-struct PairwisePlan {
-  std::uint32_t m = 0;  // inputs (0: not built)
-  // Node t's operands: slot i < m is leaf i (input offset i), slot m + u is node u; nodes are
-  // numbered breadth first from the root (0), level[l] is the first node of level l.
-  std::vector<std::uint32_t> left, right, level;
-};
-
-inline void BuildPairwisePlan(std::uint32_t m, PairwisePlan& p) {
-  p.m = m;
-  p.left.clear();
-  p.right.clear();
-  p.level.clear();
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> queue{{0, m}};
-  auto slot = [&](std::uint32_t a, std::uint32_t b) -> std::uint32_t {
-    if (b - a == 1) return a;
-    queue.emplace_back(a, b);
-    return m + static_cast<std::uint32_t>(queue.size() - 1);
-  };
-  for (std::size_t j = 0; j < queue.size();) {
-    const std::size_t end = queue.size();
-    p.level.push_back(static_cast<std::uint32_t>(j));
-    for (; j < end; ++j) {
-      const auto [a, b] = queue[j];
-      const std::uint32_t mid = PairwiseMid(a, b);
-      p.left.push_back(slot(a, mid));
-      p.right.push_back(slot(mid, b));
-    }
-  }
-}
-
-// The plans of the regions one pairwise recursion reaches (at most three sizes), built once
-// each (also run/tree_shape.cpp's level walk).
-struct PairwisePlans {
-  const PairwisePlan& Plan(std::uint32_t m) {
-    for (const PairwisePlan& p : plans)
-      if (p.m == m) return p;
-    PairwisePlan& p = plans[next++ % plans.size()];
-    BuildPairwisePlan(m, p);
-    return p;
-  }
-  std::array<PairwisePlan, 3> plans;
-  std::size_t next = 0;
-};
+// evaluated a level at a time from a plan of their shape (core/pairwise_plan.hpp), the combines
+// above them by the recursion.
+using carrier::BuildPairwisePlan;
+using carrier::kPairwiseRegion;
+using carrier::PairwisePlan;
+using carrier::PairwisePlans;
 
 template <Carrier C>
 struct PairwiseLevelsWork : PairwisePlans {
@@ -635,24 +596,34 @@ struct Shape {
 
 inline Shape ShapeOf(const Schedule& s, std::uint64_t n) {  // NOLINT(misc-no-recursion)
   Shape sh;
-  switch (s.kind) {
-    case ScheduleKind::kStrided:
-      sh.empty = false;  // always K chains, empty ones included
-      sh.permutes = n > 1 && s.lanes > 1;
-      sh.lifts = s.lift;
-      return sh;
-    case ScheduleKind::kOmp: {
-      const Schedule inner = s.inner.empty() ? Schedule::Seq() : ParseSchedule(s.inner);
+  if (const std::optional<Partition> part = PartitionOf(s, n)) {
+    // A partition (omp, splitk, any kind with Chunks): from its chunks' nested order.
+    const Partition& p = *part;
+    {
+      // Chunk lengths take at most three values (omp: floor and ceil of n / P, or 0 and 1 when
+      // P > n; splitk: the slice, the last one, 0), all of them among the first nonempty + 1
+      // chunks, so asking once per length there is enough.
+      std::uint64_t asked[3];
+      std::size_t nasked = 0;
       sh.empty = true;
-      for (std::uint64_t c = 0; c < s.parts; ++c) {
-        const std::uint64_t len = OmpChunkStart(n, s.parts, c + 1) - OmpChunkStart(n, s.parts, c);
-        const Shape in = ShapeOf(inner, len);
+      for (std::uint64_t c = 0; c < std::min(p.parts, p.nonempty + 1) && nasked < 3; ++c) {
+        const std::uint64_t len = p.Start(c + 1) - p.Start(c);
+        if (std::find(asked, asked + nasked, len) != asked + nasked) continue;
+        asked[nasked++] = len;
+        const Shape in = ShapeOf(*p.inner, len);
         sh.empty = sh.empty && in.empty;
         sh.permutes = sh.permutes || in.permutes;
         sh.lifts = sh.lifts || in.lifts;
       }
       return sh;
     }
+  }
+  switch (s.kind) {
+    case ScheduleKind::kStrided:
+      sh.empty = false;  // always K chains, empty ones included
+      sh.permutes = n > 1 && s.lanes > 1;
+      sh.lifts = s.lift;
+      return sh;
     case ScheduleKind::kSeq:
     case ScheduleKind::kReverse:
     case ScheduleKind::kPairwise:
@@ -679,12 +650,11 @@ inline bool IsStructured(const Schedule& s) {
     case ScheduleKind::kPairwise:
     case ScheduleKind::kBlocked:
     case ScheduleKind::kStrided:
-    case ScheduleKind::kOmp:
       return true;
     case ScheduleKind::kRandom:
       return !s.lift;
-    default:
-      return false;
+    default:  // the partitions (omp, splitk): each chunk by its nested order
+      return PartitionOf(s, 0).has_value();
   }
 }
 
@@ -705,30 +675,36 @@ void CheckShape(const Schedule& s, const Shape& sh) {
 template <Carrier C>
 StateOf<C> Structured(const Schedule& s, std::span<const InputOf<C>> x);
 
-// omp:P over n inputs: chunk(inner, lo, hi) is the state of chunk [lo, hi) by the inner
-// schedule (asked only for chunks whose tree has a node), then the outer merge of the roots.
+// A partition (omp:P, splitk:S; core/orders/partition.hpp) over n inputs: chunk(inner, lo, hi)
+// is the state of chunk [lo, hi) by the nested order (asked only for chunks whose tree has a
+// node), then the outer merge of the roots. Chunks are visited as WalkPartition visits them:
+// where empty chunks have no node they are skipped without being enumerated.
 template <Carrier C, class Chunk>
-StateOf<C> OmpOver(const Schedule& s, std::uint64_t n, Chunk&& chunk) {
-  const Schedule inner = s.inner.empty() ? Schedule::Seq() : ParseSchedule(s.inner);
+StateOf<C> PartitionOver(const Schedule& s, std::uint64_t n, Chunk&& chunk) {
+  const Partition p = *PartitionOf(s, n);
+  const Schedule& inner = *p.inner;
+  const bool skip_empty = SkipEmptyChunks(p, ToString(s));
   std::vector<StateOf<C>> roots;
-  roots.reserve(s.parts);
-  for (std::uint64_t c = 0; c < s.parts; ++c) {
-    const std::uint64_t lo = OmpChunkStart(n, s.parts, c);
-    const std::uint64_t hi = OmpChunkStart(n, s.parts, c + 1);
+  roots.reserve(std::min(p.parts, n + 1));
+  for (std::uint64_t c = skip_empty ? (n > 0 ? p.ChunkOf(0) : p.parts) : 0; c < p.parts;) {
+    const std::uint64_t lo = p.Start(c);
+    const std::uint64_t hi = p.Start(c + 1);
+    c = skip_empty ? (hi < n ? p.ChunkOf(hi) : p.parts) : c + 1;
     if (ShapeOf(inner, hi - lo).empty) continue;  // an empty chunk tree has no root
     roots.push_back(chunk(inner, lo, hi));
   }
-  if (s.outer == OuterOrder::kPairwise) return PairwiseOverStates<C>(roots.data(), 0, roots.size());
+  if (p.outer == OuterOrder::kPairwise) return PairwiseOverStates<C>(roots.data(), 0, roots.size());
   StateOf<C> acc = roots[0];
   for (std::size_t i = 1; i < roots.size(); ++i) acc = C::Combine(acc, roots[i]);
   return acc;
 }
 
 template <Carrier C>
-StateOf<C> Omp(const Schedule& s, std::span<const InputOf<C>> x) {  // NOLINT(misc-no-recursion)
-  return OmpOver<C>(s, x.size(), [&](const Schedule& inner, std::uint64_t lo, std::uint64_t hi) {
-    return Structured<C>(inner, x.subspan(lo, hi - lo));
-  });
+StateOf<C> Chunked(const Schedule& s, std::span<const InputOf<C>> x) {  // NOLINT(misc-no-recursion)
+  return PartitionOver<C>(s, x.size(),
+                          [&](const Schedule& inner, std::uint64_t lo, std::uint64_t hi) {
+                            return Structured<C>(inner, x.subspan(lo, hi - lo));
+                          });
 }
 
 template <Carrier C>
@@ -755,9 +731,8 @@ StateOf<C> Structured(const Schedule& s, std::span<const InputOf<C>> x) {
     case ScheduleKind::kRandom:
       if (s.lift) break;  // not in the grammar; the tree decides
       return Random<C>(p, s.seed, n);
-    case ScheduleKind::kOmp:
-      return Omp<C>(s, x);
     default:
+      if (PartitionOf(s, n)) return Chunked<C>(s, x);
       break;
   }
   // cuda (an omp chunk's inner schedule) and unknown kinds: their tree.
@@ -1095,16 +1070,15 @@ StateOf<C> StructuredWindowed(const Schedule& s, std::uint64_t n,
     case ScheduleKind::kRandom:
       if (s.lift) break;
       return RandomWindowed<C>(w, s.seed, n);
-    case ScheduleKind::kOmp:
-      return OmpOver<C>(s, n, [&](const Schedule& inner, std::uint64_t lo, std::uint64_t hi) {
+    default:
+      if (!PartitionOf(s, n)) break;
+      return PartitionOver<C>(s, n, [&](const Schedule& inner, std::uint64_t lo, std::uint64_t hi) {
         const std::uint64_t base = w.base;
         w.base += lo;
         const StateOf<C> root = StructuredWindowed<C>(inner, hi - lo, w);
         w.base = base;
         return root;
       });
-    default:
-      break;
   }
   return Structured<C>(s, std::span<const InputOf<C>>(w.Decode(0, n), n));
 }

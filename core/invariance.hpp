@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "core/merge_tree.hpp"
+#include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
 
 namespace carrier {

@@ -42,6 +42,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/merge_tree.hpp"
@@ -154,10 +155,10 @@ class TorchBuilder {
 
 }  // namespace library_detail
 
-inline MergeTree BuildTorchTree(const Schedule& s, std::uint64_t n) {
-  const std::uint64_t v = s.lanes;
-  if (v == 0) throw ScheduleError("bad schedule '" + ToString(s) + "': torch needs LANES >= 1");
-  tree_detail::Builder b(n, s);
+// torch:LANES over n inputs; `text` is the schedule's canonical text.
+inline MergeTree BuildTorchTree(std::uint64_t v, const std::string& text, std::uint64_t n) {
+  if (v == 0) throw ScheduleError("bad schedule '" + text + "': torch needs LANES >= 1");
+  tree_detail::Builder b(n, text);
   if (n == 0) return b.Take();
   library_detail::TorchBuilder t;
   std::uint64_t root;
@@ -179,14 +180,15 @@ inline MergeTree BuildTorchTree(const Schedule& s, std::uint64_t n) {
   return tree;
 }
 
-inline MergeTree BuildNumpyTree(const Schedule& s, std::uint64_t n) {
-  const std::uint64_t block = s.tile, acc = s.lanes;
+// numpy:BLOCK:ACC:CHUNK over n inputs (CHUNK 0: one chunk); `text` is the canonical text.
+inline MergeTree BuildNumpyTree(std::uint64_t block, std::uint64_t acc, std::uint64_t chunk_len,
+                                const std::string& text, std::uint64_t n) {
   if (acc == 0 || block < acc)
-    throw ScheduleError("bad schedule '" + ToString(s) + "': numpy needs BLOCK >= ACC >= 1");
-  tree_detail::Builder b(n, s);
+    throw ScheduleError("bad schedule '" + text + "': numpy needs BLOCK >= ACC >= 1");
+  tree_detail::Builder b(n, text);
   if (n == 0) return b.Take();
   std::vector<library_detail::NumpyNode> nodes;
-  const std::uint64_t chunk = s.parts == 0 ? n : s.parts;
+  const std::uint64_t chunk = chunk_len == 0 ? n : chunk_len;
   std::uint64_t acc_node = 0;
   for (std::uint64_t lo = 0; lo < n; lo += chunk) {
     const std::uint64_t root =

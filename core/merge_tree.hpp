@@ -32,15 +32,13 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "core/hash.hpp"
-#include "core/pairwise.hpp"
-#include "core/schedule.hpp"
+#include "core/mma.hpp"
+#include "core/orders/order.hpp"
 
 namespace carrier {
-
-enum class ChainMode : std::uint8_t { kPush, kLiftTile, kFused };
 
 struct Chain {
   std::uint64_t first = 0;
@@ -77,25 +75,19 @@ struct MergeTree {
   }
 };
 
-// Start of chunk c of the static partition of omp:P over n inputs: floor(c n / P), computed
-// without overflow (128-bit product). kernels/omp uses the same function, so both agree.
-inline std::uint64_t OmpChunkStart(std::uint64_t n, std::uint64_t parts, std::uint64_t c) {
-  __extension__ typedef unsigned __int128 Wide;  // a GNU extension: -Wpedantic stays quiet
-  return static_cast<std::uint64_t>((static_cast<Wide>(c) * n) / parts);
-}
-
 namespace tree_detail {
 
+// Appends nodes in id order (the orders from outside build their trees with it; the walked
+// orders go through core/schedule.hpp's TreeBuilder).
 class Builder {
  public:
-  Builder(std::uint64_t n, const Schedule& s) : s_(s) {
+  Builder(std::uint64_t n, std::string schedule, ChainMode mode = ChainMode::kPush) : mode_(mode) {
     tree_.n = n;
-    tree_.schedule = ToString(s);
+    tree_.schedule = std::move(schedule);
   }
 
   std::uint64_t AddChain(std::uint64_t first, std::uint64_t count, std::uint64_t stride = 1) {
-    ChainMode mode = s_.lift ? ChainMode::kLiftTile : ChainMode::kPush;
-    tree_.chains.push_back({first, count, stride, mode});
+    tree_.chains.push_back({first, count, stride, mode_});
     return tree_.chains.size() - 1;
   }
   // Chains must all exist before the first combine, since combines are numbered after chains.
@@ -107,255 +99,11 @@ class Builder {
   MergeTree& tree() { return tree_; }
 
  private:
-  Schedule s_;
+  ChainMode mode_;
   MergeTree tree_;
 };
 
-// Recursive halving over node ids [lo, hi) at core/pairwise.hpp's split: the left half takes
-// the extra node.
-inline std::uint64_t PairwiseOver(Builder& b, const std::vector<std::uint64_t>& nodes,
-                                  std::size_t lo, std::size_t hi) {
-  if (hi - lo == 1) return nodes[lo];
-  std::size_t mid = PairwiseMid(lo, hi);
-  std::uint64_t left = PairwiseOver(b, nodes, lo, mid);
-  std::uint64_t right = PairwiseOver(b, nodes, mid, hi);
-  return b.AddCombine(left, right);
-}
-
-inline std::uint64_t SeqOver(Builder& b, const std::vector<std::uint64_t>& nodes) {
-  std::uint64_t acc = nodes[0];
-  for (std::size_t i = 1; i < nodes.size(); ++i) acc = b.AddCombine(acc, nodes[i]);
-  return acc;
-}
-
-// Leaves of pairwise:LEAF: the same halving on [0, n) stopped at LEAF, listed left to right.
-inline void PairwiseLeaves(std::uint64_t lo, std::uint64_t hi, std::uint64_t leaf,
-                           std::vector<std::pair<std::uint64_t, std::uint64_t>>& out) {
-  if (hi - lo <= leaf) {
-    out.push_back({lo, hi});
-    return;
-  }
-  std::uint64_t mid = PairwiseMid(lo, hi);
-  PairwiseLeaves(lo, mid, leaf, out);
-  PairwiseLeaves(mid, hi, leaf, out);
-}
-
-inline std::uint64_t PairwiseFromLeaves(Builder& b, std::uint64_t lo, std::uint64_t hi,
-                                        std::uint64_t leaf, std::uint64_t& next_chain) {
-  if (hi - lo <= leaf) return next_chain++;
-  std::uint64_t mid = PairwiseMid(lo, hi);
-  std::uint64_t left = PairwiseFromLeaves(b, lo, mid, leaf, next_chain);
-  std::uint64_t right = PairwiseFromLeaves(b, mid, hi, leaf, next_chain);
-  return b.AddCombine(left, right);
-}
-
-// Counter-based mixing (core/hash.hpp's SplitMix64): the split of [lo, hi) depends only on
-// (seed, lo, hi), never on traversal order. Kept as a name for existing callers (verbs/probe).
-inline std::uint64_t Mix(std::uint64_t x) { return SplitMix64(x); }
-
-inline std::uint64_t RandomSplit(std::uint64_t seed, std::uint64_t lo, std::uint64_t hi) {
-  std::uint64_t h = Mix(Mix(Mix(seed) ^ lo) ^ hi);
-  return lo + 1 + h % (hi - lo - 1);
-}
-
-inline std::uint64_t RandomOver(Builder& b, std::uint64_t seed, std::uint64_t lo,
-                                std::uint64_t hi) {
-  if (hi - lo == 1) return lo;  // chain id == input index (one chain per input)
-  std::uint64_t mid = RandomSplit(seed, lo, hi);
-  std::uint64_t left = RandomOver(b, seed, lo, mid);
-  std::uint64_t right = RandomOver(b, seed, mid, hi);
-  return b.AddCombine(left, right);
-}
-
 }  // namespace tree_detail
-
-// The tree of a `cuda:` schedule: core/cuda_tree.hpp (included at the end of this file).
-inline MergeTree BuildCudaTree(const CudaSchedule& s, std::uint64_t n);
-
-// Orders from outside: canonical:L (core/canonical_tree.hpp, included at the end of this file)
-// and file:PATH (core/tree_io.hpp; defined in core/tree_io.cpp, which parses with nlohmann-json).
-inline MergeTree BuildCanonicalTree(const Schedule& s, std::uint64_t n);
-MergeTree LoadTreeFile(const std::string& path, std::uint64_t n);
-// ---- The tree of an `mma:` schedule ----
-// One kFused chain over [0, n), or with promote:N the kFused chains [jN, min((j+1)N, n)) merged
-// left to right (the fp32 accumulator the partials are promoted into). The tree carries the
-// profile's fused node; its groups are the profile's k / split products.
-inline MergeTree BuildMmaTree(const Schedule& s, std::uint64_t n) {
-  const MmaProfile* profile = FindMmaProfile(s.mma);
-  if (!profile) throw ScheduleError("bad schedule '" + ToString(s) + "': unknown mma profile");
-  tree_detail::Builder b(n, s);
-  b.tree().fused = profile->node;
-  if (n == 0) return b.Take();
-  const std::uint64_t span = s.promote ? s.promote : n;
-  std::vector<std::uint64_t> chunks;
-  for (std::uint64_t lo = 0; lo < n; lo += span) {
-    chunks.push_back(b.AddChain(lo, std::min(span, n - lo)));
-    b.tree().chains.back().mode = ChainMode::kFused;
-  }
-  tree_detail::SeqOver(b, chunks);
-  return b.Take();
-}
-inline MergeTree BuildNumpyTree(const Schedule& s, std::uint64_t n);
-inline MergeTree BuildTorchTree(const Schedule& s, std::uint64_t n);
-// Trees whose size does not follow from n (K lanes of strided:K, empty omp chunks whose inner
-// schedule still has nodes) are refused with a ScheduleError above this many empty nodes, so
-// a large parameter cannot exhaust memory on a small input.
-inline constexpr std::uint64_t kMaxEmptyNodes = std::uint64_t{1} << 16;
-
-// The explicit tree of schedule s over n inputs.
-inline MergeTree BuildTree(const Schedule& s, std::uint64_t n) {  // NOLINT(misc-no-recursion)
-  using namespace tree_detail;
-  Builder b(n, s);
-  switch (s.kind) {
-    case ScheduleKind::kSeq:
-      if (n > 0) b.AddChain(0, n);
-      break;
-    case ScheduleKind::kReverse: {
-      for (std::uint64_t i = 0; i < n; ++i) b.AddChain(i, 1);
-      if (n > 1) {
-        std::uint64_t acc = n - 1;
-        for (std::uint64_t i = n - 1; i-- > 0;) acc = b.AddCombine(i, acc);
-      }
-      break;
-    }
-    case ScheduleKind::kPairwise: {
-      if (n == 0) break;
-      std::vector<std::pair<std::uint64_t, std::uint64_t>> leaves;
-      PairwiseLeaves(0, n, s.leaf, leaves);
-      for (auto [lo, hi] : leaves) b.AddChain(lo, hi - lo);
-      std::uint64_t next = 0;
-      PairwiseFromLeaves(b, 0, n, s.leaf, next);
-      break;
-    }
-    case ScheduleKind::kBlocked: {
-      if (n == 0) break;
-      std::vector<std::uint64_t> tiles;
-      for (std::uint64_t lo = 0; lo < n; lo += s.tile)
-        tiles.push_back(b.AddChain(lo, std::min(s.tile, n - lo)));
-      if (s.outer == OuterOrder::kSeq) {
-        SeqOver(b, tiles);
-      } else {
-        PairwiseOver(b, tiles, 0, tiles.size());
-      }
-      break;
-    }
-    case ScheduleKind::kStrided: {
-      // Always K lanes, empty ones included: a SIMD kernel's idle lanes hold Identity and are
-      // merged like the others, and replay must see the same combines.
-      if (s.lanes > n && s.lanes - n > kMaxEmptyNodes)
-        throw ScheduleError("bad schedule '" + ToString(s) + "': " + std::to_string(s.lanes) +
-                            " lanes over " + std::to_string(n) + " inputs would make over " +
-                            std::to_string(kMaxEmptyNodes) + " empty lanes");
-      std::vector<std::uint64_t> lanes;
-      if (s.tile == 0) {
-        for (std::uint64_t k = 0; k < s.lanes; ++k) {
-          std::uint64_t count = k < n ? (n - k + s.lanes - 1) / s.lanes : 0;
-          lanes.push_back(b.AddChain(k < n ? k : 0, count, s.lanes));
-        }
-      } else {
-        // Lane k's tile j holds its elements k + (jT + t)K, t < T: all chains first (lane
-        // major), then each lane's tiles merged in order, then the lanes pairwise. A lane with
-        // no element is one empty chain; no other tile is empty.
-        std::vector<std::pair<std::uint64_t, std::uint64_t>> lane_chains;  // first id, count
-        for (std::uint64_t k = 0; k < s.lanes; ++k) {
-          const std::uint64_t count = k < n ? (n - k + s.lanes - 1) / s.lanes : 0;
-          const std::uint64_t first_id = b.tree().chains.size();
-          if (count == 0) b.AddChain(0, 0, s.lanes);
-          for (std::uint64_t j = 0; j * s.tile < count; ++j)
-            b.AddChain(k + j * s.tile * s.lanes, std::min(s.tile, count - j * s.tile), s.lanes);
-          lane_chains.push_back({first_id, b.tree().chains.size() - first_id});
-        }
-        for (auto [first_id, count] : lane_chains) {
-          std::vector<std::uint64_t> ids;
-          for (std::uint64_t j = 0; j < count; ++j) ids.push_back(first_id + j);
-          lanes.push_back(SeqOver(b, ids));
-        }
-      }
-      PairwiseOver(b, lanes, 0, lanes.size());
-      b.tree().permutes = n > 1 && s.lanes > 1;
-      break;
-    }
-    case ScheduleKind::kOmp: {
-      // Chunk c = [floor(c n / P), floor((c + 1) n / P)), each the inner schedule's tree
-      // shifted to its start. Node ids: every chunk's chains (chunk order), then every chunk's
-      // combines (chunk order), then the outer merge of the non-empty chunk roots.
-      const Schedule inner = s.inner.empty() ? Schedule::Seq() : ParseSchedule(s.inner);
-      std::vector<MergeTree> sub;
-      std::uint64_t total_chains = 0;
-      // With P > n some chunks are empty. When the inner schedule gives an empty chunk no node
-      // (every inner schedule but strided), those chunks add nothing and are skipped, so the
-      // work is O(min(n, P)) and not O(P) (omp:10^15 used to hang on n = 100: found by
-      // tests/fuzz/fuzz_schedule). Otherwise each empty chunk really holds nodes, and a P that
-      // would make an absurd tree is refused.
-      const std::uint64_t empty_nodes = s.parts > n ? BuildTree(inner, 0).NodeCount() : 0;
-      const bool skip_empty = s.parts > n && empty_nodes == 0;
-      if (s.parts > n && empty_nodes > 0 && s.parts - n > kMaxEmptyNodes / empty_nodes)
-        throw ScheduleError("bad schedule '" + ToString(s) + "': " + std::to_string(s.parts) +
-                            " chunks of " + std::to_string(n) + " inputs with inner schedule '" +
-                            s.inner + "' would make over " + std::to_string(kMaxEmptyNodes) +
-                            " nodes for empty chunks");
-      // The chunk holding input i: the smallest c with floor((c + 1) n / P) > i.
-      auto chunk_of = [&](std::uint64_t i) -> std::uint64_t {
-        __extension__ typedef unsigned __int128 Wide;
-        const Wide num = static_cast<Wide>(i + 1) * s.parts;
-        return static_cast<std::uint64_t>((num + n - 1) / n) - 1;
-      };
-      for (std::uint64_t c = skip_empty ? (n > 0 ? chunk_of(0) : s.parts) : 0; c < s.parts;) {
-        const std::uint64_t lo = OmpChunkStart(n, s.parts, c);
-        const std::uint64_t hi = OmpChunkStart(n, s.parts, c + 1);
-        c = skip_empty ? (hi < n ? chunk_of(hi) : s.parts) : c + 1;
-        sub.push_back(BuildTree(inner, hi - lo));
-        for (Chain ch : sub.back().chains) {
-          if (ch.count > 0) ch.first += lo;
-          b.tree().chains.push_back(ch);
-        }
-        b.tree().permutes = b.tree().permutes || sub.back().permutes;
-        total_chains += sub.back().chains.size();
-      }
-      std::vector<std::uint64_t> roots;
-      std::uint64_t chain_base = 0, combine_base = 0;
-      for (const MergeTree& t : sub) {
-        auto global = [&](std::uint64_t id) {
-          return id < t.chains.size() ? chain_base + id
-                                      : total_chains + combine_base + (id - t.chains.size());
-        };
-        for (const CombineOp& op : t.combines) b.AddCombine(global(op.left), global(op.right));
-        if (!t.Empty()) roots.push_back(global(t.Root()));
-        chain_base += t.chains.size();
-        combine_base += t.combines.size();
-      }
-      if (roots.empty()) break;
-      if (s.outer == OuterOrder::kSeq) {
-        SeqOver(b, roots);
-      } else {
-        PairwiseOver(b, roots, 0, roots.size());
-      }
-      break;
-    }
-    case ScheduleKind::kCuda:
-      return BuildCudaTree(s.cuda, n);
-    case ScheduleKind::kCanonical:
-      return BuildCanonicalTree(s, n);
-    case ScheduleKind::kFile:
-      return LoadTreeFile(s.path, n);
-    case ScheduleKind::kMma:
-      return BuildMmaTree(s, n);
-    case ScheduleKind::kNumpy:
-      return BuildNumpyTree(s, n);
-    case ScheduleKind::kTorch:
-      return BuildTorchTree(s, n);
-    case ScheduleKind::kRandom: {
-      for (std::uint64_t i = 0; i < n; ++i) b.AddChain(i, 1);
-      if (n > 1) RandomOver(b, s.seed, 0, n);
-      break;
-    }
-  }
-  return b.Take();
-}
-
-inline MergeTree BuildTree(std::string_view schedule_text, std::uint64_t n) {
-  return BuildTree(ParseSchedule(schedule_text), n);
-}
 
 // Checks that the tree is a merge order over its n inputs: every input in exactly one chain,
 // chains increasing, every node consumed exactly once (the root by nobody), operands already
@@ -593,8 +341,3 @@ inline std::string ToText(const MergeTree& t, std::uint64_t max_nodes = 256) {
 }
 
 }  // namespace carrier
-
-#include "core/canonical_tree.hpp"  // NOLINT(misc-header-include-cycle): BuildCanonicalTree
-#include "core/cuda_tree.hpp"       // NOLINT(misc-header-include-cycle): BuildCudaTree
-#include "core/library_trees.hpp"   // NOLINT(misc-header-include-cycle): BuildNumpyTree
-#include "core/tree_io.hpp"         // NOLINT(misc-header-include-cycle): LoadTreeFile

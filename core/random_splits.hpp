@@ -26,7 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/merge_tree.hpp"
+#include "core/orders/random.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__CUDACC__)
 #define CARRIER_RANDOM_SPLITS_AVX512 1

@@ -30,6 +30,7 @@
 
 #include "core/carrier.hpp"
 #include "core/merge_tree.hpp"
+#include "core/schedule.hpp"
 
 namespace carrier {
 

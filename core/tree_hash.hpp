@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "core/merge_tree.hpp"
+#include "core/orders/random.hpp"
 
 namespace carrier {
 

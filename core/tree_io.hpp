@@ -50,7 +50,9 @@ std::string ReadTextFile(const std::string& path, std::uint64_t max_bytes);
 // A tree file's size limit (2 GiB: a probe's tree over 10^7 inputs is about 700 MB).
 inline constexpr std::uint64_t kMaxTreeFileBytes = std::uint64_t{2} << 30;
 
-// LoadTreeFile(path, n) and ToJson(tree) are declared in core/merge_tree.hpp (BuildTree uses
-// the first for file:PATH); both are defined in core/tree_io.cpp.
+// The tree saved in path, validated, whose n must be the given one (file:PATH,
+// core/orders/file.hpp). Throws ScheduleError (one line). Defined in core/tree_io.cpp, as is
+// ToJson (declared in core/merge_tree.hpp).
+MergeTree LoadTreeFile(const std::string& path, std::uint64_t n);
 
 }  // namespace carrier

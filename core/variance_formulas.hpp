@@ -32,6 +32,7 @@
 #include "core/carriers/sum.hpp"
 #include "core/merge_tree.hpp"
 #include "core/replay.hpp"
+#include "core/schedule.hpp"
 
 namespace carrier {
 

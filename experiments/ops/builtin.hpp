@@ -1,5 +1,5 @@
 // experiments/ops/builtin.hpp: what the built-in registrations (experiments/ops/*.cpp) share:
-// the makers (registry/register.hpp), the backends' entry points and the schedule texts each
+// the makers (ops/register.hpp), the backends' entry points and the schedule texts each
 // backend realises. One .cpp per op (or per family of ops) registers it with
 // CARRIER_REGISTER_OP; nothing else in the tree names the op.
 #pragma once
@@ -9,8 +9,8 @@
 
 #include "backends/backends.hpp"
 #include "core/cuda_schedule.hpp"
+#include "ops/register.hpp"
 #include "precision/op_bounds.hpp"
-#include "registry/register.hpp"
 #include "registry/registry.hpp"
 
 namespace carrier::ops {

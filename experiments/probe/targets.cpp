@@ -18,6 +18,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
 
 #ifndef CARRIER_SOURCE_DIR

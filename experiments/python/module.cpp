@@ -428,9 +428,9 @@ py::dict Eval(const EvalArgs& a) {
     const PrecisionPolicy policy = ParsePrecisionPolicy(a.precision);
     RoleBound rb;
     const bool have = Guarded([&] {
-      run::TreeShape shape;
+      TreeShape shape;
       if (!run::ShapeOfSchedule(trial.schedule, o.n, shape))
-        shape = run::ShapeOfTree(BuildTree(trial.schedule, o.n));
+        shape = ShapeOfTree(BuildTree(trial.schedule, o.n));
       std::vector<ValuePair<double>> zipped;
       BoundInputs bi = run::BoundInputsOf(input, pairs, zipped);
       bi.exact = ref.as_long_double;

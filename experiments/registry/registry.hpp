@@ -24,13 +24,13 @@
 //   laws, derive              the hooks of `carrier laws` / `carrier derive` (null: none)
 //   backends                  the fast backends that run it, each with the schedules it
 //                             realises; backend replay runs every entry with a replay
-// Contract of a registered user carrier (CARRIER_REGISTER, register.hpp): a template CT<T>
+// Contract of a registered user carrier (CARRIER_REGISTER, ops/register.hpp): a template CT<T>
 // such that CT<T> is a core Carrier (core/carrier.hpp) for T = float, double, the emulated
 // formats and Mpfr, with Input = T (one column of scalars) and only ScalarTraits / the
 // scalar's operators used inside; optionally a Third Homomorphism Theorem derivation D. Its
 // reference is CT<Mpfr> folded at p and 2p bits (p = 128, doubling up to kMpfrCapBits),
 // certified when the two agree to 2^-100 relative per component (tier "mpfr-carrier"); it
-// declares no a-priori bound. Built-ins use the same makers (register.hpp) and add their
+// declares no a-priori bound. Built-ins use the same makers (ops/register.hpp) and add their
 // references, bounds and kernels.
 // Entries are created by static registration objects (CARRIER_REGISTER, CARRIER_REGISTER_OP)
 // in sources linked whole into every binary that uses the table (experiments/CMakeLists.txt:
@@ -136,12 +136,12 @@ struct ReplayInput {
   std::uint64_t id = 0;
   // A one-column input held packed (run::TrialInput::column; `a` then empty), and for pairs
   // the second column (::column_b; `b` then empty): given only to `fast_replay` without a tree,
-  // which reads them a window at a time (register.hpp).
+  // which reads them a window at a time (ops/register.hpp).
   const StoredColumn* column = nullptr;
   const StoredColumn* column_b = nullptr;
 };
 
-// The input of the thread's last replay converted to its carrier's Input type (register.hpp
+// The input of the thread's last replay converted to its carrier's Input type (ops/register.hpp
 // CachedInputs): a sweep runs every schedule and every op of an input on it, and the ops whose
 // Input types agree (sum, kahan, lse, welford in one compute type) read the same converted
 // copy, so each thread converts an input once per Input type instead of once per trial (the

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/orders/shape.hpp"
 #include "core/schedule.hpp"
 #include "inputs/generators.hpp"
 #include "precision/stored_column.hpp"
@@ -68,7 +69,7 @@ std::uint64_t TrialBytes(const ResolvedTrial& t, std::uint64_t n, const std::str
   std::uint64_t bytes = 0;
   const registry::Entry& e = *t.op;
   const bool walked = t.spec.engine == "fast" && e.fast_replay && !t.mixed &&
-                      t.spec.backend == "replay" && !t.adaptive && WalkableKind(t.schedule, n);
+                      t.spec.backend == "replay" && !t.adaptive && IsShapeWalked(t.schedule, n);
   switch (e.input) {
     case registry::InputKind::kAttention:
       values = 3 * n * std::max<std::uint64_t>(t.spec.head_dim, 1);

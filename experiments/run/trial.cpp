@@ -16,6 +16,7 @@
 #include "backends/backends.hpp"
 #include "cli/args.hpp"
 #include "core/merge_tree.hpp"
+#include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
 #include "precision/bounds.hpp"
 #include "precision/emulated.hpp"

@@ -2,7 +2,7 @@
 // range, carrier derive range, carrier eval --op range (every schedule).
 #include "user_carriers/range.hpp"
 
-#include "registry/register.hpp"
+#include "ops/register.hpp"
 
 CARRIER_REGISTER_DERIVABLE("range", carrier::user::Range, carrier::user::RangeDerivation,
                            "running (min, max) of one column; result max - min")

@@ -315,9 +315,9 @@ int RunEval(const std::vector<std::string>& argv) {
   if (const auto pol = args.Get("precision");
       pol && entry.bound && !trial.adaptive && trial.schedule.kind != ScheduleKind::kMma) {
     const PrecisionPolicy policy = ParsePrecisionPolicy(*pol);
-    run::TreeShape shape;
+    TreeShape shape;
     if (!run::ShapeOfSchedule(trial.schedule, got.n, shape))
-      shape = run::ShapeOfTree(BuildTree(trial.schedule, got.n));
+      shape = ShapeOfTree(BuildTree(trial.schedule, got.n));
     std::vector<ValuePair<double>> pairs;
     BoundInputs bi = run::BoundInputsOf(input, entry.input == registry::InputKind::kPairs, pairs);
     bi.exact = ref.as_long_double;

@@ -38,6 +38,7 @@
 #include "core/fast_replay.hpp"
 #include "core/merge_tree.hpp"
 #include "core/replay.hpp"
+#include "core/schedule.hpp"
 #include "inputs/generators.hpp"
 #include "precision/emulated.hpp"
 #include "precision/fast_emulated.hpp"

@@ -23,6 +23,7 @@
 #include "cli/cost.hpp"
 #include "cli/progress.hpp"
 #include "core/merge_tree.hpp"
+#include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
 #include "io/json.hpp"
 #include "verbs/verbs.hpp"

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/merge_tree.hpp"
 #include "core/pairwise.hpp"
+#include "core/schedule.hpp"
 
 namespace carrier::omp {
 namespace {
@@ -57,9 +57,9 @@ Schedule Executed(const Schedule& s) {
     throw ScheduleError("omp: schedule '" + ToString(s) +
                         "' is not an omp schedule; expected omp:P[:seq|pairwise][:INNER]");
   Schedule out = s;
-  if (out.inner.empty()) out.inner = ToString(simd::NativeSchedule<C, TS>());
+  if (!out.inner.IsSet()) out.inner = NestedSchedule(simd::NativeSchedule<C, TS>());
   try {
-    simd::CheckRealisable<C, TS>(ParseSchedule(out.inner));
+    simd::CheckRealisable<C, TS>(out.Inner());
   } catch (const ScheduleError& e) {
     throw ScheduleError("omp: inner schedule of '" + ToString(s) +
                         "' is not realised: " + e.what());
@@ -70,7 +70,7 @@ Schedule Executed(const Schedule& s) {
 template <class C, class TS>
 typename C::State Reduce(const TS* x, std::size_t n, const Schedule& s) {
   const Schedule run = Executed<C, TS>(s);
-  const Schedule inner = ParseSchedule(run.inner);
+  const Schedule& inner = run.Inner();
   return Run<C>(n, run, inner, [&](std::size_t lo, std::size_t len) {
     typename C::State st = simd::Reduce<C, TS>(x + lo, len, inner);
     if constexpr (std::is_same_v<C, ArgMax<typename C::Scalar>>) {
@@ -85,7 +85,7 @@ typename Dot<simd::Compute<TS>>::State ReduceDot(const TS* a, const TS* b, std::
                                                  const Schedule& s) {
   using C = Dot<simd::Compute<TS>>;
   const Schedule run = Executed<C, TS>(s);
-  const Schedule inner = ParseSchedule(run.inner);
+  const Schedule& inner = run.Inner();
   return Run<C>(n, run, inner, [&](std::size_t lo, std::size_t len) {
     return simd::ReduceDot<TS>(a + lo, b + lo, len, inner);
   });

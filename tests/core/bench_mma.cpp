@@ -22,6 +22,7 @@
 #include "core/hash.hpp"
 #include "core/merge_tree.hpp"
 #include "core/replay.hpp"
+#include "core/schedule.hpp"
 
 using namespace carrier;
 

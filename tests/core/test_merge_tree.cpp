@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/merge_tree.hpp"
+#include "core/schedule.hpp"
 #include "support/test_support.hpp"
 
 using carrier::BuildTree;

@@ -11,6 +11,7 @@
 #include "core/carriers/all.hpp"
 #include "core/merge_tree.hpp"
 #include "core/replay.hpp"
+#include "core/schedule.hpp"
 #include "support/test_support.hpp"
 
 using namespace carrier;

@@ -19,6 +19,7 @@
 #include "core/merge_tree.hpp"
 #include "core/mma.hpp"
 #include "core/replay.hpp"
+#include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
 #include "core/tree_io.hpp"
 #include "support/test_support.hpp"

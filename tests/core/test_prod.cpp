@@ -13,6 +13,7 @@
 #include "core/laws.hpp"
 #include "core/merge_tree.hpp"
 #include "core/replay.hpp"
+#include "core/schedule.hpp"
 #include "support/test_support.hpp"
 
 namespace {

@@ -34,7 +34,8 @@ TEST_CASE("schedule text round-trips in canonical form", "[fast][schedule]") {
                                               "omp:4:seq",
                                               "omp:2:pairwise:strided:16:tile:16:lift",
                                               "omp:3:seq:seq",
-                                              "omp:1:pairwise:blocked:8"};
+                                              "omp:1:pairwise:blocked:8",
+                                              "omp:2:seq:mma:hopper"};
   for (const auto& text : canonical) {
     INFO("text: " << text);
     Schedule s = ParseSchedule(text);
@@ -52,7 +53,10 @@ TEST_CASE("schedule text variants canonicalise", "[fast][schedule]") {
   CHECK(ParseSchedule("strided:16").lanes == 16u);
   CHECK(carrier::ToString(ParseSchedule("omp:4")) == "omp:4:seq");
   CHECK(ParseSchedule("omp:4:pairwise").outer == carrier::OuterOrder::kPairwise);
-  CHECK(ParseSchedule("omp:4:seq:strided:8:tile:2:lift").inner == "strided:8:tile:2:lift");
+  CHECK(ParseSchedule("omp:4:seq:strided:8:tile:2:lift").Inner() ==
+        ParseSchedule("strided:8:tile:2:lift"));
+  CHECK(!ParseSchedule("omp:4:seq").inner.IsSet());
+  CHECK(ParseSchedule("omp:4:seq:seq").inner.IsSet());
   CHECK(ParseSchedule("strided:8:tile:2:lift").tile == 2u);
 }
 

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "core/merge_tree.hpp"
+#include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
 #include "inputs/generators.hpp"
 #include "registry/registry.hpp"
@@ -222,11 +223,11 @@ TEST_CASE("walked tree shapes equal BuildTree's statistics, hash and text", "[fa
       } catch (const ScheduleError& e) {
         err_tree = e.what();
       }
-      run::TreeShape shape;
+      carrier::TreeShape shape;
       bool ok = false;
       try {
-        ok = run::WalkShape(s, n, shape);
-        REQUIRE(ok == run::WalkableKind(s, n));
+        ok = carrier::WalkShape(s, n, shape);
+        REQUIRE(ok == carrier::IsShapeWalked(s, n));
       } catch (const ScheduleError& e) {
         err_walk = e.what();
       }
@@ -241,7 +242,7 @@ TEST_CASE("walked tree shapes equal BuildTree's statistics, hash and text", "[fa
         ++built;
         continue;
       }
-      const run::TreeShape want = run::ShapeOfTree(*tree);
+      const carrier::TreeShape want = carrier::ShapeOfTree(*tree);
       REQUIRE(shape.schedule == want.schedule);
       REQUIRE(shape.hash == want.hash);
       REQUIRE(shape.permutes == want.permutes);
@@ -253,7 +254,7 @@ TEST_CASE("walked tree shapes equal BuildTree's statistics, hash and text", "[fa
       REQUIRE(shape.stats.max_leaf_depth == want.stats.max_leaf_depth);
       REQUIRE(SameBits(shape.stats.mean_leaf_depth, want.stats.mean_leaf_depth));
       // The cached path returns the same.
-      run::TreeShape cached;
+      carrier::TreeShape cached;
       REQUIRE(run::ShapeOfSchedule(s, n, cached));
       REQUIRE(cached.hash == want.hash);
       ++walked;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/merge_tree.hpp"
+#include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
 #include "support/cli_support.hpp"
 #include "support/test_support.hpp"

@@ -18,7 +18,7 @@
 #include <sstream>
 #include <string>
 
-#include "registry/register.hpp"
+#include "ops/register.hpp"
 #include "registry/registry.hpp"
 #include "run/memory.hpp"
 #include "support/cli_support.hpp"

@@ -10,6 +10,7 @@
 #include "backends/backends.hpp"
 #include "core/merge_tree.hpp"
 #include "core/replay.hpp"
+#include "core/schedule.hpp"
 #include "kernel_test_util.hpp"
 #include "kernels/simd/simd.hpp"
 

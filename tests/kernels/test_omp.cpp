@@ -11,6 +11,7 @@
 
 #include "core/merge_tree.hpp"
 #include "core/replay.hpp"
+#include "core/schedule.hpp"
 #include "kernel_test_util.hpp"
 #include "kernels/omp/omp.hpp"
 

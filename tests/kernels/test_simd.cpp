@@ -16,6 +16,7 @@
 
 #include "core/merge_tree.hpp"
 #include "core/replay.hpp"
+#include "core/schedule.hpp"
 #include "hwy/targets.h"
 #include "kernel_test_util.hpp"
 #include "kernels/simd/simd.hpp"

@@ -30,6 +30,7 @@
 #include "core/hash.hpp"
 #include "core/merge_tree.hpp"
 #include "core/replay.hpp"
+#include "core/schedule.hpp"
 #include "support/test_support.hpp"
 
 namespace carrier::test {
@@ -63,17 +64,15 @@ inline std::uint64_t WindowedReadBound(const Schedule& s, std::uint64_t n, std::
     case ScheduleKind::kStrided:
       if (!s.lift) return std::max(window, s.lanes);
       return std::max(window, s.tile == 0 ? n : std::min(n, s.lanes * s.tile));
-    case ScheduleKind::kOmp: {
-      const Schedule inner = s.inner.empty() ? Schedule::Seq() : ParseSchedule(s.inner);
+    default: {
+      if (!PartitionOf(s, n)) return window;  // reverse, random:S
+      const Partition p = *PartitionOf(s, n);
       std::uint64_t bound = 0;
-      for (std::uint64_t c = 0; c < s.parts; ++c) {
-        const std::uint64_t len = OmpChunkStart(n, s.parts, c + 1) - OmpChunkStart(n, s.parts, c);
-        bound = std::max(bound, WindowedReadBound(inner, len, window, true));
-      }
+      for (std::uint64_t c = 0; c < std::min<std::uint64_t>(p.parts, n + 1); ++c)
+        bound =
+            std::max(bound, WindowedReadBound(*p.inner, p.Start(c + 1) - p.Start(c), window, true));
       return bound;
     }
-    default:  // reverse, random:S
-      return window;
   }
 }
 

@@ -1,4 +1,4 @@
-// experiments/registry/register.hpp: the makers that turn a carrier template into an op-table
+// experiments/ops/register.hpp: the makers that turn a carrier template into an op-table
 // Entry (registry.hpp), used alike by the built-ins (experiments/ops/*.cpp) and by user
 // carriers (experiments/user_carriers/*.cpp). Include it from the one .cpp that registers an
 // op; it pulls in the laws and derive machinery, so it is not for headers.

@@ -1,0 +1,38 @@
+// core/orders/file.hpp: file:PATH, the tree saved in PATH (core/tree_io.hpp: the JSON that
+// `carrier tree --format json` and `carrier probe` write), validated and replayed as it is;
+// its n must be the input's.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/orders/order.hpp"
+#include "core/tree_io.hpp"
+
+namespace carrier::orders {
+
+struct File {
+  static constexpr ScheduleKind kKind = ScheduleKind::kFile;
+  static constexpr std::string_view kHead = "file";
+  static constexpr ScheduleKindDoc kDoc = {
+      kKind, "file:TREE.json", "a saved tree (carrier tree --format json, carrier probe)",
+      "file:tree.json"};
+  static Schedule Parse(std::string_view text, const std::vector<std::string_view>&) {
+    using schedule_detail::Fail;
+    // The path is the rest of the text (it may contain ':').
+    const std::string_view path =
+        text.substr(text.find(':') == std::string_view::npos ? text.size() : text.find(':') + 1);
+    if (path.empty()) Fail(text, "file needs a path: file:TREE.json");
+    if (path.find('"') != std::string_view::npos || path.find('\\') != std::string_view::npos)
+      Fail(text, "the path may not contain '\"' or '\\'");
+    Schedule s;
+    s.kind = kKind;
+    s.path = std::string(path);
+    return s;
+  }
+  static std::string Print(const Schedule& s) { return "file:" + s.path; }
+  static MergeTree Build(const Schedule& s, std::uint64_t n) { return LoadTreeFile(s.path, n); }
+};
+
+}  // namespace carrier::orders

@@ -1,0 +1,290 @@
+// core/orders/order.hpp: what every merge order shares: the Schedule value, its parse helpers,
+// and the walk protocol through which one order's shape reaches every consumer.
+//
+// One file per schedule kind (core/orders/<kind>.hpp) holds that kind's parameters (fields of
+// Schedule), its parse and print, its help row, and either
+//   Walk(s, n, off, v)   the shape over inputs [off, off + n), emitted into a visitor v, or
+//   Build(s, n)          an explicit MergeTree, for the orders that come from outside (a CUDA
+//                        kernel, P4016, numpy, torch, a matrix unit, a file)
+// and optionally Chunks(s, n), where the order is a partition of the input into contiguous
+// chunks, each reduced by a nested order (omp, splitk): the fast replay then runs each chunk
+// with the nested order's own evaluator. core/schedule.hpp lists the kinds (Orders) and
+// dispatches on them; a new kind is its file plus one line there (and its enumerator below).
+//
+// The walk protocol. A visitor V has a node type V::Node and
+//   Node Chain(first, count, stride, ChainMode)   a chain (MergeTree's Chain, first absolute)
+//   Node Combine(Node left, Node right)           Combine(left, right), operands in this order
+//   void Permutes()                               the tree merges interleaved inputs
+// and optionally Singles(first, count, mode), declaring `count` one-input chains at once (a
+// batch of independent chains: the tree builder numbers them in one step; others make each
+// node when the walk asks for it). Walks emit chains in chain-id order and combines in
+// combine-id order of the tree BuildTree has always built for the kind (ids, and so saved
+// trees and order-sensitive replays, are unchanged); a node is emitted before it is used.
+// Visitors: the tree builder (core/schedule.hpp TreeBuilder), the shape and hash walk
+// (core/orders/shape.hpp). The fast replay (core/fast_replay.hpp) keeps evaluators of its
+// own for the structured kinds and reads Chunks for the partitions.
+#pragma once
+
+#include <charconv>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/cuda_schedule.hpp"
+#include "core/mma.hpp"
+
+namespace carrier {
+
+class ScheduleError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// In the order of the kinds' list in core/schedule.hpp (Orders); append new kinds.
+enum class ScheduleKind {
+  kSeq,
+  kReverse,
+  kPairwise,
+  kBlocked,
+  kStrided,
+  kRandom,
+  kOmp,
+  kCuda,
+  kCanonical,
+  kFile,
+  kMma,
+  kNumpy,
+  kTorch,
+};
+enum class OuterOrder { kSeq, kPairwise };
+enum class ChainMode : std::uint8_t { kPush, kLiftTile, kFused };
+
+struct Schedule;
+
+// A nested order held by value (omp's and splitk's per-chunk order): unset (the kind's
+// default, printed as nothing) or a Schedule. Copies share the immutable value.
+class NestedSchedule {
+ public:
+  NestedSchedule() = default;
+  explicit NestedSchedule(Schedule s);
+  bool IsSet() const { return p_ != nullptr; }
+  // The nested order; seq where unset.
+  const Schedule& Get() const;
+  friend bool operator==(const NestedSchedule& a, const NestedSchedule& b);
+
+ private:
+  std::shared_ptr<const Schedule> p_;
+};
+
+struct Schedule {
+  ScheduleKind kind = ScheduleKind::kSeq;
+  std::uint64_t leaf = 1;               // pairwise: largest leaf chain
+  std::uint64_t tile = 0;               // blocked: tile size; strided: lane tile (0 = whole lane)
+  OuterOrder outer = OuterOrder::kSeq;  // blocked, omp: how tile / chunk states are merged
+  std::uint64_t lanes = 0;              // strided: K; canonical: L; numpy: ACC; torch: LANES
+  std::uint64_t seed = 0;               // random
+  bool lift = false;                    // leaf chains lifted whole by LiftTile
+  std::uint64_t parts = 0;              // omp: P chunks; splitk: S slices; numpy: CHUNK
+  NestedSchedule inner{};               // omp, splitk: the per-chunk order (unset = default)
+  CudaSchedule cuda{};        // cuda: kernels/cuda's block/grid reduction (cuda_schedule.hpp)
+  bool bisect = false;        // canonical: P4016's Appendix O tree
+  std::string path{};         // file: the JSON tree's path, as given
+  std::string mma{};          // mma: the profile's name (core/mma.hpp kMmaProfiles)
+  std::uint64_t promote = 0;  // mma: promote to the carrier's Combine every N inputs (0 = never)
+
+  friend bool operator==(const Schedule&, const Schedule&) = default;
+
+  // The nested order of omp and splitk (seq where unset).
+  const Schedule& Inner() const { return inner.Get(); }
+
+  static Schedule Seq() { return {}; }
+  static Schedule Reverse() { return {.kind = ScheduleKind::kReverse}; }
+  static Schedule Pairwise(std::uint64_t leaf = 1, bool lift = false) {
+    return {.kind = ScheduleKind::kPairwise, .leaf = leaf, .lift = lift};
+  }
+  static Schedule Blocked(std::uint64_t tile, OuterOrder outer = OuterOrder::kSeq,
+                          bool lift = false) {
+    return {.kind = ScheduleKind::kBlocked, .tile = tile, .outer = outer, .lift = lift};
+  }
+  static Schedule Strided(std::uint64_t lanes) {
+    return {.kind = ScheduleKind::kStrided, .lanes = lanes};
+  }
+  static Schedule Random(std::uint64_t seed) {
+    return {.kind = ScheduleKind::kRandom, .seed = seed};
+  }
+  static Schedule StridedTiles(std::uint64_t lanes, std::uint64_t tile, bool lift) {
+    return {.kind = ScheduleKind::kStrided, .tile = tile, .lanes = lanes, .lift = lift};
+  }
+  static Schedule Omp(std::uint64_t parts, OuterOrder outer = OuterOrder::kSeq,
+                      NestedSchedule inner = {}) {
+    return {.kind = ScheduleKind::kOmp, .outer = outer, .parts = parts, .inner = std::move(inner)};
+  }
+};
+
+inline NestedSchedule::NestedSchedule(Schedule s)
+    : p_(std::make_shared<const Schedule>(std::move(s))) {}
+inline const Schedule& NestedSchedule::Get() const {
+  static const Schedule seq{};
+  return p_ ? *p_ : seq;
+}
+inline bool operator==(const NestedSchedule& a, const NestedSchedule& b) {
+  if (a.p_ == nullptr || b.p_ == nullptr) return a.p_ == b.p_;
+  return *a.p_ == *b.p_;
+}
+
+// Defined in core/schedule.hpp (they dispatch over every kind).
+inline Schedule ParseSchedule(std::string_view text);
+inline std::string ToString(const Schedule& s);
+
+// One line of help per schedule kind: its syntax, what it is, and an example that parses
+// (tests/core/test_schedule_docs.cpp checks every kind has one, in ScheduleKind order, that each
+// example parses to its kind, and that the grammar names each syntax). `carrier tree --help` and
+// `carrier eval --help` print the table (registry::ExpandHelp {SCHEDULES}).
+struct ScheduleKindDoc {
+  ScheduleKind kind;
+  const char* syntax;
+  const char* what;
+  const char* example;
+};
+
+namespace schedule_detail {
+
+inline std::vector<std::string_view> Split(std::string_view text, char sep) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t pos = text.find(sep, start);
+    parts.push_back(text.substr(start, pos == std::string_view::npos ? pos : pos - start));
+    if (pos == std::string_view::npos) break;
+    start = pos + 1;
+  }
+  return parts;
+}
+
+[[noreturn]] inline void Fail(std::string_view text, const std::string& why) {
+  throw ScheduleError("bad schedule '" + std::string(text) + "': " + why);
+}
+
+inline std::uint64_t ParseCount(std::string_view text, std::string_view field,
+                                std::string_view what, bool allow_zero) {
+  std::uint64_t value = 0;
+  const char* begin = field.data();
+  const char* end = field.data() + field.size();
+  auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (field.empty() || ec != std::errc() || ptr != end || (!allow_zero && value == 0)) {
+    Fail(text, std::string(what) + " must be " + (allow_zero ? "a non-negative" : "a positive") +
+                   " integer, got '" + std::string(field) + "'");
+  }
+  return value;
+}
+
+inline void ExpectAtMost(std::string_view text, const std::vector<std::string_view>& parts,
+                         std::size_t n) {
+  if (parts.size() > n) Fail(text, "unexpected field '" + std::string(parts[n]) + "'");
+}
+
+}  // namespace schedule_detail
+
+// ---- The walk protocol (see the top of this file) ----
+
+template <class V>
+using NodeOf = typename V::Node;
+
+// Defined in core/schedule.hpp: the walk of any kind (orders with Build only: their tree,
+// emitted node by node). Returns no node where the order's tree over n inputs has none.
+template <class V>
+std::optional<NodeOf<V>> WalkSchedule(const Schedule& s, std::uint64_t n, std::uint64_t off, V& v);
+
+// A chain of the walk over [off, off + n): `first` relative to off (an empty chain keeps 0).
+template <class V>
+NodeOf<V> WalkChain(V& v, std::uint64_t off, std::uint64_t first, std::uint64_t count,
+                    std::uint64_t stride, ChainMode mode) {
+  return v.Chain(count > 0 ? off + first : first, count, stride, mode);
+}
+
+// `count` one-input chains for inputs off + first + i, i < count, declared in one batch;
+// at(i) is the node of input off + first + i.
+template <class V>
+class SinglesOf {
+ public:
+  SinglesOf(V& v, std::uint64_t first, std::uint64_t count, ChainMode mode)
+      : v_(v), first_(first), mode_(mode) {
+    if constexpr (requires { v.Singles(first, count, mode); })
+      base_ = v.Singles(first, count, mode);
+  }
+  NodeOf<V> at(std::uint64_t i) const {
+    if constexpr (requires { v_.Singles(first_, i, mode_); }) {
+      return base_ + i;
+    } else {
+      return v_.Chain(first_ + i, 1, 1, mode_);
+    }
+  }
+
+ private:
+  V& v_;
+  std::uint64_t first_;
+  ChainMode mode_;
+  NodeOf<V> base_{};
+};
+
+// Combines item(0) .. item(count - 1) left to right (count >= 1); each item is asked for just
+// before it is merged.
+template <class V, class Item>
+NodeOf<V> WalkSeqOver(V& v, std::uint64_t count, const Item& item) {
+  NodeOf<V> acc = item(0);
+  for (std::uint64_t i = 1; i < count; ++i) acc = v.Combine(acc, item(i));
+  return acc;
+}
+
+// Recursive halving over item(lo) .. item(hi - 1) (hi > lo), the left half taking the extra
+// item (core/pairwise.hpp's split), items asked for left to right.
+template <class V, class Item>
+NodeOf<V> WalkPairwiseOver(V& v, std::uint64_t lo, std::uint64_t hi,
+                           const Item& item) {  // NOLINT(misc-no-recursion)
+  if (hi - lo == 1) return item(lo);
+  const std::uint64_t mid = lo + (hi - lo + 1) / 2;
+  const NodeOf<V> a = WalkPairwiseOver(v, lo, mid, item);
+  const NodeOf<V> b = WalkPairwiseOver(v, mid, hi, item);
+  return v.Combine(a, b);
+}
+
+template <class V, class Item>
+NodeOf<V> WalkOuter(V& v, OuterOrder outer, std::uint64_t count, const Item& item) {
+  return outer == OuterOrder::kSeq ? WalkSeqOver(v, count, item)
+                                   : WalkPairwiseOver(v, 0, count, item);
+}
+
+inline ChainMode LeafMode(const Schedule& s) {
+  return s.lift ? ChainMode::kLiftTile : ChainMode::kPush;
+}
+
+// Trees whose size does not follow from n (K lanes of strided:K, empty chunks whose nested
+// order still has nodes) are refused with a ScheduleError above this many empty nodes, so a
+// large parameter cannot exhaust memory on a small input.
+inline constexpr std::uint64_t kMaxEmptyNodes = std::uint64_t{1} << 16;
+
+// A partition of [0, n) into `parts` contiguous chunks, chunk c = [start(c), start(c + 1)),
+// each reduced by `inner`, the chunk states merged by `outer` (omp, splitk). chunk_of(i) is the
+// chunk holding input i < n.
+struct Partition {
+  std::uint64_t n = 0;
+  std::uint64_t parts = 0;
+  OuterOrder outer = OuterOrder::kSeq;
+  const Schedule* inner = nullptr;
+  std::uint64_t (*start_fn)(const Partition&, std::uint64_t) = nullptr;
+  std::uint64_t (*chunk_of_fn)(const Partition&, std::uint64_t) = nullptr;
+  std::uint64_t nonempty = 0;  // how many chunks hold an input
+  std::uint64_t param = 0;     // the kind's own constant (splitk: the slice length)
+  std::uint64_t Start(std::uint64_t c) const { return start_fn(*this, c); }
+  std::uint64_t ChunkOf(std::uint64_t i) const { return chunk_of_fn(*this, i); }
+};
+
+// Defined in core/schedule.hpp: the partition of a chunked order over n inputs, else nullopt.
+inline std::optional<Partition> PartitionOf(const Schedule& s, std::uint64_t n);
+
+}  // namespace carrier

@@ -1,0 +1,65 @@
+// core/orders/pairwise.hpp: pairwise[:LEAF][:lift], recursive halving (the left half takes the
+// extra element) down to chains of at most LEAF inputs (default 1).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/orders/order.hpp"
+#include "core/pairwise.hpp"
+
+namespace carrier::orders {
+
+struct Pairwise {
+  static constexpr ScheduleKind kKind = ScheduleKind::kPairwise;
+  static constexpr std::string_view kHead = "pairwise";
+  static constexpr ScheduleKindDoc kDoc = {
+      kKind, "pairwise[:LEAF][:lift]", "recursive halving; chains of at most LEAF at the leaves",
+      "pairwise:8"};
+  static Schedule Parse(std::string_view text, const std::vector<std::string_view>& parts) {
+    Schedule s = Schedule::Pairwise();
+    std::size_t i = 1;
+    if (i < parts.size() && parts[i] != "lift")
+      s.leaf = schedule_detail::ParseCount(text, parts[i++], "LEAF", false);
+    if (i < parts.size() && parts[i] == "lift") {
+      s.lift = true;
+      ++i;
+    }
+    schedule_detail::ExpectAtMost(text, parts, i);
+    return s;
+  }
+  static std::string Print(const Schedule& s) {
+    return "pairwise" + (s.leaf == 1 ? std::string() : ":" + std::to_string(s.leaf)) +
+           (s.lift ? ":lift" : "");
+  }
+  // The leaves left to right, each subtree's combines after its children's (post-order). A
+  // visitor with PairwiseRegion(first, m) (the shape walk: a level at a time) takes subtrees of
+  // pairwise:1 without lift of at most its kPairwiseRegion inputs whole.
+  template <class V>
+  static std::optional<NodeOf<V>> Walk(const Schedule& s, std::uint64_t n, std::uint64_t off,
+                                       V& v) {
+    if (n == 0) return std::nullopt;
+    return Over(v, off, 0, n, s.leaf, LeafMode(s));
+  }
+
+ private:
+  template <class V>
+  static NodeOf<V> Over(V& v, std::uint64_t off, std::uint64_t lo, std::uint64_t hi,
+                        std::uint64_t leaf, ChainMode mode) {  // NOLINT(misc-no-recursion)
+    if (hi - lo <= leaf) return WalkChain(v, off, lo, hi - lo, 1, mode);
+    if constexpr (requires {
+                    v.PairwiseRegion(lo, 2u);
+                    V::kPairwiseRegion;
+                  }) {
+      if (leaf == 1 && mode == ChainMode::kPush && hi - lo <= V::kPairwiseRegion)
+        return v.PairwiseRegion(off + lo, static_cast<std::uint32_t>(hi - lo));
+    }
+    const std::uint64_t mid = PairwiseMid(lo, hi);
+    const NodeOf<V> a = Over(v, off, lo, mid, leaf, mode);
+    const NodeOf<V> b = Over(v, off, mid, hi, leaf, mode);
+    return v.Combine(a, b);
+  }
+};
+
+}  // namespace carrier::orders

@@ -1,0 +1,63 @@
+// core/orders/random.hpp: random:SEED, a seeded random binary tree over the inputs in order.
+// The split of [lo, hi) is lo + 1 + h mod (hi - lo - 1), h a counter-based hash of (seed, lo,
+// hi) (core/hash.hpp's SplitMix64): it depends on the subrange only, never on traversal order,
+// so every evaluator (core/random_splits.hpp's vectorised one included) finds the same tree.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/hash.hpp"
+#include "core/orders/order.hpp"
+
+namespace carrier {
+
+namespace tree_detail {
+
+inline std::uint64_t Mix(std::uint64_t x) { return SplitMix64(x); }
+
+inline std::uint64_t RandomSplit(std::uint64_t seed, std::uint64_t lo, std::uint64_t hi) {
+  std::uint64_t h = Mix(Mix(Mix(seed) ^ lo) ^ hi);
+  return lo + 1 + h % (hi - lo - 1);
+}
+
+}  // namespace tree_detail
+
+namespace orders {
+
+struct Random {
+  static constexpr ScheduleKind kKind = ScheduleKind::kRandom;
+  static constexpr std::string_view kHead = "random";
+  static constexpr ScheduleKindDoc kDoc = {kKind, "random:SEED",
+                                           "a random binary tree drawn from SEED", "random:3"};
+  static Schedule Parse(std::string_view text, const std::vector<std::string_view>& parts) {
+    if (parts.size() < 2) schedule_detail::Fail(text, "random needs a seed: random:SEED");
+    schedule_detail::ExpectAtMost(text, parts, 2);
+    return Schedule::Random(schedule_detail::ParseCount(text, parts[1], "SEED", true));
+  }
+  static std::string Print(const Schedule& s) { return "random:" + std::to_string(s.seed); }
+  // One chain per input (chain id = input), then the splits' combines in post-order. The
+  // splits use positions relative to the walked range (an omp chunk's tree is its own).
+  template <class V>
+  static std::optional<NodeOf<V>> Walk(const Schedule& s, std::uint64_t n, std::uint64_t off,
+                                       V& v) {
+    if (n == 0) return std::nullopt;
+    const SinglesOf<V> x(v, off, n, LeafMode(s));
+    return Over(v, x, s.seed, 0, n);
+  }
+
+ private:
+  template <class V>
+  static NodeOf<V> Over(V& v, const SinglesOf<V>& x, std::uint64_t seed, std::uint64_t lo,
+                        std::uint64_t hi) {  // NOLINT(misc-no-recursion)
+    if (hi - lo == 1) return x.at(lo);
+    const std::uint64_t mid = tree_detail::RandomSplit(seed, lo, hi);
+    const NodeOf<V> a = Over(v, x, seed, lo, mid);
+    const NodeOf<V> b = Over(v, x, seed, mid, hi);
+    return v.Combine(a, b);
+  }
+};
+
+}  // namespace orders
+}  // namespace carrier

@@ -1,0 +1,33 @@
+// core/orders/reverse.hpp: reverse, the right fold x0 + (x1 + (... + x_{n-1})) of single inputs.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/orders/order.hpp"
+
+namespace carrier::orders {
+
+struct Reverse {
+  static constexpr ScheduleKind kKind = ScheduleKind::kReverse;
+  static constexpr std::string_view kHead = "reverse";
+  static constexpr ScheduleKindDoc kDoc = {kKind, "reverse", "right to left", "reverse"};
+  static Schedule Parse(std::string_view text, const std::vector<std::string_view>& parts) {
+    schedule_detail::ExpectAtMost(text, parts, 1);
+    return Schedule::Reverse();
+  }
+  static std::string Print(const Schedule&) { return "reverse"; }
+  // Chains 0 .. n-1 (one input each, chain id = input), then Combine(x_i, acc) for i = n-2 .. 0.
+  template <class V>
+  static std::optional<NodeOf<V>> Walk(const Schedule& s, std::uint64_t n, std::uint64_t off,
+                                       V& v) {
+    if (n == 0) return std::nullopt;
+    const SinglesOf<V> x(v, off, n, LeafMode(s));
+    NodeOf<V> acc = x.at(n - 1);
+    for (std::uint64_t i = n - 1; i-- > 0;) acc = v.Combine(x.at(i), acc);
+    return acc;
+  }
+};
+
+}  // namespace carrier::orders

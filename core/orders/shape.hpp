@@ -1,0 +1,208 @@
+// core/orders/shape.hpp: what a trial reports about its merge tree (canonical text, TreeStats,
+// TreeHash, permutes) from the order's walk, without materialising the tree.
+//
+// Contract
+//   WalkShape(s, n, out), for every schedule s and length n that BuildTree accepts and where
+//   IsShapeWalked(s, n), gives exactly what ShapeOfTree(BuildTree(s, n)) gives: schedule =
+//   tree.schedule, stats = ComputeStats(tree) (every field, the doubles bit for bit), hash =
+//   TreeHash(tree) (the exact form), permutes = tree.permutes; and it throws the same
+//   ScheduleError where BuildTree throws one. tests/experiments/test_engine_equivalence.cpp
+//   compares the two over the replay test matrix's schedules and lengths.
+//   How: the ShapeWalker visitor takes the order's walk (core/schedule.hpp WalkSchedule, the
+//   same walk BuildTree numbers) and folds each node's (hash, leaf count, max and summed leaf
+//   depth, combine depth) Merkle-style from its children: the expressions of ComputeStats and
+//   TreeHash64, so evaluation order cannot change a bit. Memory: O(depth) records (O(K) for
+//   strided:K, O(chunks) for the partitions), not O(n). The orders from outside (cuda,
+//   canonical, file, mma, numpy, torch), alone or nested, are left to their tree.
+//   Cost: a few hashes per input (about 10 ns per input on the 2-core machine); pairwise:1 is
+//   walked a level at a time in regions of core/pairwise_plan.hpp, so that independent nodes'
+//   hashes overlap in the CPU.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/merge_tree.hpp"
+#include "core/pairwise_plan.hpp"
+#include "core/schedule.hpp"
+#include "core/tree_hash.hpp"
+
+namespace carrier {
+
+struct TreeShape {
+  std::string schedule;  // the canonical text (MergeTree::schedule)
+  TreeStats stats;
+  std::string hash;  // TreeHash(tree), TreeForm::kExact
+  bool permutes = false;
+};
+
+namespace shape_detail {
+
+// One node: its exact-form hash and ComputeStats' Depth (count, max, sum) and combine depth.
+struct Rec {
+  std::uint64_t hash = 0;
+  std::uint64_t count = 0;
+  std::uint64_t max = 0;
+  double sum = 0;
+  std::uint64_t cdepth = 0;
+};
+
+}  // namespace shape_detail
+
+// The walk visitor of the shape (see the contract).
+class ShapeWalker {
+ public:
+  using Node = shape_detail::Rec;
+  static constexpr std::uint32_t kPairwiseRegion = carrier::kPairwiseRegion;
+
+  std::uint64_t chains = 0, combines = 0, longest = 0;
+  bool permutes = false;
+
+  // TreeHash64's chain hash and ComputeStats' chain depth.
+  Node Chain(std::uint64_t first, std::uint64_t count, std::uint64_t stride, ChainMode mode) {
+    using namespace tree_hash_detail;
+    ++chains;
+    longest = std::max(longest, count);
+    if (count <= 1) stride = 1;
+    Node r;
+    std::uint64_t x;
+    if (mode == ChainMode::kFused) {
+      const MmaNode& f = fused_;
+      x = Absorb(Absorb(Absorb(Mix(kTagFused), f.terms), count),
+                 (static_cast<std::uint64_t>(f.input) << 32) ^
+                     (static_cast<std::uint64_t>(f.align) << 24) ^
+                     (static_cast<std::uint64_t>(f.output) << 16) ^
+                     (static_cast<std::uint64_t>(f.two_stage) << 8) ^
+                     static_cast<std::uint64_t>(f.frac_bits + 128));
+    } else if (mode == ChainMode::kLiftTile && count > 0) {
+      x = Absorb(Mix(kTagTile), count);
+    } else {
+      x = count == 0 ? Mix(kTagIdentity) : Absorb(Mix(kTagPush), count);
+    }
+    for (std::uint64_t j = 0; j < count; ++j) x = Absorb(x, first + j * stride);
+    r.hash = x;
+    if (count > 0 && mode == ChainMode::kFused) {
+      // ComputeStats: S = ceil(L / g) fused steps; an input in step j passes S - j of them.
+      const std::uint64_t g = std::max<std::uint64_t>(fused_.terms, 1);
+      const std::uint64_t steps = (count + g - 1) / g;
+      double sum = 0;
+      for (std::uint64_t j = 0; j < steps; ++j)
+        sum += static_cast<double>(std::min(g, count - j * g)) * static_cast<double>(steps - j);
+      r.count = count;
+      r.max = steps;
+      r.sum = sum;
+    } else if (count > 0) {
+      const double l = static_cast<double>(count);
+      r.count = count;
+      r.max = count - 1;
+      r.sum = 0.5 * l * (l - 1) + (l - 1);
+    }
+    return r;
+  }
+
+  Node Combine(const Node& a, const Node& b) {
+    ++combines;
+    Node r;
+    r.hash = tree_hash_detail::CombineHash(a.hash, b.hash);
+    r.cdepth = 1 + std::max(a.cdepth, b.cdepth);
+    if (a.count == 0) {
+      r.count = b.count;
+      r.max = b.max;
+      r.sum = b.sum;
+    } else if (b.count == 0) {
+      r.count = a.count;
+      r.max = a.max;
+      r.sum = a.sum;
+    } else {
+      r.count = a.count + b.count;
+      r.max = std::max(a.max, b.max) + 1;
+      r.sum = a.sum + b.sum + static_cast<double>(a.count + b.count);
+    }
+    return r;
+  }
+
+  void Permutes() { permutes = true; }
+  void Fused(const MmaNode& node) { fused_ = node; }
+
+  // pairwise:1 (no lift) over inputs [first, first + m), 2 <= m <= kPairwiseRegion: the records
+  // of Chain and Combine, breadth first from the plan of the shape: every leaf, then each
+  // level's nodes, deepest first. A level's nodes are independent, so their hash chains
+  // overlap in the CPU instead of waiting on one another as in the recursion. Same
+  // expressions, same operands: same bits.
+  Node PairwiseRegion(std::uint64_t first, std::uint32_t m) {
+    using namespace tree_hash_detail;
+    const PairwisePlan& p = plans_.Plan(m);
+    std::vector<Node>& r = region_;
+    r.resize(2 * std::size_t{m});
+    const std::uint64_t leaf_tag = Absorb(Mix(kTagPush), 1);
+    for (std::uint32_t i = 0; i < m; ++i) {
+      r[i].hash = Absorb(leaf_tag, first + i);
+      r[i].count = 1;
+      r[i].max = 0;
+      r[i].sum = 0.0;  // Chain's 0.5 l (l - 1) + (l - 1) for l = 1
+      r[i].cdepth = 0;
+    }
+    chains += m;
+    longest = std::max<std::uint64_t>(longest, 1);
+    std::uint32_t end = m - 1;  // nodes
+    for (std::size_t l = p.level.size(); l-- > 0;) {
+      const std::uint32_t start = p.level[l];
+      for (std::uint32_t t = start; t < end; ++t) r[m + t] = Combine(r[p.left[t]], r[p.right[t]]);
+      end = start;
+    }
+    return r[m];
+  }
+
+ private:
+  MmaNode fused_{};
+  PairwisePlans plans_;
+  std::vector<Node> region_;
+};
+
+// Whether WalkShape walks s over n inputs: n > 0 and an order with a walk of its own (a
+// partition: its nested order too).
+inline bool IsShapeWalked(const Schedule& s, std::uint64_t n) {
+  if (n == 0 || !IsWalkedOrder(s)) return false;
+  if (PartitionOf(s, n)) return IsWalkedOrder(s.Inner());
+  return true;
+}
+
+// The shape of BuildTree(s, n) by the walk, uncached; false (out untouched) where
+// !IsShapeWalked(s, n).
+inline bool WalkShape(const Schedule& s, std::uint64_t n, TreeShape& out) {
+  if (!IsShapeWalked(s, n)) return false;
+  ShapeWalker w;
+  const std::optional<ShapeWalker::Node> root = WalkSchedule(s, n, 0, w);
+  using namespace tree_hash_detail;
+  out.schedule = ToString(s);
+  out.permutes = w.permutes;
+  out.stats = TreeStats{};
+  out.stats.n = n;
+  out.stats.chains = w.chains;
+  out.stats.combines = w.combines;
+  out.stats.longest_chain = w.longest;
+  out.stats.combine_depth = root ? root->cdepth : 0;
+  out.stats.max_leaf_depth = root ? root->max : 0;
+  out.stats.mean_leaf_depth = root ? root->sum / static_cast<double>(n) : 0.0;
+  const std::uint64_t h = Absorb(Absorb(Mix(kTagRoot), n), root ? root->hash : Mix(kTagIdentity));
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  out.hash = buf;
+  return true;
+}
+
+// The same fields from an explicit tree.
+inline TreeShape ShapeOfTree(const MergeTree& t) {
+  TreeShape out;
+  out.schedule = t.schedule;
+  out.stats = ComputeStats(t);
+  out.hash = TreeHash(t);
+  out.permutes = t.permutes;
+  return out;
+}
+
+}  // namespace carrier

@@ -1,0 +1,34 @@
+// core/orders/torch.hpp: torch:LANES, torch.sum on CPU with one thread (core/library_trees.hpp):
+// LANES the vector's elements (AVX2: 8 fp32, 4 fp64).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/library_trees.hpp"
+#include "core/orders/order.hpp"
+
+namespace carrier::orders {
+
+struct Torch {
+  static constexpr ScheduleKind kKind = ScheduleKind::kTorch;
+  static constexpr std::string_view kHead = "torch";
+  static constexpr ScheduleKindDoc kDoc = {
+      kKind, "torch:LANES", "torch.sum's cascade on CPU with LANES lanes", "torch:8"};
+  static Schedule Parse(std::string_view text, const std::vector<std::string_view>& parts) {
+    if (parts.size() < 2)
+      schedule_detail::Fail(text, "torch needs its vector's lane count: torch:LANES");
+    schedule_detail::ExpectAtMost(text, parts, 2);
+    Schedule s;
+    s.kind = kKind;
+    s.lanes = schedule_detail::ParseCount(text, parts[1], "LANES", false);
+    return s;
+  }
+  static std::string Print(const Schedule& s) { return "torch:" + std::to_string(s.lanes); }
+  static MergeTree Build(const Schedule& s, std::uint64_t n) {
+    return BuildTorchTree(s.lanes, Print(s), n);
+  }
+};
+
+}  // namespace carrier::orders
