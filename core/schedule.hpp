@@ -17,6 +17,7 @@
 //   mma:PROFILE[:promote:N]      a matrix unit's accumulation along K (core/mma.hpp); dot only
 //   numpy[:BLOCK[:ACC[:CHUNK]]]  numpy's float sum
 //   torch:LANES                  torch.sum on CPU, one thread
+//   splitk:S[:INNER]             split-K: S slices of ceil(n/S), each by INNER, partials in order
 // `:lift` makes every leaf chain a whole-tile lift by the carrier's LiftTile (its documented
 // inner algorithm, e.g. softmax: tile max, then one exp per element) instead of a fold.
 //
@@ -47,6 +48,7 @@
 #include "core/orders/random.hpp"
 #include "core/orders/reverse.hpp"
 #include "core/orders/seq.hpp"
+#include "core/orders/splitk.hpp"
 #include "core/orders/strided.hpp"
 #include "core/orders/torch.hpp"
 
@@ -60,7 +62,7 @@ struct OrderList {};
 using Orders =
     OrderList<orders::Seq, orders::Reverse, orders::Pairwise, orders::Blocked, orders::Strided,
               orders::Random, orders::Omp, orders::Cuda, orders::Canonical, orders::File,
-              orders::Mma, orders::Numpy, orders::Torch>;
+              orders::Mma, orders::Numpy, orders::Torch, orders::SplitK>;
 
 namespace schedule_detail {
 

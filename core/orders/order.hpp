@@ -60,6 +60,7 @@ enum class ScheduleKind {
   kMma,
   kNumpy,
   kTorch,
+  kSplitK,
 };
 enum class OuterOrder { kSeq, kPairwise };
 enum class ChainMode : std::uint8_t { kPush, kLiftTile, kFused };

@@ -79,7 +79,10 @@ TEST_CASE("FastReplayWindowed asks for each input once, within the contract's bo
                                            "omp:5:seq:pairwise:3",
                                            "omp:3:pairwise:random:7",
                                            "omp:2:seq:blocked:300:pairwise",
-                                           "omp:3:pairwise:strided:9:tile:4"};
+                                           "omp:3:pairwise:strided:9:tile:4",
+                                           "splitk:3",
+                                           "splitk:4:pairwise:3",
+                                           "splitk:9:blocked:40:pairwise"};
   const std::vector<std::string> lifted = {"pairwise:lift",           "pairwise:3:lift",
                                            "pairwise:90:lift",        "blocked:5:lift",
                                            "blocked:2000:lift",       "blocked:300:pairwise:lift",

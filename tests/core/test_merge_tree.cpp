@@ -47,7 +47,10 @@ const std::vector<std::string> kSchedules = {"seq",
                                              "strided:16",
                                              "strided:7",
                                              "random:0",
-                                             "random:12345"};
+                                             "random:12345",
+                                             "splitk:3",
+                                             "splitk:5:pairwise",
+                                             "splitk:64:strided:2"};
 
 }  // namespace
 
@@ -255,4 +258,47 @@ TEST_CASE("trees export text and DOT and JSON", "[fast][tree]") {
   CHECK(carrier::ToText(BuildTree("pairwise", 1000), 10).find("drawing omitted") !=
         std::string::npos);
   CHECK(carrier::ToText(BuildTree("seq", 0)).find("Identity") != std::string::npos);
+}
+
+// splitk:S against the tree written out from its definition (slices of ceil(n / S), each the
+// nested order's tree over its own inputs, the partials combined left to right).
+TEST_CASE("splitk:S builds slices of ceil(n / S) combined in order", "[fast][tree]") {
+  using carrier::Chain;
+  using carrier::ChainMode;
+  using carrier::CombineOp;
+  MergeTree t = BuildTree("splitk:4", 10);  // slices [0,3) [3,6) [6,9) [9,10)
+  REQUIRE(t.chains.size() == 4);
+  CHECK(t.chains[0] == Chain{0, 3, 1, ChainMode::kPush});
+  CHECK(t.chains[1] == Chain{3, 3, 1, ChainMode::kPush});
+  CHECK(t.chains[2] == Chain{6, 3, 1, ChainMode::kPush});
+  CHECK(t.chains[3] == Chain{9, 1, 1, ChainMode::kPush});
+  CHECK(t.combines == std::vector<CombineOp>{{0, 1}, {4, 2}, {5, 3}});
+  // omp:4 over 10 cuts 2 3 2 3: a different order.
+  CHECK(BuildTree("omp:4", 10).chains[0].count == 2);
+  // n = 9, S = 4: slices of 3, the fourth empty (no node under seq).
+  MergeTree e = BuildTree("splitk:4", 9);
+  CHECK(e.chains.size() == 3);
+  CHECK(e.combines == std::vector<CombineOp>{{0, 1}, {3, 2}});
+  // With a nested order: each slice by pairwise, slice roots in order.
+  MergeTree p = BuildTree("splitk:2:pairwise", 4);  // slices [0,2) [2,4)
+  REQUIRE(p.chains.size() == 4);
+  CHECK(p.combines == std::vector<CombineOp>{{0, 1}, {2, 3}, {4, 5}});
+  // An empty slice whose nested order keeps nodes (strided's K lanes) takes part.
+  MergeTree s = BuildTree("splitk:3:strided:2", 4);  // slices [0,2) [2,4) and one empty
+  CHECK(s.chains.size() == 6);
+  CHECK(s.chains[4].count == 0);
+  CHECK(ValidateTree(s) == "");
+  // S far above n: only the non-empty slices are visited.
+  CHECK(BuildTree("splitk:1000000000000000", 5).chains.size() == 5);
+  for (const std::string text : {"splitk:1", "splitk:3", "splitk:7:pairwise", "splitk:4:blocked:3",
+                                 "splitk:5:strided:3:tile:2:lift", "splitk:3:random:9"}) {
+    for (std::uint64_t n : Sizes()) {
+      const MergeTree m = BuildTree(text, n);
+      INFO("schedule=" << text << " n=" << n);
+      REQUIRE(ValidateTree(m) == "");
+      CHECK(m.schedule == text);
+      // The longest chain under seq is the slice length ceil(n / S).
+      if (text == "splitk:3" && n > 0) CHECK(ComputeStats(m).longest_chain == (n + 2) / 3);
+    }
+  }
 }

@@ -33,7 +33,10 @@ const std::vector<std::string> kSchedules = {"seq",
                                              "strided:16",
                                              "strided:5",
                                              "random:1",
-                                             "random:99"};
+                                             "random:99",
+                                             "splitk:3",
+                                             "splitk:4:pairwise",
+                                             "splitk:5:blocked:3:pairwise"};
 
 std::vector<std::uint64_t> Sizes() {
   std::vector<std::uint64_t> n = {0, 1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 31, 33, 64, 65, 100, 257};
@@ -94,6 +97,19 @@ float ReferenceSum(const std::string& schedule, const std::vector<float>& x) {
         return rec(lo, mid) + rec(mid, hi);
       };
       return rec(0, n);
+    }
+    case ScheduleKind::kSplitK: {
+      // Slices of ceil(n / S), each by the nested order from zero, partials left to right
+      // (empty slices have no node under these nested orders).
+      const std::size_t len = (n + s.parts - 1) / s.parts;
+      const std::string inner = s.inner.IsSet() ? carrier::ToString(s.Inner()) : "seq";
+      float acc = 0.0f;
+      for (std::size_t lo = 0; lo < n; lo += len) {
+        const std::vector<float> slice(x.begin() + lo, x.begin() + std::min(n, lo + len));
+        const float part = ReferenceSum(inner, slice);
+        acc = lo == 0 ? part : acc + part;
+      }
+      return acc;
     }
     case ScheduleKind::kOmp:        // composed schedules: tests/kernels (omp) and
     case ScheduleKind::kCuda:       // tests/core/test_cuda_schedule.cpp check their trees

@@ -35,6 +35,10 @@ TEST_CASE("schedule text round-trips in canonical form", "[fast][schedule]") {
                                               "omp:2:pairwise:strided:16:tile:16:lift",
                                               "omp:3:seq:seq",
                                               "omp:1:pairwise:blocked:8",
+                                              "splitk:4",
+                                              "splitk:4:seq",
+                                              "splitk:2:pairwise:3",
+                                              "splitk:8:strided:16:tile:4:lift",
                                               "omp:2:seq:mma:hopper"};
   for (const auto& text : canonical) {
     INFO("text: " << text);
@@ -92,6 +96,12 @@ TEST_CASE("bad schedule text is a one-line error naming the problem", "[fast][sc
       {"omp:0", "P must be a positive integer"},
       {"omp:2:seq:omp:2", "cannot be omp"},
       {"omp:2:seq:foo", "inner schedule: bad schedule 'foo'"},
+      {"splitk", "needs a slice count"},
+      {"splitk:0", "S must be a positive integer"},
+      {"splitk:4:omp:2", "the inner schedule of splitk cannot be omp"},
+      {"splitk:4:splitk:2", "the inner schedule of splitk cannot be splitk"},
+      {"omp:2:seq:splitk:2", "the inner schedule of omp cannot be splitk"},
+      {"splitk:4:foo", "inner schedule: bad schedule 'foo'"},
       {"random", "needs a seed"},
       {"random:", "SEED must be a non-negative integer"},
       {"random:1.5", "got '1.5'"},
