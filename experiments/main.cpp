@@ -101,7 +101,7 @@ const Verb kVerbs[] = {
      "                 preset (precision/precision_policy.cpp). attention runs every role\n"
      "                 (FA2's key tiles: --schedule seq or blocked:BC:lift; replay, exp libm;\n"
      "                 its bound is then the role bound); the other ops run policies with in,\n"
-     "                 acc and combine only. Prints role_bound (the bound term by role):\n"
+     "                 acc and combine only. Prints role_bound (terms by role). Presets:\n"
      "{PRESETS}"
      "  --schedule S   merge order; default seq on replay, the kernel's native schedule on\n"
      "                 simd, omp, cuda (printed as schedule); increasing, decreasing,\n"
