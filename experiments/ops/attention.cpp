@@ -3,14 +3,19 @@
 // order, blocked:Bc:lift being the kernel's key tiles of Bc), measured normwise and
 // componentwise over all n x head_dim outputs against the per-row certified references;
 // fp32, fp64 or an emulated format (replay only). Its bound is AttentionOpBound
-// (precision/op_bounds.hpp); `carrier laws attention` checks FlashRow<T, 2>.
+// (precision/op_bounds.hpp); `carrier laws attention` checks FlashRow<T, 2>. Under a precision
+// policy (eval --precision, a sweep's precision axis) it runs every role of the policy through
+// precision/attention_model.hpp's FlashAttention-2 model (AttentionPolicyReplay), bounded by
+// precision/role_bounds.hpp's AttentionRoleBound.
 #include "core/attention.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include "core/carriers/flash_row.hpp"
+#include "core/mma.hpp"
 #include "ops/builtin.hpp"
+#include "precision/attention_model.hpp"
 
 namespace carrier::ops {
 
@@ -101,6 +106,51 @@ void AttentionReference(const run::TrialInput& in, std::uint64_t d, run::SharedR
   SetReference(out, std::move(all));
 }
 
+// A precision policy role by role: precision/attention_model.hpp's FlashAttention-2 forward
+// (the model `carrier study attention-deviation` runs), key tiles of BC keys for
+// blocked:BC:lift and of one key for seq, every intermediate rounded as the policy's roles say
+// (prod, acc, s, p, state, out; an mma profile's fused products). The scores, exp and final
+// division follow the model's contract, not core/attention.hpp's T arithmetic.
+std::size_t PolicyKeyTile(const Schedule& s) {
+  if (s.kind == ScheduleKind::kSeq) return 1;
+  if (s.kind == ScheduleKind::kBlocked && s.outer == OuterOrder::kSeq && s.lift) return s.tile;
+  throw std::invalid_argument(
+      "op attention by role runs FlashAttention-2's key tiles in order "
+      "(precision/attention_model.hpp): schedule seq (tiles of one key) or blocked:BC:lift, not '" +
+      ToString(s) + "'");
+}
+
+void CheckAttentionPolicy(const PrecisionPolicy& p, const Schedule& schedule) {
+  (void)PolicyKeyTile(schedule);
+  if (p.mma.empty()) return;
+  const MmaProfile* profile = FindMmaProfile(p.mma);
+  if (!profile) throw std::invalid_argument("precision: unknown mma profile '" + p.mma + "'");
+  for (const auto& [role, f] : {std::pair{"in", &p.in}, std::pair{"p", &p.p}}) {
+    if (!MmaInputAccepts(profile->node.input, f->format.name))
+      throw std::invalid_argument("precision " + ToString(p) + ": mma=" + p.mma + " multiplies " +
+                                  std::string(MmaInputName(profile->node.input)) + " values, not " +
+                                  role + "=" + f->format.name);
+  }
+}
+
+registry::Replayed AttentionPolicyReplay(const PrecisionPolicy& p, const Schedule& schedule,
+                                         std::uint64_t sr_seed, const registry::ReplayInput& in) {
+  const std::size_t n = in.n, d = in.head_dim;
+  const std::span<const double> q = in.a.subspan(0, n * d), k = in.a.subspan(n * d, n * d),
+                                v = in.a.subspan(2 * n * d, n * d);
+  AttentionModelSpec ms;
+  ms.seq_len = n;
+  ms.head_dim = d;
+  ms.block_c = PolicyKeyTile(schedule);
+  ms.algorithm = AttentionAlgorithm::kFa2;
+  ms.policy = p;
+  ms.sr_seed = sr_seed;
+  const std::vector<double> o = AttentionModel(q, k, v, ms);
+  registry::Replayed out;
+  out.components.assign(o.begin(), o.end());
+  return out;
+}
+
 #endif  // CARRIER_HAVE_MPFR
 
 }  // namespace
@@ -123,6 +173,8 @@ Entry AttentionOp() {
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
   e.laws = &registry::LawsOf<AttentionLaws, true>;
   e.replay = &AttentionReplay;
+  e.policy_replay = &AttentionPolicyReplay;
+  e.check_policy = &CheckAttentionPolicy;
   e.reference = &AttentionReference;
   e.bound = &AttentionOpBound;
 #endif

@@ -12,6 +12,8 @@
 //                             (ScalarKind x ExpKind; the caller holds the EmulationScope /
 //                             MpfrPrecisionScope) and, where it exists, the two-level
 //                             (INNER>OUTER) replay
+//   policy_replay             where the op runs every role of a precision policy itself
+//                             (attention), that replay; else policies go through the shorthand
 //   fast_replay               the fast engine's replay (core/fast_replay.hpp) from the
 //                             Schedule itself (or a tree when given one): the same Replayed
 //                             as `replay` bit for bit; null: `replay` serves both engines
@@ -51,6 +53,7 @@ namespace carrier {
 class StoredColumn;
 struct MergeTree;
 struct Schedule;
+struct PrecisionPolicy;
 namespace cli::laws {
 struct Options;
 }
@@ -188,6 +191,12 @@ using ReplayFn = Replayed (*)(ScalarKind, ExpKind, const MergeTree&, const Repla
 // (core/fast_replay.hpp). Emulated compute runs as FastEmulated (precision/fast_emulated.hpp).
 using FastReplayFn = Replayed (*)(ScalarKind, ExpKind, const Schedule&, const MergeTree* tree,
                                   const ReplayInput&);
+// The replay under a whole precision policy (precision/precision_policy.hpp), every role as the
+// policy says (run/trial.hpp ResolvedTrial::per_role), in the order `schedule` declares; sr_seed
+// seeds a stochastic role's stream. Throws std::invalid_argument (one line) for a schedule or
+// input the policy's kernel cannot take.
+using PolicyReplayFn = Replayed (*)(const PrecisionPolicy&, const Schedule&, std::uint64_t sr_seed,
+                                    const ReplayInput&);
 // The two-level replay: chains in t.inner, combines in t.compute (run/trial.hpp's mixed).
 using MixedReplayFn = Replayed (*)(const run::ResolvedTrial&, const MergeTree&, const ReplayInput&);
 // Fills ref.ref (and the bound's data-dependent parts where the op has some) and ref.tier.
@@ -225,6 +234,13 @@ struct Entry {
   ReplayFn replay = nullptr;  // null: laws/derive only (no trial)
   FastReplayFn fast_replay = nullptr;  // null: the fast engine runs `replay` (the oracle)
   MixedReplayFn replay_mixed = nullptr;
+  // Runs every role of a precision policy itself (attention: prod, s, p, state, out and an mma
+  // profile, as real kernels do); null: the op runs the policies --dtype/--acc/--round can say
+  // (ToShorthand), through `replay`.
+  PolicyReplayFn policy_replay = nullptr;
+  // Checks, before anything runs, that the op's policy replay can take policy `p` under
+  // `schedule`; throws std::invalid_argument (one line) naming what it cannot. Null: none.
+  void (*check_policy)(const PrecisionPolicy& p, const Schedule& schedule) = nullptr;
   ReferenceFn reference = nullptr;
   ReferenceFn fast_reference = nullptr;  // null: the fast engine uses `reference`
   // The reference the fast engine uses reads the packed columns (run::TrialInput::column, and

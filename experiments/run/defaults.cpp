@@ -17,7 +17,10 @@ std::vector<std::string> ApplyDefaults(TrialSpec& spec) {
       spec.schedule = "seq";
     }
   }
-  if (spec.acc.empty()) {
+  // A precision policy names its own formats (ResolveTrial); its acc decides the exp below as
+  // --acc does (a combine wider than acc: two levels, as --acc INNER>OUTER).
+  const PrecisionPolicy* policy = spec.precision ? &*spec.precision : nullptr;
+  if (spec.acc.empty() && !policy) {
     if (kernel && (spec.dtype == "fp16" || spec.dtype == "bf16")) {
       spec.acc = "fp32";
       notes.push_back("acc fp32: " + spec.backend + "'s compute type for " + spec.dtype +
@@ -29,7 +32,11 @@ std::vector<std::string> ApplyDefaults(TrialSpec& spec) {
   if (spec.exp.empty()) {
     const registry::Entry* e = registry::Find(spec.op);  // the op table: does it honour --exp?
     const bool uses_exp = e != nullptr && e->uses_exp;
-    if (kernel && uses_exp && (spec.acc == "fp32" || spec.acc == "fp64")) {
+    const std::string acc = !policy ? spec.acc
+                            : policy->combine.format == policy->acc.format
+                                ? policy->acc.format.name
+                                : policy->acc.format.name + ">" + policy->combine.format.name;
+    if (kernel && uses_exp && (acc == "fp32" || acc == "fp64")) {
       spec.exp = "portable";
       notes.push_back("exp portable: the exp " + spec.backend + " replays bit for bit");
     } else {

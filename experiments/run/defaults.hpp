@@ -9,7 +9,9 @@
 //             its own default): portable (the only exp whose vector and device bits equal
 //             the scalar replay's); otherwise libm.
 //   acc       fp16 or bf16 storage on simd, omp, cuda: fp32 (the compute type those kernels
-//             have for 16-bit storage); otherwise the storage dtype itself.
+//             have for 16-bit storage); otherwise the storage dtype itself. With a precision
+//             policy (spec.precision) acc is the policy's and stays empty here; the exp
+//             default reads the policy's acc (acc>combine where combine is wider).
 // It returns one short note per default that is not the plain one (a native schedule, exp
 // portable, acc fp32), for the output to say what was chosen. A value the user gave is never
 // changed: a combination the backend lacks stays the backend's one-line error, which names

@@ -140,6 +140,41 @@ void CheckOpLimits(const ResolvedTrial& t) {
                     spec.backend);
 }
 
+std::vector<std::string> PolicyOps() {
+  std::vector<std::string> out;
+  for (const registry::Entry* e : registry::All())
+    if (e->policy_replay) out.push_back(e->name);
+  return out;
+}
+
+// TrialSpec::precision into the trial: an op that runs policies itself (Entry::policy_replay)
+// keeps the typed policy and is listed under dtype = in, acc = acc, round = acc's rounding;
+// any other op runs the policy's --dtype/--acc/--round shorthand, or refuses the policy with
+// ToShorthand's reason (the role it cannot honour).
+void ApplyPolicy(const registry::Entry& e, TrialSpec& spec, ResolvedTrial& t) {
+  const PrecisionPolicy& p = *spec.precision;
+  t.policy = p;
+  if (e.policy_replay) {
+    t.per_role = true;
+    spec.dtype = p.in.format.name;
+    spec.acc = p.acc.format.name;
+    spec.round = std::string(RoundingName(p.acc.rounding));
+    spec.out.clear();
+    return;
+  }
+  try {
+    const ShorthandSpec sh = ToShorthand(p);
+    spec.dtype = sh.dtype;
+    spec.acc = sh.acc;
+    spec.round = sh.round;
+    spec.out = sh.out;
+  } catch (const std::invalid_argument& err) {
+    const std::vector<std::string> ops = PolicyOps();
+    throw SpecError(std::string(err.what()) +
+                    (ops.empty() ? "" : " (every role: op " + registry::Join(ops) + ")"));
+  }
+}
+
 }  // namespace
 
 const std::vector<std::string>& BuiltinOps() {
@@ -165,15 +200,17 @@ const std::vector<std::string>& Engines() {
   return kEngines;
 }
 
-ResolvedTrial ResolveTrial(const TrialSpec& spec) {
+ResolvedTrial ResolveTrial(const TrialSpec& given) {
   ResolvedTrial t;
-  t.spec = spec;
-  if (spec.engine != "fast" && spec.engine != "oracle")
-    throw SpecError("unknown engine '" + spec.engine + "'; engines: fast oracle");
-  t.op = registry::Find(spec.op);
+  if (given.engine != "fast" && given.engine != "oracle")
+    throw SpecError("unknown engine '" + given.engine + "'; engines: fast oracle");
+  t.op = registry::Find(given.op);
   if (!t.op || !t.op->replay)
-    throw SpecError("unknown op '" + spec.op + "'; ops: " + registry::Join(registry::TrialOps()) +
+    throw SpecError("unknown op '" + given.op + "'; ops: " + registry::Join(registry::TrialOps()) +
                     registry::MainJobOpsNote());
+  TrialSpec spec = given;
+  if (spec.precision) ApplyPolicy(*t.op, spec, t);
+  t.spec = spec;
   if (t.op->user) t.user = t.op;
   if (registry::FindComputeType(spec.dtype))  // stored inputs are doubles (TrialInput)
     throw SpecError("dtype " + spec.dtype + " is a compute type only (--acc " + spec.dtype +
@@ -273,6 +310,25 @@ ResolvedTrial ResolveTrial(const TrialSpec& spec) {
       throw SpecError("out=" + spec.out + " rounds a result of at most fp64, not acc " +
                       t.compute.text);
     if (!(out == t.compute.format)) t.out = out;
+  }
+  if (t.per_role) {
+    // The policy's formats themselves (a custom: format keeps every field), not their names.
+    const PrecisionPolicy& p = *t.policy;
+    t.storage = p.in.format;
+    t.compute.format = p.acc.format;
+    const std::string what = "precision " + ToString(p) + " (op " + spec.op + " by role)";
+    if (spec.backend != "replay") throw SpecError(what + " runs on backend replay only");
+    if (spec.exp != "libm")
+      throw SpecError(what + " computes exp as libm's, rounded to acc; not exp " + spec.exp);
+    if (t.adaptive)
+      throw SpecError(what + " runs a declared schedule, not '" + spec.schedule + "'");
+    if (t.op->check_policy) {
+      try {
+        t.op->check_policy(p, t.schedule);
+      } catch (const std::invalid_argument& e) {
+        throw SpecError(e.what());
+      }
+    }
   }
   CheckOpLimits(t);
   return t;

@@ -26,6 +26,7 @@
 #include "precision/metrics_exact.hpp"
 #include "precision/mpfr_scalar.hpp"
 #include "precision/op_bounds.hpp"
+#include "precision/role_bounds.hpp"
 #include "precision/scalars.hpp"
 #include "registry/registry.hpp"
 #include "run/tree_shape.hpp"
@@ -132,6 +133,27 @@ registry::Replayed Execute(const ResolvedTrial& t, const TrialInput& in, MergeTr
                            TreeShape& shape, double& seconds) {
   const registry::Entry& e = *t.op;
   registry::Replayed got;
+  if (t.per_role) {
+    // A precision policy run role by role by the op's own replay (ResolveTrial admits replay
+    // and a schedule the replay realises); the schedule's shape describes its merge order.
+    const auto t0 = Clock::now();
+    try {
+      if (!ShapeOfSchedule(t.schedule, in.n, shape)) {
+        tree = BuildTree(t.schedule, in.n);
+        shape = ShapeOfTree(tree);
+      }
+      const registry::ReplayInput ri{in.a, in.b, in.n, t.spec.head_dim, in.id};
+      got = e.policy_replay(*t.policy, t.schedule, t.spec.sr_seed, ri);
+    } catch (const ScheduleError& err) {
+      throw SpecError(err.what());
+    } catch (const SpecError&) {
+      throw;
+    } catch (const std::invalid_argument& ex) {
+      throw SpecError(ex.what());
+    }
+    seconds = Seconds(t0);
+    return got;
+  }
   if (t.spec.backend == "replay") {
     const auto t0 = Clock::now();
     const bool fast = t.spec.engine == "fast" && e.fast_replay && !t.mixed;
@@ -268,6 +290,16 @@ void MeasureErrors(const ResolvedTrial& t, const registry::Replayed& got,
   o.special_mismatch = se.special_mismatch;
 }
 
+// The measured error over the bound. No ratio where either side is not a number (a NaN result
+// has no error to compare) or the bound is vacuous; an infinite error (the result overflowed)
+// against a finite bound is inf, vacuous or not: nothing bounds it.
+double ErrorToBound(double err, double bound, bool vacuous) {
+  return std::isinf(err) && std::isfinite(bound)           ? INFINITY
+         : vacuous || std::isnan(err) || std::isnan(bound) ? NAN
+         : bound > 0                                       ? err / bound
+                                                           : (err == 0 ? 0.0 : INFINITY);
+}
+
 // The a-priori bound of the entry (precision/op_bounds.hpp) for the executed tree and its
 // ratio to the measured error (none: has_bound false).
 void MeasureBound(const ResolvedTrial& t, const BoundInputs& bi, const MergeTree& tree,
@@ -336,13 +368,51 @@ void MeasureBound(const ResolvedTrial& t, const BoundInputs& bi, const MergeTree
   // gamma_D is infinite once D u >= 1: the bound then says nothing, and no ratio is given.
   o.bound_vacuous = ob.vacuous || std::isinf(o.bound) ||
                     (ob.normwise && (!std::isfinite(o.bound) || !std::isfinite(err)));
-  // No ratio where either side is not a number (a NaN result has no error to compare).
-  // An infinite error (the result overflowed) against a finite bound is inf, vacuous or not:
-  // nothing bounds it.
-  o.error_to_bound = std::isinf(err) && std::isfinite(o.bound)                   ? INFINITY
-                     : o.bound_vacuous || std::isnan(err) || std::isnan(o.bound) ? NAN
-                     : o.bound > 0                                               ? err / o.bound
-                                   : (err == 0 ? 0.0 : INFINITY);
+  o.error_to_bound = ErrorToBound(err, o.bound, o.bound_vacuous);
+}
+
+// The policy's bound by role (precision/role_bounds.hpp) for the executed tree, against the
+// exact result on the stored inputs (the reference's), so without the `in` term; none for an op
+// without a role bound, an mma: or data-decided tree, or a NaN reference. The exp term: the
+// exp of the policy's acc role in the trial's arithmetic (a per-role replay rounds libm's exp
+// to acc).
+void MeasureRoleBound(const ResolvedTrial& t, const BoundInputs& bi, const TreeStats& stats,
+                      TrialOutcome& o) {
+  const registry::Entry& e = *t.op;
+  if (!t.policy || !e.bound || t.adaptive || t.schedule.kind == ScheduleKind::kMma) return;
+  bool nan_reference = std::isnan(bi.Exact());
+  for (const long double r : bi.exact) nan_reference = nan_reference || std::isnan(r);
+  if (nan_reference) {
+    if (t.per_role)
+      o.bound_note = "none: the reference is NaN (a NaN input), so there is no error to bound";
+    return;
+  }
+  const PrecisionPolicy& policy = *t.policy;
+  const ComputeKind kind = t.compute.kind;
+  const ExpArithmetic how = kind == ComputeKind::kEmulated ? ExpArithmetic::kEmulated
+                            : kind == ComputeKind::kMpfr   ? ExpArithmetic::kMpfr
+                            : t.spec.exp == "portable"     ? ExpArithmetic::kNativePortable
+                                                           : ExpArithmetic::kNativeLibm;
+  const double u_exp = ExpRelativeError(how, RoleUnitRoundoff(policy.acc));
+  RoleBound rb;
+  if (!RoleBoundFor(e.bound, policy, stats, bi, u_exp, u_exp, false, rb)) return;
+  o.has_role_bound = true;
+  o.role_bound = rb.value;
+  o.role_bound_relative = rb.relative;
+  o.role_bound_rigorous = rb.rigorous;
+  o.role_bound_note = RoleBoundNote(rb);
+  if (!t.per_role) return;
+  // Run role by role, the policy's bound is the trial's: the one-precision bound at acc's u
+  // would leave out the narrower s, p, state and out roles.
+  o.has_bound = true;
+  o.bound_note.clear();
+  o.bound = rb.value;
+  o.bound_relative = rb.relative;
+  o.bound_rigorous = rb.rigorous;
+  o.bound_formula = o.role_bound_note;
+  const double err = o.vector_out ? o.normwise_inf : rb.relative ? o.rel_error : o.abs_error;
+  o.bound_vacuous = !std::isfinite(o.bound);
+  o.error_to_bound = ErrorToBound(err, o.bound, o.bound_vacuous);
 }
 
 // Counts the stored values of one generated chunk that are not finite: the generators draw
@@ -507,7 +577,8 @@ TrialOutcome RunTrial(const ResolvedTrial& t, const TrialInput& in, const Shared
   bi.attention_q = shared.attention_q;
   bi.memo = shared.bound_memo.get();
   if (e.cond) o.cond = e.cond(bi);
-  MeasureBound(t, bi, tree, stats, o);
+  if (!t.per_role) MeasureBound(t, bi, tree, stats, o);
+  MeasureRoleBound(t, bi, stats, o);
   return o;
 }
 

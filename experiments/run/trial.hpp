@@ -55,6 +55,7 @@
 #include "inputs/generators.hpp"
 #include "precision/format.hpp"
 #include "precision/op_bounds.hpp"
+#include "precision/precision_policy.hpp"
 #include "precision/reference/reference.hpp"
 #include "precision/rounding.hpp"
 #include "precision/stored_column.hpp"
@@ -103,6 +104,11 @@ struct TrialSpec {
   // fp32). The a-priori bound gains the rounding: B + u_out (1 + B) relative, B + u_out (|y| + B)
   // + eta_out / 2 absolute. Compute types of at most fp64 (ResolveTrial).
   std::string out;
+  // A precision policy by role (eval --precision, the sweep grid's `precision`), typed; when set
+  // it replaces dtype, acc, round and out (ResolveTrial). An op whose entry runs policies itself
+  // (registry Entry::policy_replay: attention) runs every role of it; every other op runs the
+  // policies its --dtype/--acc/--round shorthand can say (ToShorthand) and refuses the rest.
+  std::optional<PrecisionPolicy> precision;
 };
 
 // "fast" "oracle": the values of TrialSpec::engine.
@@ -149,6 +155,11 @@ struct ResolvedTrial {
   AdaptiveOrder adaptive_order = AdaptiveOrder::kInsertion;
   // TrialSpec::out, where it differs from the compute type's format.
   std::optional<Format> out;
+  // TrialSpec::precision, as resolved. per_role: the op's policy replay runs it role by role
+  // (storage = in, compute = acc with acc's rounding, for the outcome's u and the dtype/acc/round
+  // it is listed under; `out` stays empty: the policy's out role is the replay's own last step).
+  std::optional<PrecisionPolicy> policy;
+  bool per_role = false;
   const registry::Entry* user = nullptr;  // a registered user carrier, else null
   const registry::Entry* op = nullptr;    // the op's table entry (never null once resolved)
 };
@@ -281,6 +292,14 @@ struct TrialOutcome {
   bool bound_relative = true, bound_rigorous = false, bound_vacuous = false;
   std::string bound_formula;
   double error_to_bound = NAN;
+  // A precision policy's bound term by term (precision/role_bounds.hpp RoleBoundFor), against the
+  // exact result on the stored inputs (so without the `in` term): trials with a policy
+  // (TrialSpec::precision) whose op has a role bound (not mma:/adaptive trees). For a per-role
+  // trial it is also the trial's bound (bound, bound_formula, error_to_bound above).
+  bool has_role_bound = false;
+  double role_bound = NAN;
+  bool role_bound_relative = false, role_bound_rigorous = false;
+  std::string role_bound_note;
   double u = 0;
   std::uint64_t tree_max_depth = 0;
   std::string tree_hash;  // core/tree_hash.hpp TreeHash of the executed tree (bit-classes)

@@ -142,15 +142,26 @@ const std::map<std::string, std::vector<std::string>>& GridDefaults() {
   return d;
 }
 
-// What a precision value stands for (eval's --precision: precision/precision_policy.hpp
-// ParsePrecisionPolicy then ToShorthand, the same table and the same messages). Throws
-// std::invalid_argument (one line).
-ShorthandSpec PrecisionShorthand(const std::string& text) {
+// Whether op runs a precision policy role by role (its entry's policy_replay: attention).
+bool RunsRoles(const std::string& op) {
+  const registry::Entry* e = registry::Find(op);
+  return e && e->policy_replay;
+}
+
+// The (dtype, acc, round) a precision value is listed under for op, as ResolveTrial lists it
+// (eval's --precision, the same table and the same messages): an op that runs every role, the
+// policy's in, acc and acc's rounding; any other op, the shorthand the policy stands for
+// (ToShorthand). Throws std::invalid_argument (one line) for a bad policy or one the op cannot
+// run.
+ShorthandSpec PrecisionShorthand(const std::string& text, const std::string& op) {
+  const PrecisionPolicy p = ParsePrecisionPolicy(text);
+  if (RunsRoles(op))
+    return {p.in.format.name, p.acc.format.name, std::string(RoundingName(p.acc.rounding)), ""};
   try {
-    return ToShorthand(ParsePrecisionPolicy(text));
+    return ToShorthand(p);
   } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string(e.what()) +
-                                " (per-role attention: carrier study attention-deviation)");
+    throw std::invalid_argument(std::string(e.what()) + " (op " + op +
+                                "; every role: op attention)");
   }
 }
 
@@ -179,7 +190,7 @@ void CheckValue(const Checker& c, const std::string& key, const std::string& v) 
   const std::string k = "[grid] " + key;
   if (key == "precision") {
     try {
-      PrecisionShorthand(v);
+      ParsePrecisionPolicy(v);  // whether each op can run it: ParseConfig, once ops are known
     } catch (const std::invalid_argument& e) {
       c.Fail(k, v, e.what());
     }
@@ -445,24 +456,31 @@ Config ParseConfig(const std::string& text, const std::string& path) {
              "missing; a sweep needs op, dtype (or precision), n and input");
   // precision stands for dtype, acc and round (PrecisionShorthand): those keys may be given
   // beside it only with the values every precision value implies.
-  if (cfg.grid.count("precision")) {
-    for (const auto& pv : cfg.grid.at("precision")) {
-      const ShorthandSpec sh = PrecisionShorthand(pv);  // checked above
-      for (const char* key : {"dtype", "acc", "round"}) {
-        if (!cfg.grid.count(key)) continue;
-        for (const auto& v : cfg.grid.at(key)) {
-          const std::string want = std::string(key) == "dtype" ? sh.dtype
-                                   : std::string(key) == "acc" ? sh.acc
-                                                               : sh.round;
-          std::string got = v;
-          if (std::string(key) == "acc" && (v == "same")) got = sh.dtype;
-          if (got == want) continue;
-          throw ConfigError("carrier sweep: " + path + ": [grid] precision = '" + pv +
-                            "' and [grid] " + key + " = '" + v + "' disagree (that precision is " +
-                            key + " " + want + "); give one or the other");
+  if (cfg.grid.count("precision") && cfg.grid.count("op")) {
+    for (const auto& op : cfg.grid.at("op"))
+      for (const auto& pv : cfg.grid.at("precision")) {
+        ShorthandSpec sh;
+        try {
+          sh = PrecisionShorthand(pv, op);
+        } catch (const std::invalid_argument& e) {
+          c.Fail("[grid] precision", pv, e.what());
+        }
+        for (const char* key : {"dtype", "acc", "round"}) {
+          if (!cfg.grid.count(key)) continue;
+          for (const auto& v : cfg.grid.at(key)) {
+            const std::string want = std::string(key) == "dtype" ? sh.dtype
+                                     : std::string(key) == "acc" ? sh.acc
+                                                                 : sh.round;
+            std::string got = v;
+            if (std::string(key) == "acc" && (v == "same")) got = sh.dtype;
+            if (got == want) continue;
+            throw ConfigError("carrier sweep: " + path + ": [grid] precision = '" + pv +
+                              "' and [grid] " + key + " = '" + v +
+                              "' disagree (that precision is " + key + " " + want +
+                              "); give one or the other");
+          }
         }
       }
-    }
   }
   for (const auto& [k, d] : GridDefaults())
     if (!cfg.grid.count(k)) cfg.grid[k] = d;
@@ -517,10 +535,10 @@ std::vector<TrialParams> Enumerate(const Config& c) {
   struct Arith {
     std::string dtype, acc, round;
   };
-  auto ariths = [&](const std::string& precision) {
+  auto ariths = [&](const std::string& op, const std::string& precision) {
     std::vector<Arith> v;
     if (!precision.empty()) {
-      const ShorthandSpec sh = PrecisionShorthand(precision);
+      const ShorthandSpec sh = PrecisionShorthand(precision, op);
       v.push_back({sh.dtype, sh.acc, sh.round});
       return v;
     }
@@ -531,7 +549,7 @@ std::vector<TrialParams> Enumerate(const Config& c) {
   };
   for (const auto& op : g.at("op"))
     for (const auto& precision : g.at("precision"))
-      for (const auto& [dtype, acc, round] : ariths(precision))
+      for (const auto& [dtype, acc, round] : ariths(op, precision))
         for (const auto& exp : g.at("exp"))
           for (const auto& schedule : g.at("schedule"))
             for (const auto& backend : g.at("backend"))

@@ -25,8 +25,10 @@ class ConfigError : public std::runtime_error {
 };
 
 // The grid keys in cell order (FORMAT.md), without the trial index. `precision` (a policy of
-// precision/precision_policy.hpp, as eval's --precision) stands for the dtype, acc and round it
-// implies (ToShorthand); a grid without it has one empty precision value.
+// precision/precision_policy.hpp, as eval's --precision) is typed into each trial
+// (run::TrialSpec::precision) and stands for the dtype, acc and round it implies for the op:
+// attention (which runs every role) in, acc and acc's rounding; the other ops its shorthand
+// (ToShorthand). A grid without it has one empty precision value.
 inline const std::vector<std::string>& GridKeys() {
   static const std::vector<std::string> keys = {"op",    "precision", "dtype",    "acc",
                                                 "round", "exp",       "schedule", "backend",

@@ -37,6 +37,8 @@ const std::vector<std::string>& CsvColumns() {
                                                 "bound",
                                                 "bound_kind",
                                                 "error_to_bound",
+                                                "role_bound",
+                                                "role_bound_kind",
                                                 "u",
                                                 "tree_max_depth",
                                                 "tree_mean_depth",

@@ -33,6 +33,7 @@
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
 #include "backends/backends.hpp"
 #include "precision/parallel_pass.hpp"
+#include "precision/precision_policy.hpp"
 #include "registry/registry.hpp"
 #include "run/memory.hpp"
 #include "run/trial.hpp"
@@ -184,6 +185,15 @@ std::vector<std::string> RowFields(const TrialParams& p, const std::string& stat
     f.push_back("none");
     f.push_back("");
   }
+  // eval's role_bound and role_bound_kind (rows with a precision whose op has a role bound).
+  if (o->has_role_bound) {
+    f.push_back(num(o->role_bound));
+    f.push_back(std::string(o->role_bound_relative ? "relative" : "absolute") +
+                (o->role_bound_rigorous ? " rigorous" : " first-order"));
+  } else {
+    f.push_back("");
+    f.push_back("");
+  }
   f.push_back(num(o->u));
   f.push_back(std::to_string(o->tree_max_depth));
   f.push_back(num(o->tree_mean_depth));
@@ -230,6 +240,9 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
     s.sr_seed = p.sr_seed;
     s.engine = opt.engine;
     try {
+      // The policy typed into the trial (ParseConfig checked its text and that each op can
+      // take it); ResolveTrial lists it under the dtype/acc/round the row carries.
+      if (!p.precision.empty()) s.precision = ParsePrecisionPolicy(p.precision);
       j.trial = run::ResolveTrial(s);
       j.group = run::ReferenceKey(j.trial) + "|" + p.dtype + "|" + p.input + "|" +
                 std::to_string(p.n) + "|" + std::to_string(p.head_dim) + "|" +

@@ -38,11 +38,9 @@
 #include "inputs/read_numbers.hpp"
 #include "io/json.hpp"
 #include "precision/precision_policy.hpp"
-#include "precision/role_bounds.hpp"
 #include "registry/registry.hpp"
 #include "run/defaults.hpp"
 #include "run/memory.hpp"
-#include "run/tree_shape.hpp"
 #include "run/trial.hpp"
 
 namespace carrier::cli {
@@ -108,35 +106,25 @@ int RunEval(const std::vector<std::string>& argv) {
   }
   if (entry.head_dims.empty() && args.Get("head-dim"))
     args.Fail("--head-dim goes with an op that has head dims (attention), not " + op);
-  // --precision ROLES|PRESET (precision/precision_policy.hpp) or the --dtype/--acc/--round
-  // shorthand. A one-precision op runs the policies the shorthand can say (in, acc, combine);
-  // the per-role attention kernels are `carrier study attention-deviation`.
-  std::string dtype, acc, round, out;
+  // --precision ROLES|PRESET (precision/precision_policy.hpp), typed into the trial spec, or the
+  // --dtype/--acc/--round shorthand. ResolveTrial decides what the op runs: attention runs every
+  // role; the one-precision ops run the policies the shorthand can say (in, acc, combine).
+  const std::uint64_t seed = args.Count("seed", 1);
+  run::TrialSpec spec;
+  spec.op = op;
   if (const auto pol = args.Get("precision")) {
     if (args.Get("dtype") || args.Get("acc") || args.Get("round"))
       args.Fail("--precision replaces --dtype, --acc and --round: give one or the other");
     try {
-      const ShorthandSpec sh = ToShorthand(ParsePrecisionPolicy(*pol));
-      dtype = sh.dtype;
-      acc = sh.acc;
-      round = sh.round;
-      out = sh.out;
+      spec.precision = ParsePrecisionPolicy(*pol);
     } catch (const std::invalid_argument& e) {
-      args.Fail(std::string("--precision: ") + e.what() +
-                " (per-role attention: carrier study attention-deviation)");
+      args.Fail(std::string("--precision: ") + e.what());
     }
   } else {
-    dtype = args.Require("dtype");
-    acc = args.Get("acc").value_or("");
-    round = args.Get("round").value_or("rne");
+    spec.dtype = args.Require("dtype");
+    spec.acc = args.Get("acc").value_or("");
+    spec.round = args.Get("round").value_or("rne");
   }
-  const std::uint64_t seed = args.Count("seed", 1);
-  run::TrialSpec spec;
-  spec.op = op;
-  spec.dtype = dtype;
-  spec.acc = acc;
-  spec.round = round;
-  spec.out = out;
   spec.exp = args.Choice("exp", registry::ExpNames(), "");
   spec.backend = args.Choice("backend", registry::BackendNames(), "replay");
   spec.schedule = args.Get("schedule").value_or("");
@@ -310,34 +298,14 @@ int RunEval(const std::vector<std::string>& argv) {
   }
   // --precision: the a-priori bound with its terms by role (precision/role_bounds.hpp: which
   // term is which role's, and whether it is rigorous or first order), against the exact
-  // result on the stored inputs (the reference's), so without the `in` term. Ops without a
-  // role bound (or an mma:/adaptive tree) print none.
-  if (const auto pol = args.Get("precision");
-      pol && entry.bound && !trial.adaptive && trial.schedule.kind != ScheduleKind::kMma) {
-    const PrecisionPolicy policy = ParsePrecisionPolicy(*pol);
-    TreeShape shape;
-    if (!run::ShapeOfSchedule(trial.schedule, got.n, shape))
-      shape = ShapeOfTree(BuildTree(trial.schedule, got.n));
-    std::vector<ValuePair<double>> pairs;
-    BoundInputs bi = run::BoundInputsOf(input, entry.input == registry::InputKind::kPairs, pairs);
-    bi.exact = ref.as_long_double;
-    bi.main = got.vector_out ? ref.as_long_double.size() : got.main;
-    bi.head_dim = spec.head_dim;
-    bi.attention_a = shared.attention_a;
-    bi.attention_b = shared.attention_b;
-    bi.attention_q = shared.attention_q;
-    const ExpArithmetic how = kind == run::ComputeKind::kEmulated ? ExpArithmetic::kEmulated
-                              : kind == run::ComputeKind::kMpfr   ? ExpArithmetic::kMpfr
-                              : spec.exp == "portable"            ? ExpArithmetic::kNativePortable
-                                                                  : ExpArithmetic::kNativeLibm;
-    const double u_exp = ExpRelativeError(how, RoleUnitRoundoff(policy.acc));
-    RoleBound rb;
-    if (RoleBoundFor(entry.bound, policy, shape.stats, bi, u_exp, u_exp, false, rb)) {
-      add("role_bound", JsonDouble(rb.value));
-      add("role_bound_kind", JsonString(std::string(rb.relative ? "relative" : "absolute") +
-                                        (rb.rigorous ? ", rigorous" : ", first-order estimate")));
-      add("role_bound_note", JsonString(RoleBoundNote(rb)));
-    }
+  // result on the stored inputs (the reference's), so without the `in` term (RunTrial). Ops
+  // without a role bound (or an mma:/adaptive tree) print none.
+  if (got.has_role_bound) {
+    add("role_bound", JsonDouble(got.role_bound));
+    add("role_bound_kind",
+        JsonString(std::string(got.role_bound_relative ? "relative" : "absolute") +
+                   (got.role_bound_rigorous ? ", rigorous" : ", first-order estimate")));
+    add("role_bound_note", JsonString(got.role_bound_note));
   }
   add("u", JsonDouble(got.u));
   add("reference_seconds", JsonDouble(shared.seconds));

@@ -103,3 +103,52 @@ TEST_CASE("eval --precision refuses what a one-precision op cannot honour", "[fa
                 "one or the other");
   CheckRejected("eval --op sum --precision in=bf17 --gen normal --n 10", "bf17");
 }
+
+TEST_CASE("eval --precision runs attention role by role under the kernel presets", "[fast][cli]") {
+  // The policy is typed into the trial (run::TrialSpec::precision): attention's policy replay
+  // (precision/attention_model.hpp's FA2) rounds every role, and its bound is the role bound.
+  struct Case {
+    const char* preset;
+    const char* in;  // the in role's format: the stored inputs' dtype
+    const char* schedule;
+  };
+  for (const Case& c : {Case{"fa2-ampere-bf16", "bf16", ""}, Case{"fa3-hopper-fp8", "fp8e4m3", ""},
+                        Case{"eager-bf16", "bf16", ""},
+                        Case{"fa2-ampere-bf16", "bf16", " --schedule blocked:64:lift"}}) {
+    const Run r = Carrier(std::string("eval --op attention --precision ") + c.preset +
+                          " --head-dim 64 --gen normal --n 256" + c.schedule + " --format json");
+    INFO(c.preset << c.schedule << "\n" << r.out << r.err);
+    REQUIRE(r.code == 0);
+    const double err = JsonNumber(r.out, "normwise_inf_error");
+    const double rb = JsonNumber(r.out, "role_bound");
+    std::cout << "  attention " << c.preset << c.schedule << ": normwise_inf_error " << err
+              << ", componentwise " << JsonField(r.out, "componentwise_error") << ", role_bound "
+              << rb << " (" << JsonField(r.out, "role_bound_kind") << "), error/bound "
+              << JsonField(r.out, "error_to_bound") << "\n";
+    CHECK(JsonField(r.out, "precision") == c.preset);
+    CHECK(JsonField(r.out, "dtype") == c.in);
+    CHECK(JsonField(r.out, "acc") == "fp32");
+    CHECK(std::isfinite(err));
+    CHECK(err > 0);  // bf16/fp8 roles leave a visible error
+    CHECK(std::isfinite(rb));
+    CHECK(err <= rb);
+    CHECK(JsonField(r.out, "role_bound_kind") == "relative, first-order estimate");
+    CHECK(JsonNumber(r.out, "bound") == rb);  // run by role, the role bound is the trial's
+    CHECK(JsonField(r.out, "role_bound_note").find("first-order estimate only") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("eval --precision for attention: bad presets and roles are one line, exit 2",
+          "[fast][cli]") {
+  const std::string common = " --head-dim 64 --gen normal --n 16";
+  CheckRejected("eval --op attention --precision fa9-bf16" + common, "fa9-bf16");
+  // ampere-bf16's tensor cores multiply bf16, not the fp16 this override stores
+  CheckRejected("eval --op attention --precision fa2-ampere-bf16,in=fp16" + common, "in=fp16");
+  // FA2's key tiles: no other merge order
+  CheckRejected("eval --op attention --precision eager-bf16 --schedule pairwise" + common,
+                "blocked:BC:lift");
+  CheckRejected("eval --op attention --precision eager-bf16 --backend cuda" + common, "replay");
+  // a one-precision op still refuses what it cannot honour, naming the role
+  CheckRejected("eval --op sum --precision fa3-hopper-fp8 --gen normal --n 10", "mma");
+}

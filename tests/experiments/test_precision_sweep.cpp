@@ -212,3 +212,59 @@ TEST_CASE("eval --precision prints the bound's terms by role", "[fast][cli]") {
   CHECK(JsonField(l.out, "role_bound_kind") == "absolute, first-order estimate");
   CHECK(JsonField(l.out, "role_bound_note").find("first-order estimate only") != std::string::npos);
 }
+
+TEST_CASE("sweep precision axis runs attention by role, rows equal eval, role bound reported",
+          "[fast][cli]") {
+  const std::string cfg = WriteConfig(
+      "op = \"attention\"\n"
+      "precision = [\"fa2-ampere-bf16\", \"eager-bf16\"]\n"
+      "schedule = \"blocked:64:lift\"\n"
+      "n = 128\ninput = \"normal\"\nhead_dim = 64\n");
+  const std::string out = TempPath("attention-out");
+  const Run s = Carrier("sweep " + cfg + " -o " + out + " --quiet");
+  INFO("sweep stderr: " << s.err);
+  REQUIRE(s.code == 0);
+  const auto rows = ReadRows(out + "/trials.csv");
+  REQUIRE(rows.size() == 2 * 2);  // two policies x trials = 2
+  std::map<std::string, int> per_policy;
+  for (const auto& r : rows) {
+    const std::string& pol = r.at("precision");
+    INFO("row " << r.at("trial_id") << ": precision " << pol << ", input_seed "
+                << r.at("input_seed") << ", error " << r.at("error"));
+    ++per_policy[pol];
+    REQUIRE(r.at("status") == "ok");
+    CHECK(r.at("dtype") == "bf16");  // both presets store q, k, v in bf16
+    CHECK(r.at("acc") == "fp32");
+    CHECK(r.at("role_bound_kind") == "relative first-order");
+    const double err = Num(r.at("abs_error")), rb = Num(r.at("role_bound"));
+    std::cout << "  attention " << pol << " trial " << r.at("trial") << ": normwise error " << err
+              << ", role_bound " << rb << ", error_to_bound " << r.at("error_to_bound") << "\n";
+    CHECK(std::isfinite(err));
+    CHECK(err <= rb);
+    CHECK(Num(r.at("bound")) == rb);
+    const Run e = Carrier("eval --op attention --precision " + pol +
+                          " --head-dim 64 --schedule blocked:64:lift --gen normal --n 128 --seed " +
+                          r.at("input_seed") + " --format json");
+    INFO("eval: " << e.out << e.err);
+    REQUIRE(e.code == 0);
+    CHECK(Num(JsonField(e.out, "normwise_inf_error")) == err);
+    CHECK(Num(JsonField(e.out, "role_bound")) == rb);
+    CHECK(r.at("tree_hash") == JsonField(e.out, "tree_hash"));
+  }
+  CHECK(per_policy["fa2-ampere-bf16"] == 2);
+  CHECK(per_policy["eager-bf16"] == 2);
+  std::system(("rm -rf " + out + " " + cfg).c_str());
+  // A policy one op of the grid cannot run is still a config error naming that op.
+  const std::string bad = WriteConfig(
+      "op = [\"attention\", \"sum\"]\nprecision = \"fa2-ampere-bf16\"\nn = 16\ninput = "
+      "\"normal\"\n");
+  const std::string bad_out = TempPath("attention-bad-out");
+  const Run b = Carrier("sweep " + bad + " -o " + bad_out);
+  std::cout << "  op attention + sum, fa2-ampere-bf16 -> exit " << b.code << ": " << b.err;
+  CHECK(b.code == 2);
+  CHECK(carrier_test::Lines(b.err) == 1);
+  CHECK(b.err.find("op sum") != std::string::npos);
+  CHECK(b.err.find("mma") != std::string::npos);
+  CHECK(Slurp(bad_out + "/trials.csv").empty());
+  std::system(("rm -rf " + bad_out + " " + bad).c_str());
+}
