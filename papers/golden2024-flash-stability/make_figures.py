@@ -1,6 +1,6 @@
 """Data, figures and CLAIMS.md of golden2024-flash-stability from reproduce.sh's OUT.
 
-Input: OUT/{precision,seq,seq-bc16,seq-bc16-16k,kernel-ampere,kernel-hopper,kernel-hopper-fp8,tiles,mixed,
+Input: OUT/{precision,seq,seq-bc16,kernel-ampere,kernel-hopper,kernel-hopper-fp8,tiles,mixed,
 mixed-tiles}.csv, each written by `carrier study
 attention-deviation` (one row per policy, n, tile and trial: max / mean / std of |FA - golden|,
 |BA - golden| and |FA - BA| over the n x d outputs; golden = baseline attention in fp64 on the
@@ -31,7 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REL = "papers/golden2024-flash-stability"
 CMD = f"bash {REL}/reproduce.sh"
 RUNS = ("precision", "seq", "kernel-ampere", "kernel-hopper", "kernel-hopper-fp8", "tiles", "mixed",
-        "mixed-tiles", "seq-bc16", "seq-bc16-16k")
+        "mixed-tiles", "seq-bc16")
 FORMATS = (("bf16", 8), ("fp16", 11), ("fp32", 24), ("fp64", 53))  # significand bits, implicit incl.
 ALL = {"bf16": "all-bf16", "fp16": "in=fp16", "fp32": "torch-fp32", "fp64": "torch-fp64"}
 MIXED = "mixed: all-X FA vs torch-X BA"
@@ -443,7 +443,7 @@ def main():
     s3 = fig3_series(prec, mixed)
     fig3(s3)
     fig4(prec, kern, mixed)
-    series = seq_series(prec, seq, kern, mixed, (data["seq-bc16"], data["seq-bc16-16k"]))
+    series = seq_series(prec, seq, kern, mixed, (data["seq-bc16"],))
     fig5(series)
     fig6(tiles, [f"torch-{x}" for x, _ in FORMATS], "fig6_tiles", "torch-X")
     fig6(mtiles, ["all-bf16", "in=fp16"], "fig6_tiles_mixed", "mixed: all-X FA vs torch-X BA")
