@@ -198,7 +198,7 @@ def fig5(series):
                              "ratio of the medians")):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        ax.set_xlabel("sequence length n (Br = Bc = 64 unless labelled 16; head dim 64)")
+        ax.set_xlabel("sequence length n (Br = Bc = 64 unless labelled 16)")
         ax.set_ylabel(ylab)
         ax.set_title(title, fontsize=10)
     a.legend(fontsize=7)
