@@ -36,8 +36,10 @@ config). claims.toml format (one table per reproduction id):
 A reproduction entry also says when it was written, before the run it judges: `declared`, a
 date (YYYY-MM-DD: the git date of the commit that first added the entry, `git log -S`) or that
 commit's hash. An entry without it, one whose `first_run` (the date of the first run it judges)
-precedes it, or one marked `chosen_after_run = true` (a model or reading picked after seeing a
-run) is refused as a reproduction: such a comparison is a sanity row (cross_check). A folder
+precedes it, one marked `chosen_after_run = true` (a model or reading picked after seeing a
+run) or one marked `calibration = true` (a value the model was built from: comparing with it
+reads the source back) is refused as a reproduction: such a comparison is a sanity row
+(cross_check). A folder
 counts one published number once: two reproduction rows whose entries have the same published
 value at the same location (or the same published text), or one entry used by two reproduction
 rows, are refused.
@@ -154,6 +156,9 @@ class Spec:
                              "first wrote the entry, before the run; git log -S)")
         if e.get("chosen_after_run"):
             raise ClaimError(f"{where}: chosen after the run (chosen_after_run): not a "
+                             "reproduction; use cross_check (a sanity row)")
+        if e.get("calibration"):
+            raise ClaimError(f"{where}: a source the model was built from (calibration): not a "
                              "reproduction; use cross_check (a sanity row)")
         first = str(e.get("first_run", ""))
         decl = str(e["declared"])

@@ -88,7 +88,7 @@ def _stage_secretly(data, out):
 
 
 GOLDEN = ["precision", "seq", "tiles", "mixed", "mixed-tiles", "kernel-ampere", "kernel-hopper",
-          "kernel-hopper-fp8"]
+          "kernel-hopper-fp8", "seq-bc16"]
 STAGE = {
     "higham1993-summation": _stage_higham,
     "connolly2021-stochastic-rounding": _stage_connolly,

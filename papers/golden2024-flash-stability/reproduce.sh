@@ -30,6 +30,14 @@ lane1() {
   study kernel-hopper-fp8 --precision fa3-hopper-fp8 \
     --baseline-precision "eager-bf16,in=fp8e4m3,mma=hopper-bf16" --algorithm fa2 \
     --n 128,256,512,1024 --tiles 64x64
+  # R1's model at the most tiles per row (Br = Bc = 16) to n = 8192 (512 tiles per row): where
+  # the paper's 10x could appear if it came from the tile count (issue 33; an info row, the
+  # same published number as R1). Cost grows as n^2: about 2 s of CPU per trial at n = 1024
+  # on an idle core, so 2 min at n = 8192; n = 16384 (8.5 min per trial idle, estimated at
+  # 56 min by the study on the loaded shared machine) is not run. 3 trials (seeds 2024 + 3t).
+  "$CARRIER_BIN" study attention-deviation --trials 3 --seed 2024 --head-dim 64 \
+    --precision torch-bf16 --algorithm fa1 --n 512,1024,2048,4096,8192 --tiles 16x16 \
+    -o "$OUT/seq-bc16.csv" > "$OUT/seq-bc16.log" 2>&1
 }
 lane2() {
   # The real kernels against PyTorch's eager attention on the same tensor cores.

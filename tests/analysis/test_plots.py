@@ -175,7 +175,8 @@ def main():
           f"reproduction row without location refused: rc {bad.returncode}, {bad.stderr!r}")
     # One published number counted once, and only when declared before the run: a second row
     # on the same value and location, an entry without 'declared', one declared after its
-    # first run and one marked chosen_after_run are each refused with one line and exit 2.
+    # first run, one marked chosen_after_run and one marked calibration (a source the model was
+    # built from) are each refused with one line and exit 2.
     entry = 'published = "10x"\nvalue = 10\nlocation = "Sec. IV"\nfactor = 3\n'
     cases = {
         "same value and location": ('[a]\n' + entry + 'declared = "2026-12-01"\n[b]\n' +
@@ -186,6 +187,8 @@ def main():
                                          'first_run = "2026-12-01"\n', ["a"], "after its first"),
         "chosen after the run": ('[a]\n' + entry + 'declared = "2026-12-01"\n'
                                  'chosen_after_run = true\n', ["a"], "chosen after the run"),
+        "a calibration source": ('[a]\n' + entry + 'declared = "2026-12-01"\n'
+                                 'calibration = true\n', ["a"], "calibration"),
     }
     for what, (body, keys, needle) in cases.items():
         with open(os.path.join(d, "dup.toml"), "w", encoding="utf-8") as f:
