@@ -22,7 +22,6 @@ namespace carrier::reference {
 
 namespace {
 
-using fixed_exp_constants::kWideDegree;
 using fixed_exp_detail::AddTerm;
 using fixed_exp_detail::ExpOfFixed;
 using fixed_exp_detail::Get;
