@@ -6,7 +6,7 @@
 //   TrialBytes(t, n, generator) estimates the peak bytes one trial holds beyond the program
 //   itself. A one-column input is held in a StoredColumn (run/trial.hpp): 1 byte per value for
 //   fp8 storage, 2 for bf16 and fp16, 4 for tf32 and fp32, 8 for fp64; the fast engine's walk
-//   (run/tree_shape.hpp WalkableKind) reads it a window at a time, and the fast references of
+//   (core/orders/shape.hpp IsShapeWalked) reads it a window at a time, and the fast references of
 //   the entries with Entry::column_reference a chunk at a time, so that is all such a trial
 //   holds (plus O(window + depth)). Any other reader gets the column decoded (8 bytes per value)
 //   and the replay's copy in the compute type (4 bytes fp32, 8 emulated, an Mpfr value with its
