@@ -2,7 +2,9 @@
 # scripts/check-style.sh [--fix] [BUILD_DIR]: the repository's hygiene gate, run by .ci/run.
 #   1. clang-format (the root .clang-format, Google style, 100 columns): every tracked C++ file
 #      must already be formatted; --fix rewrites them instead of failing.
-#   2. clang-tidy with the root .clang-tidy (a small set of bug-finding checks, warnings as
+#   2. scripts/check_layers.py: no include circle among core/ files, experiments/registry
+#      includes nothing from verbs/ or run/, AVX-512 intrinsics only in *_x86 files (and kernels/).
+#   3. clang-tidy with the root .clang-tidy (a small set of bug-finding checks, warnings as
 #      errors) over every C++ translation unit of BUILD_DIR's compile_commands.json (default
 #      build/) that lives in this repository: tests and third-party code excluded.
 # Exit 1 on a formatting or tidy finding, naming each file; 0 when clean.
@@ -41,6 +43,13 @@ if [ ${#bad[@]} -gt 0 ]; then
   exit 1
 fi
 echo "check-style: clang-format clean (${#files[@]} files)"
+
+# The layering rules (no include circle in core/, the registry below verbs/ and run/, AVX-512
+# only in *_x86 files and kernels/).
+/usr/bin/python3 scripts/check_layers.py || {
+  echo "check-style: a layering rule is broken (scripts/check_layers.py)" >&2
+  exit 1
+}
 
 [ -f "$build/compile_commands.json" ] || {
   echo "check-style: $build/compile_commands.json missing: configure first" >&2
