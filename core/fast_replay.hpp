@@ -602,19 +602,25 @@ inline Shape ShapeOf(const Schedule& s, std::uint64_t n) {  // NOLINT(misc-no-re
     {
       // Chunk lengths take at most three values (omp: floor and ceil of n / P, or 0 and 1 when
       // P > n; splitk: the slice, the last one, 0), all of them among the first nonempty + 1
-      // chunks, so asking once per length there is enough.
+      // chunks and the chunks of the first and the last input (omp with P > n: the non-empty
+      // chunks lie anywhere), so asking once per length there is enough.
       std::uint64_t asked[3];
       std::size_t nasked = 0;
       sh.empty = true;
-      for (std::uint64_t c = 0; c < std::min(p.parts, p.nonempty + 1) && nasked < 3; ++c) {
+      auto ask = [&](std::uint64_t c) {
         const std::uint64_t len = p.Start(c + 1) - p.Start(c);
-        if (std::find(asked, asked + nasked, len) != asked + nasked) continue;
+        if (std::find(asked, asked + nasked, len) != asked + nasked) return;
         asked[nasked++] = len;
         const Shape in = ShapeOf(*p.inner, len);
         sh.empty = sh.empty && in.empty;
         sh.permutes = sh.permutes || in.permutes;
         sh.lifts = sh.lifts || in.lifts;
+      };
+      if (n > 0) {
+        ask(p.ChunkOf(0));
+        ask(p.ChunkOf(n - 1));
       }
+      for (std::uint64_t c = 0; c < std::min(p.parts, p.nonempty + 1) && nasked < 3; ++c) ask(c);
       return sh;
     }
   }

@@ -20,13 +20,25 @@
 // Every fast result is compared with its oracle bit for bit (and the fp32 strided:32 replay
 // with the SIMD kernel); a mismatch prints MISMATCH and the verb exits 1. Times are medians of
 // --repeats runs (the slow oracle rows: --oracle-repeats), one thread, interleaved per row.
+// trial      what a user waits for (issue 30): `carrier eval` for sum bf16 pairwise, lse fp32
+//            blocked:64 and dot fp32 seq on --gen normal --n N, run as its own process (this
+//            binary) end to end, wall time, against the same trial's engine alone (the op's
+//            fast replay over the stored input, decoded outside the timed region) plus its
+//            reference (run::ComputeReference), both in this process on the same stored input;
+//            eval's result must equal the engine's bit for bit. --no-trial leaves it out.
 // The closing lines print each target's ratio and whether it is met.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -43,6 +55,8 @@
 #include "precision/emulated.hpp"
 #include "precision/fast_emulated.hpp"
 #include "precision/format.hpp"
+#include "registry/registry.hpp"
+#include "run/trial.hpp"
 #include "util/stats.hpp"
 
 #if defined(CARRIER_HAVE_SIMD_KERNELS) && CARRIER_HAVE_SIMD_KERNELS
@@ -163,10 +177,87 @@ struct Targets {
   }
 };
 
+// The trial section (see the top of this file).
+struct TrialCase {
+  const char* op;
+  const char* dtype;
+  const char* schedule;
+};
+constexpr TrialCase kTrialCases[] = {
+    {"sum", "bf16", "pairwise"}, {"lse", "fp32", "blocked:64"}, {"dot", "fp32", "seq"}};
+
+// eval's "result" from its JSON line (NaN where absent).
+double JsonResult(const std::string& json) {
+  const std::string key = "\"result\":";
+  const std::size_t at = json.find(key);
+  if (at == std::string::npos) return std::nan("");
+  return std::strtod(json.c_str() + at + key.size(), nullptr);
+}
+
+void TrialRows(Bench& b, Targets& targets, std::uint64_t n) {
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::filesystem::path out =
+      std::filesystem::temp_directory_path() /
+      ("carrier-replay-bench-" + std::to_string(::getpid()) + ".json");
+  for (const TrialCase& c : kTrialCases) {
+    run::TrialSpec spec;
+    spec.op = c.op;
+    spec.dtype = c.dtype;
+    spec.schedule = c.schedule;
+    const run::ResolvedTrial t = run::ResolveTrial(spec);
+    const run::TrialInput in = run::MakeInput(t, inputs::ParseGenerator("normal"), n, 1);
+    std::vector<double> sa, sb;
+    const registry::ReplayInput ri{run::ColumnValues(in, sa), run::ColumnBValues(in, sb), in.n, 0,
+                                   0};
+    const registry::ExpKind exp = registry::ParseExp("libm");
+    const bool emulated = t.compute.kind == run::ComputeKind::kEmulated;
+    double engine_value = 0, eval_value = 0;
+    const double t_engine = b.Time(
+        b.repeats,
+        [&] {
+          std::optional<EmulationScope> scope;
+          if (emulated) scope.emplace(t.compute.format, t.rounding);
+          const registry::ScalarKind kind =
+              emulated ? registry::ScalarKind::kEmulated : registry::ScalarKind::kFloat;
+          const registry::Replayed r = t.op->fast_replay
+                                           ? t.op->fast_replay(kind, exp, t.schedule, nullptr, ri)
+                                           : t.op->replay(kind, exp, BuildTree(t.schedule, n), ri);
+          return static_cast<double>(r.components.at(0));
+        },
+        &engine_value);
+    const double t_ref =
+        b.Time(b.repeats, [&] { return run::ComputeReference(t, in).ref.as_double.at(0); });
+    const std::string cmd = "'" + self + "' eval --op " + c.op + " --dtype " + c.dtype +
+                            " --schedule " + c.schedule + " --gen normal --n " + std::to_string(n) +
+                            " --format json > '" + out.string() + "' 2>/dev/null";
+    int status = 0;
+    const double t_eval = b.Time(b.repeats, [&] {
+      status = std::system(cmd.c_str());
+      std::ifstream f(out);
+      std::string json((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      eval_value = JsonResult(json);
+      return eval_value;
+    });
+    std::filesystem::remove(out);
+    const std::string what = std::string(c.op) + " " + c.schedule;
+    b.Add("trial: engine alone (fast replay, " + std::string(c.op) + ")", c.dtype, c.schedule,
+          t_engine);
+    b.Add("trial: reference alone (" + std::string(c.op) + ")", "fp64", "-", t_ref);
+    std::string check = status != 0 ? "eval FAILED (exit status " + std::to_string(status) + ")"
+                                    : b.Same(eval_value, engine_value);
+    if (status != 0) b.mismatch = true;
+    b.Add("trial: carrier eval end to end (" + std::string(c.op) + ")", c.dtype, c.schedule, t_eval,
+          check == "bits = oracle" ? "result = engine's" : check);
+    targets.Ratio(
+        "eval wall / (engine + reference), " + what + " " + c.dtype + " n=" + std::to_string(n),
+        t_eval / (t_engine + t_ref), 3, true);
+  }
+}
+
 }  // namespace
 
 int RunReplayBench(const std::vector<std::string>& argv) {
-  Args args("replay-bench", argv, {"n", "seed", "repeats", "oracle-repeats"});
+  Args args("replay-bench", argv, {"n", "seed", "repeats", "oracle-repeats"}, {"no-trial"});
   std::vector<std::uint64_t> sizes;
   if (auto text = args.Get("n")) {
     std::stringstream ss(*text);
@@ -337,6 +428,7 @@ int RunReplayBench(const std::vector<std::string>& argv) {
     targets.Ratio("norm2 reference (fast exact) ns/elem," + nn, t_norm2_fast, 15, true);
     targets.Ratio("lse reference ns/elem," + nn, t_lse, 15, true);
     targets.Ratio("dot reference (fast exact) ns/pair," + nn, t_dot_fast, 15, true);
+    if (!args.Has("no-trial")) TrialRows(b, targets, n);
     seconds_per_element =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - size_start).count() /
         static_cast<double>(n);

@@ -66,7 +66,8 @@ TEST_CASE("every schedule builds a valid tree for every n", "[fast][tree]") {
       std::uint64_t covered = 0;
       for (const auto& c : t.chains) covered += c.count;
       CHECK(covered == n);
-      if (n > 0 || text.rfind("strided", 0) == 0) {
+      // strided keeps its K lanes at n = 0, also as a partition's nested order (empty slices).
+      if (n > 0 || text.find("strided") != std::string::npos) {
         CHECK(t.combines.size() + 1 == t.chains.size());
       } else {
         CHECK(t.Empty());
