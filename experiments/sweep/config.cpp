@@ -6,6 +6,7 @@
 #include <set>
 
 #include "cli/args.hpp"
+#include "core/hash.hpp"
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR && defined(CARRIER_HAVE_TOMLPP) && \
     CARRIER_HAVE_TOMLPP
@@ -22,7 +23,6 @@
 #include <toml++/toml.h>
 #pragma pop_macro("NDEBUG")
 
-#include "core/hash.hpp"
 #include "core/schedule.hpp"
 #include "core/tree_io.hpp"
 #include "inputs/generators.hpp"
