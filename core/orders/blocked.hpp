@@ -29,11 +29,7 @@ struct Blocked {
     } else if (i < parts.size() && parts[i] != "lift") {
       Fail(text, "outer order must be seq or pairwise, got '" + std::string(parts[i]) + "'");
     }
-    if (i < parts.size() && parts[i] == "lift") {
-      s.lift = true;
-      ++i;
-    }
-    schedule_detail::ExpectAtMost(text, parts, i);
+    schedule_detail::ParseLiftTail(text, parts, i, s);
     return s;
   }
   static std::string Print(const Schedule& s) {

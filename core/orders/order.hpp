@@ -189,6 +189,16 @@ inline void ExpectAtMost(std::string_view text, const std::vector<std::string_vi
   if (parts.size() > n) Fail(text, "unexpected field '" + std::string(parts[n]) + "'");
 }
 
+// The optional `:lift` that ends pairwise, blocked and strided (from parts[i]), then nothing.
+inline void ParseLiftTail(std::string_view text, const std::vector<std::string_view>& parts,
+                          std::size_t i, Schedule& s) {
+  if (i < parts.size() && parts[i] == "lift") {
+    s.lift = true;
+    ++i;
+  }
+  ExpectAtMost(text, parts, i);
+}
+
 }  // namespace schedule_detail
 
 // ---- The walk protocol (see the top of this file) ----

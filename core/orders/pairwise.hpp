@@ -22,11 +22,7 @@ struct Pairwise {
     std::size_t i = 1;
     if (i < parts.size() && parts[i] != "lift")
       s.leaf = schedule_detail::ParseCount(text, parts[i++], "LEAF", false);
-    if (i < parts.size() && parts[i] == "lift") {
-      s.lift = true;
-      ++i;
-    }
-    schedule_detail::ExpectAtMost(text, parts, i);
+    schedule_detail::ParseLiftTail(text, parts, i, s);
     return s;
   }
   static std::string Print(const Schedule& s) {

@@ -30,11 +30,7 @@ struct Strided {
       s.tile = schedule_detail::ParseCount(text, parts[i + 1], "T", false);
       i += 2;
     }
-    if (i < parts.size() && parts[i] == "lift") {
-      s.lift = true;
-      ++i;
-    }
-    schedule_detail::ExpectAtMost(text, parts, i);
+    schedule_detail::ParseLiftTail(text, parts, i, s);
     return s;
   }
   static std::string Print(const Schedule& s) {
