@@ -7,6 +7,11 @@
 //   splitsize:T[:pairwise]  a fixed split size: chunks of T positions (blocked:T[:pairwise]);
 //   heuristic:W        FlashAttention-style split-KV: W workers shared by the batch, so a batch
 //                      of B rows gets max(1, W / B) splits per row (omp:max(1, W / B));
+//   switch:T1@N:T2     a split size chosen by the number of tokens the call processes: T1
+//                      below N tokens, T2 from N on (blocked:T1 / blocked:T2), as vLLM
+//                      issue 27433 reports for a cold and a warm prefix cache (the kernel
+//                      picks its block size from the token count). A batch of B rows of m
+//                      positions is B m tokens; a padded or offset row is its m positions;
 //   any other text     a schedule used as it is.
 // Predicates, for a row of n real inputs (Sum, binary form: core/tree_hash.hpp):
 //   batch      the row's tree does not depend on the batch size B = 1 .. max_batch;
@@ -22,7 +27,9 @@
 // results in the two contexts.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,9 +40,26 @@
 
 namespace carrier {
 
-// The schedule text of family `family` for a kernel that sees m positions in a batch of B.
-inline std::string FamilySchedule(const std::string& family, std::uint64_t batch) {
+// The schedule text of family `family` for a kernel that sees m positions of a row in a batch
+// of B rows, `tokens` positions in all (B m). Throws std::invalid_argument for a bad number.
+inline std::string FamilySchedule(const std::string& family, std::uint64_t batch,
+                                  std::uint64_t tokens = 0) {
   auto arg = [&](std::size_t prefix) { return family.substr(prefix); };
+  auto count = [&](const std::string& text) {
+    const auto bad = [&] {
+      return std::invalid_argument("'" + text + "' is not a positive count");
+    };
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) throw bad();
+    std::size_t used = 0;
+    unsigned long long v = 0;
+    try {
+      v = std::stoull(text, &used);
+    } catch (const std::exception&) {
+      throw bad();
+    }
+    if (v == 0) throw bad();
+    return static_cast<std::uint64_t>(v);
+  };
   if (family.rfind("splits:", 0) == 0) return "omp:" + arg(7) + ":seq";
   if (family.rfind("splitsize:", 0) == 0) {
     const std::string rest = arg(10);
@@ -44,10 +68,21 @@ inline std::string FamilySchedule(const std::string& family, std::uint64_t batch
     return "blocked:" + rest.substr(0, colon) + ":" + rest.substr(colon + 1);
   }
   if (family.rfind("heuristic:", 0) == 0) {
-    const std::uint64_t w = std::stoull(arg(10));
+    const std::uint64_t w = count(arg(10));
     return "omp:" +
            std::to_string(std::max<std::uint64_t>(1, w / std::max<std::uint64_t>(1, batch))) +
            ":seq";
+  }
+  if (family.rfind("switch:", 0) == 0) {
+    const std::string rest = arg(7);
+    const auto at = rest.find('@');
+    const auto colon = rest.find(':', at == std::string::npos ? 0 : at);
+    if (at == std::string::npos || colon == std::string::npos)
+      throw std::invalid_argument("switch needs switch:T1@N:T2, got '" + family + "'");
+    const std::uint64_t below = count(rest.substr(0, at));
+    const std::uint64_t threshold = count(rest.substr(at + 1, colon - at - 1));
+    const std::uint64_t above = count(rest.substr(colon + 1));
+    return "blocked:" + std::to_string(tokens < threshold ? below : above);
   }
   return family;
 }
@@ -96,16 +131,16 @@ struct InvarianceContext {
 inline InvarianceContext MakeInvarianceContext(const std::string& property,
                                                const std::string& family, std::uint64_t n,
                                                std::uint64_t k) {
-  if (property == "batch")
-    return {"batch " + std::to_string(k) + " (" + FamilySchedule(family, k) + ")",
-            BuildTree(FamilySchedule(family, k), n), 0};
+  if (property == "batch") {
+    const std::string s = FamilySchedule(family, k, k * n);
+    return {"batch " + std::to_string(k) + " (" + s + ")", BuildTree(s, n), 0};
+  }
+  const std::string s = FamilySchedule(family, 1, n + k);
   if (property == "padding")
-    return {"padding " + std::to_string(k) + " (" + FamilySchedule(family, 1) + " over " +
-                std::to_string(n + k) + ")",
-            BuildTree(FamilySchedule(family, 1), n + k), 0};
-  return {"offset " + std::to_string(k) + " (" + FamilySchedule(family, 1) + " over " +
-              std::to_string(k + n) + ")",
-          BuildTree(FamilySchedule(family, 1), k + n), k};
+    return {"padding " + std::to_string(k) + " (" + s + " over " + std::to_string(n + k) + ")",
+            BuildTree(s, n + k), 0};
+  return {"offset " + std::to_string(k) + " (" + s + " over " + std::to_string(k + n) + ")",
+          BuildTree(s, k + n), k};
 }
 
 // The contexts k = first .. last that CheckInvariance compares, the first being the base.

@@ -318,6 +318,75 @@ TEST_CASE("attention's (m, l, O) carrier: which split-KV families keep a row's b
   CheckRejected("invariance batch --family splits:4 --n 100000 --carrier attention", "2^16");
 }
 
+TEST_CASE("row ops through the op table: invariance by the row's own tree, measured",
+          "[fast][orders][invariance]") {
+  // --op replays the row over its own tree in each context (batch B: the family's tree for B;
+  // pads and offsets masked) and measures each distinct tree against the certified reference.
+  // Contracts: a family whose row tree never changes gives one bit pattern (exit 0); bit
+  // patterns never outnumber row trees; a batch context's row is exactly `carrier eval` under
+  // that context's schedule (same result, same error); switch:T1@N:T2 changes its tree once, at
+  // N tokens.
+  for (const char* op : {"sum", "lse", "softmax", "welford", "rmsnorm"}) {
+    const Run inv = Carrier(std::string("invariance padding --family splitsize:256 --n 1000 ") +
+                            "--max-pad 16 --op " + op + " --format json");
+    INFO("carrier invariance padding --family splitsize:256 --n 1000 --max-pad 16 --op "
+         << op << "\n"
+         << inv.out << inv.err);
+    CHECK(inv.code == 0);
+    CHECK(Field(inv.out, "row_trees") == "1");
+    CHECK(Field(inv.out, "bit_groups") == "1");
+    const Run h = Carrier(std::string("invariance batch --family heuristic:132 --n 4096 ") +
+                          "--max-batch 16 --op " + op + " --format json");
+    INFO(h.out << h.err);
+    REQUIRE((h.code == 0 || h.code == 1));
+    const int trees = std::stoi(Field(h.out, "row_trees"));
+    const int groups = std::stoi(Field(h.out, "bit_groups"));
+    std::cout << "  " << op << " heuristic:132 batch 1..16: " << trees << " row trees, " << groups
+              << " bit patterns, rel error " << Field(h.out, "rel_error_min") << " .. "
+              << Field(h.out, "rel_error_max") << "\n";
+    CHECK(trees == 15);  // 132 / B for B = 1..16: 15 distinct split counts
+    CHECK(groups <= trees);
+    CHECK(h.code == (groups > 1 ? 1 : 0));
+  }
+  // The batch-1 context of switch:128@8192:256 is blocked:128 over the row (4096 tokens), every
+  // batch of 2 or more blocked:256: two trees, and each group's error is eval's.
+  const Run sw = Carrier(
+      "invariance batch --family switch:128@8192:256 --n 4096 --max-batch 8 --op rmsnorm "
+      "--format json");
+  INFO(sw.out << sw.err);
+  REQUIRE(sw.code == 1);
+  CHECK(Field(sw.out, "row_trees") == "2");
+  const std::string g = sw.out.substr(sw.out.find("\"groups\":"));
+  for (const char* sched : {"blocked:128", "blocked:256"}) {
+    const Run ev = Carrier(std::string("eval --op rmsnorm --dtype fp32 --gen normal --n 4096 ") +
+                           "--seed 1 --engine oracle --format json --schedule " + sched);
+    REQUIRE(ev.code == 0);
+    const std::string at = g.substr(g.find(std::string("(") + sched + ")"));
+    INFO(sched << ": eval " << ev.out);
+    CHECK(std::stod(Field(at, "rel_error")) == std::stod(Field(ev.out, "rel_error")));
+  }
+  CheckRejected("invariance batch --family switch:128@x:256 --n 64 --op sum", "switch");
+  CheckRejected("invariance batch --family splits:4 --n 64 --op attention", "one column");
+  CheckRejected("invariance batch --family splits:4 --n 64 --op nosuchop", "nosuchop");
+  CheckRejected("invariance batch --family splitsize:8:lift --n 64 --op welford", "lifted tiles");
+  CheckRejected("invariance batch --family splits:4 --n 64 --dtype fp32", "--op");
+}
+
+TEST_CASE("rmsnorm: sqrt(sum x^2 / n) through the op table, certified", "[fast][ops]") {
+  const std::string f = Dir() + "/rms.txt";
+  std::ofstream(f) << "3\n4\n";
+  const Run r = Carrier("eval --op rmsnorm --dtype fp64 --input " + f + " --format json");
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  // sqrt(12.5) correctly rounded; fp64 computes 9 + 16 = 25 and 25 / 2 exactly, then one sqrt.
+  CHECK(std::stod(Field(r.out, "result")) == std::sqrt(12.5));
+  CHECK(std::stod(Field(r.out, "rel_error")) <= 0x1p-53);
+  const Run w = Carrier("eval --op rmsnorm --dtype fp32 --gen normal --n 100000 --format json");
+  REQUIRE(w.code == 0);
+  std::cout << "  rmsnorm fp32 seq n = 1e5: rel error " << Field(w.out, "rel_error") << "\n";
+  CHECK(std::stod(Field(w.out, "rel_error")) < 1e5 * 0x1p-24);  // (n + 3) u sanity, not a match
+}
+
 TEST_CASE("file: trees in eval and tree: validated, one line on bad input", "[fast][orders]") {
   const std::string t = Dir() + "/c16.json";
   const Run tr = Carrier("tree --schedule canonical:16 --n 50 --format json");
