@@ -800,13 +800,13 @@ PYBIND11_MODULE(_carrier, m) {
          const std::string& dtype, std::vector<double> observed, const std::string& search,
          unsigned threads) {
         return Guarded([&] {
-          run::ExplainSpec spec;
+          carrier::run::ExplainSpec spec;
           spec.op = op;
           spec.dtype = dtype;
           spec.a = std::move(a);
           spec.b = std::move(b);
           if (!input.empty()) {
-            auto cols = inputs::ReadNumbersFile(input, op == "dot" ? 2 : 1, false);
+            auto cols = carrier::inputs::ReadNumbersFile(input, op == "dot" ? 2 : 1, false);
             spec.a = std::move(cols.a);
             spec.b = std::move(cols.b);
             spec.input_text = "file:" + input;
@@ -817,7 +817,7 @@ PYBIND11_MODULE(_carrier, m) {
           spec.observed = std::move(observed);
           spec.search = search;
           spec.threads = threads;
-          return run::ExplainJson(run::Explain(spec));
+          return carrier::run::ExplainJson(carrier::run::Explain(spec));
         });
       },
       py::arg("op"), py::arg("a"), py::arg("b"), py::arg("input"), py::arg("gen"), py::arg("n"),

@@ -11,7 +11,7 @@
 //               (N over the powers of two that are multiples of the profile's k, below n)
 //   precisions  acc in fp8e4m3 fp8e5m2 fp16 bf16 tf32 fp32 fp64 under rne rna rz ru rd ro (fp64:
 //               rne), and a wide accumulator rounded once to a narrower output (acc fp64 or
-//               fp32, rne, out fp32 bf16 fp16); mma orders compute in fp32 (their promotions)
+//               fp32, rne, out fp32 bf16 fp16); mma orders add their promotions in fp32 or fp64
 // Cheap invariants, each exact (never drops a configuration that could match):
 //   value set   a precision whose final format cannot hold any observed value is not replayed
 //   direction   rd (ru) never lands above (below) the exact sum (each rounding is one-sided and

@@ -25,14 +25,15 @@ int RunDerive(const std::vector<std::string>& args);
 int RunStudy(const std::vector<std::string>& args);
 int RunSweep(const std::vector<std::string>& args);
 int RunMerge(const std::vector<std::string>& args);
-int RunProbe(const std::vector<std::string>& args);    // verbs/probe.cpp
-int RunEquiv(const std::vector<std::string>& args);    // verbs/equiv.cpp
-int RunExplain(const std::vector<std::string>& args);  // verbs/explain.cpp
-extern const char kExplainHelp[];
+int RunProbe(const std::vector<std::string>& args);  // verbs/probe.cpp
+int RunEquiv(const std::vector<std::string>& args);  // verbs/equiv.cpp
 extern const char kProbeHelp[];
 extern const char kEquivHelp[];
 int RunInvariance(const std::vector<std::string>& args);  // verbs/invariance.cpp
 extern const char kInvarianceHelp[];
+// verbs/explain.cpp
+int RunExplain(const std::vector<std::string>& args);
+extern const char kExplainHelp[];
 extern const char kSweepHelp[];
 extern const char kMergeHelp[];
 // The study verb keeps its help beside its studies (verbs/study.cpp).
