@@ -424,7 +424,11 @@ ExplainResult Explain(const ExplainSpec& spec, ExplainProgress* progress) {
           v[p][k] = kValueSet;
           continue;
         }
-        if (!exact_known || !std::isfinite(obs) || pr.out_f) continue;
+        // dot: the factors' own conversion to acc must be exact, or rounding one factor down
+        // can raise a product with a negative cofactor.
+        if (!exact_known || !std::isfinite(obs) || pr.out_f ||
+            (dot && !ValuesWithin(base.storage, pr.acc_f)))
+          continue;
         Rounding dir = pr.rounding;
         if (dir == Rounding::kTowardZero)
           dir = all_nonneg ? Rounding::kDown : all_nonpos ? Rounding::kUp : dir;

@@ -66,7 +66,7 @@ int RunExplain(const std::vector<std::string>& argv) {
     spec.gen = *gen;
     spec.n = args.RequireCount("n");
     if (spec.n == 0) args.Fail("--n must be at least 1");
-    if (spec.n > (std::uint64_t{1} << 26)) args.Fail("--n must be at most 2^26 for explain");
+    if (spec.n > (std::uint64_t{1} << 24)) args.Fail("--n must be at most 2^24 for explain");
     spec.seed = args.Count("seed", 1);
   } else {
     args.Fail("give the input: --input FILE or --gen DIST --n N [--seed S]");
@@ -189,7 +189,8 @@ const char kExplainHelp[] =
     "\n"
     "  --op OP          sum, or dot (two columns a b)\n"
     "  --input FILE     one number per line (dot: two), decimal or hex float\n"
-    "  --gen DIST       a generator, with --n N and --seed S (default 1), as in carrier eval\n"
+    "  --gen DIST       a generator, with --n N (at most 2^24) and --seed S (default 1), as in\n"
+    "                   carrier eval\n"
     "  --dtype T        storage format (default: the narrowest predefined format holding every\n"
     "                   value of a file; fp32 for generated inputs)\n"
     "  --observed X,... observed outputs, hex floats (0x1.8p+3) or decimals\n"
