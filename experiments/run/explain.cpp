@@ -306,7 +306,8 @@ Space ParseSpace(const ExplainSpec& spec, bool dot, std::uint64_t n, const std::
   if (outs.size() == 1 && outs[0] == "none") outs.clear();
   for (const std::string& acc : accs) {
     for (const std::string& r : rounds) {
-      if (acc == "fp64" && r != "rne" && !items.count("round")) continue;  // fp64: rne only
+      // fp64 computes in rne only: other modes are skipped unless acc=fp64 was asked for.
+      if (acc == "fp64" && r != "rne" && !items.count("acc")) continue;
       sp.plain.push_back(MakePrecision(acc, r, ""));
     }
   }

@@ -177,6 +177,13 @@ TEST_CASE("carrier explain: bad input is one line and exit 2", "[fast][explain][
   CheckRejected("explain --op sum --gen normal --n 10 --observed 1 --search orders=bogus", "bogus");
   CheckRejected("explain --op sum --gen normal --n 10 --observed 1 --search mma=hopper", "dot");
   CheckRejected("explain --op sum --observed 1", "--input");
+  CheckRejected("explain --op sum --gen normal --n 10 --observed 1 --search 'acc=fp64;round=rz'",
+                "rne only");
+  // round= alone leaves fp64 at rne (no refusal); nothing matches 2^40-ish: exit 1.
+  const carrier_test::Run rz = carrier_test::Carrier(
+      "explain --op sum --gen normal --n 100 --observed 0x1.234566p+40 --search round=rz");
+  INFO(rz.err);
+  CHECK(rz.code == 1);
   // The text report names the matching order for a small exact case: 1 + 2^-24 + 2^-24 in fp32.
   const std::string file = carrier_test::TempPath("explain.txt");
   {
