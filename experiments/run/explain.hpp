@@ -104,8 +104,8 @@ struct ExplainProgress {
 // Throws SpecError.
 ExplainResult Explain(const ExplainSpec& spec, ExplainProgress* progress = nullptr);
 
-// The library's orders for n inputs (the default `orders`); for op dot also the mma orders
-// whose input format holds every one of `values` (empty: every profile).
+// The library's orders for n inputs (the default `orders`), as canonical texts (ToString); the
+// mma orders of a dot are added by Explain from the profiles whose input format holds the input.
 std::vector<std::string> LibraryOrders(std::uint64_t n);
 
 // The result as one JSON object (the verb's --json, Python's carrier.explain).
