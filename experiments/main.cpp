@@ -65,6 +65,8 @@ const Verb kVerbs[] = {
      RunDerive},
     {"equiv", "whether two schedules build the same tree; if not, an input that tells them apart",
      kEquivHelp, RunEquiv},
+    {"explain", "which orders, formats and matrix-unit profiles reproduce observed outputs",
+     kExplainHelp, RunExplain},
     {"eval", "one reduction against its certified reference and a-priori bound",
      "usage: carrier eval --op OP --dtype T [--acc T] [--round MODE] [--schedule S]\n"
      "                    [--exp POLICY] (--input FILE | --gen DIST --n N [--seed S])\n"

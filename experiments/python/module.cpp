@@ -53,6 +53,7 @@
 #include "precision/rounding.hpp"
 #include "registry/registry.hpp"
 #include "run/defaults.hpp"
+#include "run/explain.hpp"
 #include "run/memory.hpp"
 #include "run/tree_shape.hpp"
 #include "run/trial.hpp"
@@ -790,6 +791,38 @@ PYBIND11_MODULE(_carrier, m) {
       },
       py::arg("schedule"), py::arg("n"));
   m.def("_ops", &Ops);
+  // carrier explain in process: the search (run/explain.hpp) and its JSON (carrier.explain
+  // turns it into a DataFrame).
+  m.def(
+      "_explain",
+      [](const std::string& op, std::vector<double> a, std::vector<double> b,
+         const std::string& input, const std::string& gen, std::uint64_t n, std::uint64_t seed,
+         const std::string& dtype, std::vector<double> observed, const std::string& search,
+         unsigned threads) {
+        return Guarded([&] {
+          carrier::run::ExplainSpec spec;
+          spec.op = op;
+          spec.dtype = dtype;
+          spec.a = std::move(a);
+          spec.b = std::move(b);
+          if (!input.empty()) {
+            auto cols = carrier::inputs::ReadNumbersFile(input, op == "dot" ? 2 : 1, false);
+            spec.a = std::move(cols.a);
+            spec.b = std::move(cols.b);
+            spec.input_text = "file:" + input;
+          }
+          spec.gen = gen;
+          spec.n = n;
+          spec.seed = seed;
+          spec.observed = std::move(observed);
+          spec.search = search;
+          spec.threads = threads;
+          return carrier::run::ExplainJson(carrier::run::Explain(spec));
+        });
+      },
+      py::arg("op"), py::arg("a"), py::arg("b"), py::arg("input"), py::arg("gen"), py::arg("n"),
+      py::arg("seed"), py::arg("dtype"), py::arg("observed"), py::arg("search"),
+      py::arg("threads"));
   m.def("_run_laws", [](std::vector<std::string> argv) {
     int code = 0;
     std::string out = RunVerb(cli::RunLaws, std::move(argv), &code);

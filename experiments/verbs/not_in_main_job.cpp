@@ -30,6 +30,9 @@ const char kProbeHelp[] =
 const char kEquivHelp[] =
     "usage: carrier equiv ...\n"
     "  not in this build: configure with -DCARRIER_MAIN_JOB_ONLY=OFF (README command (b)).\n";
+const char kExplainHelp[] =
+    "usage: carrier explain ...\n"
+    "  not in this build: configure with -DCARRIER_MAIN_JOB_ONLY=OFF (README command (b)).\n";
 const char kInvarianceHelp[] =
     "usage: carrier invariance ...\n"
     "  not in this build: configure with -DCARRIER_MAIN_JOB_ONLY=OFF (README command (b)).\n";
@@ -44,5 +47,6 @@ int RunReplayBench(const std::vector<std::string>&) { NotBuilt("replay-bench"); 
 int RunProbe(const std::vector<std::string>&) { NotBuilt("probe"); }
 int RunEquiv(const std::vector<std::string>&) { NotBuilt("equiv"); }
 int RunInvariance(const std::vector<std::string>&) { NotBuilt("invariance"); }
+int RunExplain(const std::vector<std::string>&) { NotBuilt("explain"); }
 
 }  // namespace carrier::cli

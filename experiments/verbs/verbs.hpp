@@ -31,6 +31,9 @@ extern const char kProbeHelp[];
 extern const char kEquivHelp[];
 int RunInvariance(const std::vector<std::string>& args);  // verbs/invariance.cpp
 extern const char kInvarianceHelp[];
+// verbs/explain.cpp
+int RunExplain(const std::vector<std::string>& args);
+extern const char kExplainHelp[];
 extern const char kSweepHelp[];
 extern const char kMergeHelp[];
 // The study verb keeps its help beside its studies (verbs/study.cpp).

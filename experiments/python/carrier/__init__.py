@@ -33,8 +33,8 @@ from ._carrier import Tree
 
 __version__ = _carrier.__version__
 
-__all__ = ["eval", "tree", "laws", "derive", "sweep", "read_sweep", "ops", "round", "EvalResult",
-           "Tree", "Carrier", "replay"]
+__all__ = ["eval", "explain", "tree", "laws", "derive", "sweep", "read_sweep", "ops", "round",
+           "EvalResult", "Tree", "Carrier", "replay"]
 
 
 def __dir__():
@@ -348,6 +348,104 @@ def eval(op, x=None, y=None, *, dtype=None, acc=None, round=None, precision=None
         _count(n, "n"), _count(seed, "seed", allow_none=False), _count(sr_seed, "sr_seed"),
         _count(head_dim, "head_dim"), _flag(allow_nonfinite, "allow_nonfinite"))
     return EvalResult(result)
+
+
+def _observed_values(observed):
+    """Observed outputs as floats: a number, a hex-float or decimal string, or a sequence of them."""
+    if isinstance(observed, (str, bytes)) or not hasattr(observed, "__iter__"):
+        observed = [observed]
+    out = []
+    for v in observed:
+        if isinstance(v, str):
+            try:
+                out.append(float.fromhex(v) if "0x" in v.lower() else float(v))
+            except ValueError:
+                raise ValueError(f"observed value {v!r} is not a number (hex float or decimal)") \
+                    from None
+        elif isinstance(v, bool) or not isinstance(v, (int, float, _np_floating())):
+            raise TypeError(f"observed values must be numbers or strings, got {type(v).__name__}")
+        else:
+            out.append(float(v))
+    if not out:
+        raise ValueError("give at least one observed output")
+    return out
+
+
+def _np_floating():
+    import numpy
+    return numpy.floating
+
+
+def explain(op, x=None, y=None, *, observed, gen=None, n=None, seed=1, dtype=None, input=None,
+            search=None, threads=None):
+    """Which configurations reproduce observed outputs bit for bit: ``carrier explain`` in process.
+
+    The input as ``carrier.eval``'s: x (and y for dot), input= a file, or gen=, n=, seed=.
+    observed: one output or a sequence (floats, or strings such as "0x1.8p+3"). search: the
+    CLI's ``--search`` text ("orders=library;acc=fp32,bf16;round=rne,rz"), default the whole
+    library; threads: worker threads (default all).
+
+    Returns a pandas DataFrame with one row per matching configuration: observation (index of
+    the observed output), observed, observed_hex, group (configurations with the same tree hash
+    and precision), tree_hash, schedule, acc, round, out, precision, and the observation's
+    abs_error, rel_error and ulp_error against the certified reference. ``df.attrs`` holds the
+    search's figures: reference, reference_tier, candidates, replays, pruned_*, seconds, and,
+    for two or more observations, difference (the smallest change between a configuration of
+    the first and one of the second).
+
+    >>> import carrier
+    >>> y = carrier.eval("sum", gen="normal", n=1000, dtype="fp32", schedule="blocked:64").result
+    >>> df = carrier.explain("sum", gen="normal", n=1000, observed=y, search="acc=fp32;round=rne")
+    >>> "blocked:64" in set(df.schedule)
+    True
+    """
+    import json
+    import pandas
+    import numpy
+    _text(op, "op", allow_none=False)
+    values = _observed_values(observed)
+    dtype = None if dtype is None else _format_name(dtype, "dtype")
+    _text(gen, "gen")
+    _text(search, "search")
+    path = None if input is None else _existing_file(input, "input")
+
+    def column(v, what):
+        if v is None:
+            return []
+        a = numpy.asarray(v)
+        if a.dtype.kind not in "fiu" or a.ndim != 1:
+            raise (TypeError if a.dtype.kind not in "fiu" else ValueError)(
+                f"{what} must be a one-dimensional array of real numbers")
+        return a.astype(numpy.float64).tolist()
+
+    a, b = column(x, "x"), column(y, "y")
+    if op == "dot" and x is not None and y is None:
+        raise ValueError("dot takes two columns: explain('dot', x, y, ...)")
+    count = _count(threads, "threads")
+    text = _carrier._explain(op, a, b, path or "", gen or "", _count(n, "n") or 0,
+                             _count(seed, "seed", allow_none=False), dtype or "", values,
+                             search or "", count or 0)
+    r = json.loads(text)
+    rows = []
+    for k, ob in enumerate(r["observed"]):
+        for c in ob["configs"]:
+            rows.append({"observation": k, "observed": ob["value"], "observed_hex": ob["hex"],
+                         "group": c["group"], "tree_hash": c["tree_hash"],
+                         "schedule": c["schedule"], "acc": c["acc"], "round": c["round"],
+                         "out": c["out"], "precision": c["precision"],
+                         "abs_error": ob["abs_error"], "rel_error": ob["rel_error"],
+                         "ulp_error": ob["ulp_error"]})
+    columns = ["observation", "observed", "observed_hex", "group", "tree_hash", "schedule", "acc",
+               "round", "out", "precision", "abs_error", "rel_error", "ulp_error"]
+    df = pandas.DataFrame(rows, columns=columns)
+    for key in ("op", "dtype", "n", "reference", "reference_tier", "reference_certified",
+                "orders", "trees", "precisions", "candidates", "pruned_value_set",
+                "pruned_direction", "pruned_bound", "shared_tree", "replays", "threads",
+                "seconds", "difference"):
+        if key in r:
+            df.attrs[key] = r[key]
+    df.attrs["matches"] = [ob["matches"] for ob in r["observed"]]
+    return df
 
 
 def ops():
