@@ -3,7 +3,8 @@
 usage: target.py TARGET DTYPE N
 
 TARGET is one of numpy.sum, numpy.add.reduce:strided (np.add.reduce over a view with stride
-2 into a buffer twice as long), python.sum (the built-in sum over a list of Python floats),
+2 into a buffer twice as long), numpy.dot (N = 2K values: np.dot of the first K and the
+last K; carrier probe dot:numpy.dot), python.sum (the built-in sum over a list of Python floats),
 torch.sum, torch.logsumexp (CPU tensors; needs `import torch`). DTYPE is fp32 or fp64.
 
 The first line written is "ok DESCRIPTION" or "error REASON" (then exit 3). Then, per line
@@ -116,6 +117,15 @@ def main():
 
             def evaluate(v):
                 return float(np.add.reduce(v))
+        elif target == "numpy.dot":
+            # N = 2K values: a_0..a_{K-1} then b_0..b_{K-1} (carrier probe dot:numpy.dot).
+            if n % 2:
+                fail("numpy.dot needs an even N (a then b)")
+            buf = np.ones(n, dtype=ndt)
+            view = buf
+
+            def evaluate(v):
+                return float(np.dot(v[:n // 2], v[n // 2:]))
         elif target == "python.sum":
             buf = np.ones(n, dtype=ndt)
             view = buf
@@ -123,8 +133,8 @@ def main():
             def evaluate(v):
                 return float(sum(float(t) for t in v))
         else:
-            fail("unknown target " + target + " (numpy.sum numpy.add.reduce:strided python.sum "
-                 "torch.sum torch.logsumexp)")
+            fail("unknown target " + target + " (numpy.sum numpy.add.reduce:strided numpy.dot "
+                 "python.sum torch.sum torch.logsumexp)")
 
         target_buf, target_arg = view, view
 

@@ -479,7 +479,7 @@ class ExecTarget : public Target {
 std::unique_ptr<Target> MakeTarget(const std::string& text, const std::string& dtype,
                                    std::uint64_t n, double timeout_seconds) {
   if (text == "numpy.sum" || text == "numpy.add.reduce:strided" || text == "python.sum" ||
-      text == "torch.sum" || text == "torch.logsumexp")
+      text == "numpy.dot" || text == "torch.sum" || text == "torch.logsumexp")
     return std::make_unique<PythonTarget>(text, dtype, n, timeout_seconds);
   if (text.rfind("exec:", 0) == 0)
     return std::make_unique<ExecTarget>(text.substr(5), dtype, n, timeout_seconds);

@@ -7,18 +7,24 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
 
 #include "cli/args.hpp"
 #include "cli/progress.hpp"
+#include "core/carriers/dot.hpp"
 #include "core/carriers/sum.hpp"
 #include "core/fprev.hpp"
+#include "core/mma.hpp"
 #include "core/replay.hpp"
+#include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
 #include "io/json.hpp"
 #include "probe/targets.hpp"
@@ -64,7 +70,351 @@ constexpr std::uint64_t kCalibrationCalls = 16;
 
 }  // namespace
 
+// ---- carrier probe dot:TARGET: a black-box dot product's matrix-unit accumulation ---------
+//
+// Hypotheses: every mma: profile (core/mma.hpp) whose input format holds --dtype, alone or
+// promoted every N products (N = the profile's k times a power of two, below --k). Test
+// vectors: Fasi et al.'s (PeerJ CS 7:e330, 2021) generalised into families over every
+// position and exponent, in the spirit of Khattak and Mikaitis (arXiv 2512.07004):
+//   fraction  +B, -B, +-2^-j B in one group: the small term survives iff j <= F (its sign
+//             tells truncation from flooring);
+//   group     +B, -B at inputs 0, 1 and a tiny term at input g: it survives iff g starts a
+//             new fused step or a promoted chain;
+//   promote   a tiny term at input 0, then +B, -B at g, g + 1: it survives only across a
+//             promotion (in a fused chain the accumulator is cut with the terms);
+//   rounding  B plus 1.5 * 2^-d B: truncation, RZ and RNE of the output differ;
+//   random    format values of mixed sign over 2^-4..2^4.
+// The search is adaptive: each step asks the target the pool vector that splits the
+// hypotheses still alive into the most classes, until no vector splits them; the survivor
+// is then checked on fresh random inputs before it is printed.
+namespace {
+
+struct DotHypothesis {
+  std::string text;
+  const MmaProfile* profile = nullptr;
+  std::uint64_t promote = 0;
+  MergeTree tree;
+};
+
+using DotPairs = std::vector<ValuePair<float>>;
+
+struct FormatRange {
+  int emin, emax, precision;  // normal exponents; significand bits with the implicit one
+};
+
+std::optional<FormatRange> DotFormat(const std::string& dtype) {
+  if (dtype == "fp16") return FormatRange{-14, 15, 11};
+  if (dtype == "bf16") return FormatRange{-126, 127, 8};
+  if (dtype == "tf32") return FormatRange{-126, 127, 11};
+  if (dtype == "fp8e4m3") return FormatRange{-6, 8, 4};
+  return std::nullopt;
+}
+
+// A product of value mant * 2^e (mant 1 or 1.5, any sign) as two normal factors.
+ValuePair<float> Term(double mant, int e, const FormatRange& r) {
+  int ea = e / 2;
+  if (ea > r.emax) ea = r.emax;
+  if (ea < r.emin) ea = r.emin;
+  int eb = e - ea;
+  if (eb > r.emax) {
+    ea += eb - r.emax;
+    eb = r.emax;
+  } else if (eb < r.emin) {
+    ea -= r.emin - eb;
+    eb = r.emin;
+  }
+  return {static_cast<float>(std::ldexp(mant, ea)), static_cast<float>(std::ldexp(1.0, eb))};
+}
+
+DotPairs RandomPairs(std::uint64_t k, std::uint64_t seed, const FormatRange& r) {
+  DotPairs x(k);
+  std::uint64_t state = seed * 0x9e3779b97f4a7c15ULL + 0xd07;
+  auto value = [&] {
+    state = tree_detail::Mix(state);
+    const double u = static_cast<double>(state >> 11) * 0x1.0p-53;
+    const double m =
+        std::floor((1 + u) * std::ldexp(1.0, r.precision - 1)) / std::ldexp(1.0, r.precision - 1);
+    const int e = static_cast<int>((state >> 3) % 9) - 4;
+    return static_cast<float>(((state & 1) ? -1 : 1) * std::ldexp(m, e));
+  };
+  for (auto& p : x) p = {value(), value()};
+  return x;
+}
+
+double DotReplay(const MergeTree& t, const DotPairs& x) {
+  return static_cast<double>(ReplayResult<Dot<float>>(t, std::span<const ValuePair<float>>(x)));
+}
+
+std::string NodeText(const MmaNode& n) {
+  return std::to_string(n.terms) +
+         " products + the accumulator per fused step, F = " + std::to_string(n.frac_bits) +
+         " fraction bits, aligned terms " +
+         (n.align == MmaAlign::kTruncate ? "truncated" : "floored") + ", output " +
+         std::string(MmaOutputName(n.output)) +
+         (n.two_stage ? ", two stages (products, then with the accumulator)" : "");
+}
+
+int RunDotProbe(const std::vector<std::string>& argv) {
+  Args args("probe", argv, {"dtype", "k", "verify", "seed", "timeout"}, {}, 1);
+  const std::string target_text = args.Positional()[0].substr(4);
+  const std::string dtype = args.Choice("dtype", {"fp16", "bf16", "tf32", "fp8e4m3"}, "fp16");
+  const FormatRange range = *DotFormat(dtype);
+  const std::uint64_t k = args.Count("k", 64);
+  if (k < 4 || k > 4096) args.Fail("--k must be in [4, 4096]");
+  const std::uint64_t verify = args.Count("verify", 8);
+  const std::uint64_t seed = args.Count("seed", 1);
+  const double timeout = args.Seconds("timeout", probe::kDefaultTargetTimeoutSeconds);
+  if (timeout <= 0) args.Fail("--timeout must be more than 0 seconds");
+
+  // The target: carrier's own model (in process) or an executable (the sum protocol over the
+  // 2K values a_0..a_{K-1}, b_0..b_{K-1}).
+  std::function<std::vector<double>(const std::vector<DotPairs>&)> target;
+  std::string description;
+  std::unique_ptr<probe::Target> exec;
+  if (target_text.rfind("mma:", 0) == 0) {
+    MergeTree truth;
+    try {
+      truth = BuildTree(target_text, k);
+    } catch (const ScheduleError& e) {
+      args.Fail(e.what());
+    }
+    if (!MmaInputAccepts(truth.fused.input, dtype))
+      args.Fail(target_text + " takes " + std::string(MmaInputName(truth.fused.input)) +
+                " inputs, not --dtype " + dtype);
+    description = target_text + " (carrier's model of it, run as a black box)";
+    target = [truth](const std::vector<DotPairs>& xs) {
+      std::vector<double> out;
+      for (const DotPairs& x : xs) out.push_back(DotReplay(truth, x));
+      return out;
+    };
+  } else if (target_text.rfind("exec:", 0) == 0 || target_text == "numpy.dot") {
+    try {
+      exec = probe::MakeTarget(target_text, "fp32", 2 * k, timeout);
+    } catch (const probe::TargetError& e) {
+      args.Fail(e.what());
+    }
+    description = exec->Description();
+    target = [&](const std::vector<DotPairs>& xs) {
+      std::vector<MaskedInput> batch;
+      for (const DotPairs& x : xs) {
+        MaskedInput in{0.0, {}};
+        for (std::uint64_t q = 0; q < k; ++q) {
+          in.runs.push_back({q, 1, 1, x[q].a});
+          in.runs.push_back({k + q, 1, 1, x[q].b});
+        }
+        batch.push_back(std::move(in));
+      }
+      return exec->Evaluate(batch);
+    };
+  } else {
+    args.Fail("unknown dot target '" + target_text +
+              "': dot:mma:PROFILE[:promote:N] dot:numpy.dot dot:exec:COMMAND");
+  }
+
+  std::vector<DotHypothesis> hyps;
+  for (const MmaProfile& p : kMmaProfiles) {
+    if (!MmaInputAccepts(p.node.input, dtype)) continue;
+    for (std::uint64_t promote = 0; promote < k; promote = promote ? 2 * promote : p.k) {
+      const std::string text =
+          "mma:" + std::string(p.name) + (promote ? ":promote:" + std::to_string(promote) : "");
+      hyps.push_back({text, &p, promote, BuildTree(text, k)});
+    }
+  }
+
+  // The pool of test vectors (see above). B: the big term's exponent; deep: the smallest
+  // term's distance below it, both within the format's factors and fp32's output range.
+  const int big = dtype == "fp8e4m3" ? 2 * range.emax - 1 : 0;
+  const int deep = std::min(28, big - 2 * range.emin);
+  std::vector<DotPairs> pool;
+  std::vector<std::string> family;
+  auto zero = [&] { return DotPairs(k, ValuePair<float>{0.0f, 0.0f}); };
+  for (int j = 1; j <= deep; ++j)
+    for (double sign : {1.0, -1.0}) {
+      DotPairs x = zero();
+      x[0] = Term(1, big, range);
+      x[1] = Term(-1, big, range);
+      x[2] = Term(sign, big - j, range);
+      pool.push_back(x);
+      family.push_back("fraction");
+    }
+  for (std::uint64_t g = 2; g < k; ++g) {
+    DotPairs x = zero();
+    x[0] = Term(1, big, range);
+    x[1] = Term(-1, big, range);
+    x[g] = Term(1, big - deep, range);
+    pool.push_back(x);
+    family.push_back("group");
+  }
+  for (std::uint64_t g = 1; g + 1 < k; ++g) {
+    DotPairs x = zero();
+    x[0] = Term(1, big - deep, range);
+    x[g] = Term(1, big, range);
+    x[g + 1] = Term(-1, big, range);
+    pool.push_back(x);
+    family.push_back("promote");
+  }
+  for (int d = 8; d <= 26; ++d)
+    for (double sign : {1.0, -1.0}) {
+      DotPairs x = zero();
+      x[0] = Term(1, big, range);
+      x[1] = Term(1.5 * sign, big - d, range);
+      pool.push_back(x);
+      family.push_back("rounding");
+    }
+  for (std::uint64_t r = 0; r < 16; ++r) {
+    pool.push_back(RandomPairs(k, seed * 1000 + r, range));
+    family.push_back("random");
+  }
+  std::vector<std::vector<double>> table(hyps.size(), std::vector<double>(pool.size()));
+  for (std::size_t h = 0; h < hyps.size(); ++h)
+    for (std::size_t t = 0; t < pool.size(); ++t) table[h][t] = DotReplay(hyps[h].tree, pool[t]);
+
+  std::vector<std::size_t> alive(hyps.size());
+  for (std::size_t h = 0; h < hyps.size(); ++h) alive[h] = h;
+  std::vector<bool> asked(pool.size(), false);
+  std::uint64_t queries = 0;
+  std::map<std::string, int> asked_families;
+  for (;;) {
+    std::size_t best = pool.size(), best_classes = 1;
+    for (std::size_t t = 0; t < pool.size(); ++t) {
+      if (asked[t]) continue;
+      std::vector<std::uint64_t> seen;
+      for (std::size_t h : alive) seen.push_back(std::bit_cast<std::uint64_t>(table[h][t]));
+      std::sort(seen.begin(), seen.end());
+      const std::size_t classes =
+          static_cast<std::size_t>(std::unique(seen.begin(), seen.end()) - seen.begin());
+      if (classes > best_classes) {
+        best = t;
+        best_classes = classes;
+      }
+    }
+    if (best == pool.size()) break;
+    asked[best] = true;
+    double y = 0;
+    try {
+      y = target({pool[best]})[0];
+    } catch (const probe::TargetError& e) {
+      args.Fail(e.what());
+    }
+    ++queries;
+    ++asked_families[family[best]];
+    std::vector<std::size_t> keep;
+    for (std::size_t h : alive)
+      if (SameBits(table[h][best], y)) keep.push_back(h);
+    if (keep.empty()) {
+      std::ostringstream os;
+      os << std::hexfloat << y;
+      std::cout << "target          " << description << "\n"
+                << "result          no mma: profile of the " << hyps.size()
+                << " hypotheses (profiles x promotion intervals) gives the target's " << os.str()
+                << " on a '" << family[best] << "' test vector (query " << queries << ")\n";
+      return 1;
+    }
+    alive = std::move(keep);
+  }
+
+  std::uint64_t adaptive_queries = 0;
+  // The survivors against every pool vector not asked yet (one batch): the search stops when
+  // no vector splits the survivors, which says nothing about the target yet.
+  {
+    std::vector<std::size_t> rest;
+    std::vector<DotPairs> xs;
+    for (std::size_t t = 0; t < pool.size(); ++t)
+      if (!asked[t]) {
+        rest.push_back(t);
+        xs.push_back(pool[t]);
+      }
+    std::vector<double> ys;
+    try {
+      ys = target(xs);
+    } catch (const probe::TargetError& e) {
+      args.Fail(e.what());
+    }
+    const std::uint64_t adaptive = queries;
+    queries += xs.size();
+    adaptive_queries = adaptive;
+    std::vector<std::size_t> keep;
+    std::string first_miss;
+    for (std::size_t h : alive) {
+      bool ok = true;
+      for (std::size_t q = 0; q < rest.size() && ok; ++q) {
+        ok = SameBits(table[h][rest[q]], ys[q]);
+        if (!ok && first_miss.empty()) first_miss = family[rest[q]];
+      }
+      if (ok) keep.push_back(h);
+    }
+    if (keep.empty()) {
+      std::cout << "target          " << description << "\n"
+                << "result          no mma: profile of the " << hyps.size()
+                << " hypotheses (profiles x promotion intervals) gives the target's bits on every "
+                   "test vector (first miss: a '"
+                << first_miss << "' vector, after " << queries << " queries)\n";
+      return 1;
+    }
+    alive = std::move(keep);
+  }
+
+  // Fresh random inputs: the first survivor that replays the target on all of them.
+  std::vector<DotPairs> fresh;
+  for (std::uint64_t r = 0; r < verify; ++r)
+    fresh.push_back(RandomPairs(k, seed * 7919 + r + 1, range));
+  std::vector<double> want;
+  try {
+    want = target(fresh);
+  } catch (const probe::TargetError& e) {
+    args.Fail(e.what());
+  }
+  std::size_t chosen = hyps.size();
+  std::uint64_t agree = 0;
+  for (std::size_t h : alive) {
+    std::uint64_t ok = 0;
+    for (std::uint64_t r = 0; r < verify; ++r)
+      ok += SameBits(DotReplay(hyps[h].tree, fresh[r]), want[r]);
+    if (chosen == hyps.size() || ok > agree) {
+      chosen = h;
+      agree = ok;
+    }
+    if (ok == verify) break;
+  }
+  const DotHypothesis& got = hyps[chosen];
+  if (agree != verify) {
+    std::cout << "target          " << description << "\n"
+              << "result          no mma: profile replays the target: the closest, " << got.text
+              << ", agrees on " << agree << " of " << verify << " fresh random inputs\n";
+    return 1;
+  }
+  std::string families;
+  for (const auto& [name, count] : asked_families)
+    families += (families.empty() ? "" : ", ") + std::to_string(count) + " " + name;
+  std::string others;
+  for (std::size_t h : alive)
+    if (h != chosen) others += (others.empty() ? "" : ", ") + hyps[h].text;
+  std::cout << "target          " << description << "\n"
+            << "k               " << k << " products of " << dtype << " inputs\n"
+            << "queries         " << adaptive_queries << " adaptive test vectors (" << families
+            << "), then the other " << queries - adaptive_queries << " of the pool's "
+            << pool.size() << " in one batch, against " << hyps.size() << " hypotheses\n"
+            << "profile         " << got.text << "\n"
+            << "fused step      " << NodeText(got.profile->node)
+            << " (instruction k = " << got.profile->k << ", " << got.profile->instruction << ")\n"
+            << "promotion       "
+            << (got.promote ? "every " + std::to_string(got.promote) +
+                                  " products the partial goes into an IEEE fp32 accumulator"
+                            : std::string("none: the accumulator joins every fused step"))
+            << "\n"
+            << "same bits       " << (others.empty() ? "no other hypothesis" : others)
+            << " on every test vector\n"
+            << "verified        " << agree << " of " << verify << " fresh random inputs: replay of "
+            << got.text << " == target, bit for bit\n";
+  return agree == verify ? 0 : 1;
+}
+
+}  // namespace
+
 int RunProbe(const std::vector<std::string>& argv_in) {
+  if (std::any_of(argv_in.begin(), argv_in.end(),
+                  [](const std::string& a) { return a.rfind("dot:", 0) == 0; }))
+    return RunDotProbe(argv_in);
   std::vector<std::string> argv = argv_in;
   for (auto& a : argv)
     if (a == "-o") a = "--output";
@@ -100,6 +450,8 @@ int RunProbe(const std::vector<std::string>& argv_in) {
       args.Choice("format", {"text", "json", "dot"}, output ? "json" : "text");
   const std::uint64_t verify = args.Count("verify", 8);
   const std::uint64_t seed = args.Count("seed", 1);
+  if (target_text == "numpy.dot")
+    args.Fail("numpy.dot is a dot product: carrier probe dot:numpy.dot");
   if (target_text == "torch.logsumexp")
     args.Fail(
         "torch.logsumexp: its terms exp(x - max) are positive, so FPRev's +M/-M masks "
@@ -443,6 +795,22 @@ const char kProbeHelp[] =
     "                            space) and exits 0. A process running past --timeout\n"
     "                            (default 300 s) is killed; a failure is reported with its exit\n"
     "                            code or signal and the start of its stderr\n"
+    "\n"
+    "carrier probe dot:TARGET --k K [--dtype fp16|bf16|tf32|fp8e4m3] [--verify V] [--seed S]\n"
+    "recovers a black-box dot product's matrix-unit accumulation: the mma: profile (and\n"
+    "promotion interval) of core/mma.hpp that gives the target's bits. The hypotheses are every\n"
+    "profile whose inputs hold --dtype (default fp16), alone or promoted every k * 2^j products;\n"
+    "the test vectors generalise Fasi et al.'s (PeerJ CS 7:e330): fraction bits (+B, -B and\n"
+    "+-2^-j B in one step), step and promotion boundaries (a tiny term that survives only\n"
+    "across one), output rounding (B + 1.5 * 2^-d B) and random format values. Each query is the\n"
+    "vector that splits the surviving hypotheses into the most classes; then the rest of the\n"
+    "pool is asked in one batch and the survivor is checked on V fresh random inputs (default 8)\n"
+    "before its profile, fused step (products per step, F, truncation or flooring, output\n"
+    "rounding, one or two stages) and promotion are printed. Exit 1, saying so, when no profile\n"
+    "replays the target. Targets: mma:PROFILE[:promote:N] (carrier's own model as a black box),\n"
+    "numpy.dot (fp32, through target.py), exec:COMMAND (the exec: protocol above over 2K values\n"
+    "per vector, a_0..a_{K-1} then b_0..b_{K-1}, N = 2K; a CUDA harness can serve it).\n"
+    "\n"
     "A target that is not a tree of binary additions in the format (a compensated or exact\n"
     "sum, a wider accumulator) is reported as such (exit 2). max and other exact reductions have\n"
     "no observable tree.\n";
