@@ -639,6 +639,10 @@ int RunProbe(const std::vector<std::string>& argv_in) {
       args.Fail(probe::OneLine(target_text) + " (" + dtype + "): " + method_note);
   }
 
+  if (!have_tree && static_cast<double>(n - 1) * static_cast<double>(n) > kMaxValues)
+    args.Fail(probe::OneLine(target_text) + " (" + dtype + "): " + method_note +
+              ": FPRev's recursion would need at least " + std::to_string(n - 1) +
+              " target calls of " + std::to_string(n) + " values each (more than ten hours)");
   if (!have_tree) {
     // FPRev: between n - 1 calls (a sequential sum) and about (n/2) log2 n (a balanced one).
     const double balanced = std::ceil(
