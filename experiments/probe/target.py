@@ -3,13 +3,16 @@
 usage: target.py TARGET DTYPE N
 
 TARGET is one of numpy.sum, numpy.add.reduce:strided (np.add.reduce over a view with stride
-2 into a buffer twice as long), python.sum (the built-in sum over a list of Python floats),
+2 into a buffer twice as long), numpy.dot (N = 2K values: np.dot of the first K and the
+last K; carrier probe dot:numpy.dot), python.sum (the built-in sum over a list of Python floats),
 torch.sum, torch.logsumexp (CPU tensors; needs `import torch`). DTYPE is fp32 or fp64.
 
 The first line written is "ok DESCRIPTION" or "error REASON" (then exit 3). Then, per line
 read from stdin:
-  m I M J1 J2 ...   masks: for each J, the target on x = 1 everywhere, x[I] = M, x[J] = -M;
-                    answers one line of float.hex results, in order
+  b K               a batch: the next K lines are inputs given sparsely, each
+                      v BG F1 C1 S1 V1 F2 C2 S2 V2 ...
+                    (every value BG, then for each run x[F + k*S] = V for k < C, in order;
+                    BG and V as float.hex); answers one line of K float.hex results, in order
   x V1 V2 ... VN    the target on these values (float.hex or decimal); answers one float.hex
   q                 exit
 The values are stored in DTYPE before the call; results are printed exactly (float.hex of
@@ -21,6 +24,38 @@ import sys
 def fail(reason):
     print("error " + reason, flush=True)
     sys.exit(3)
+
+
+class Sparse:
+    """Sparse inputs written into one buffer: only the runs of the previous input are reset
+    when the background stays, so a mask over 10^6 values costs a few slice stores."""
+
+    def __init__(self, buf, arg, evaluate, n):
+        self.buf, self.arg, self.evaluate, self.n = buf, arg, evaluate, n
+        self.background = None
+        self.runs = []
+
+    def run(self, words):
+        bg = float.fromhex(words[1])
+        runs = []
+        for k in range(2, len(words), 4):
+            f, c, s = int(words[k]), int(words[k + 1]), int(words[k + 2])
+            if c < 1 or s < 1 or f + (c - 1) * s >= self.n:
+                fail("a run past the end of the input")
+            runs.append((f, c, s, float.fromhex(words[k + 3])))
+        if bg == self.background:
+            for f, c, s, _ in self.runs:
+                self.buf[f:f + (c - 1) * s + 1:s] = bg
+        else:
+            self.buf[:] = bg
+            self.background = bg
+        for f, c, s, v in runs:
+            self.buf[f:f + (c - 1) * s + 1:s] = v
+        self.runs = runs
+        return self.evaluate(self.arg)
+
+    def forget(self):
+        self.background = None
 
 
 def main():
@@ -57,15 +92,7 @@ def main():
         else:
             fail("unknown torch target " + target)
 
-        def run_masks(i, m, js):
-            out = []
-            arr[:] = 1
-            for j in js:
-                arr[i] = m
-                arr[j] = -m
-                out.append(evaluate(buf))
-                arr[j] = 1
-            return out
+        target_buf, target_arg = arr, buf
 
         def run_values(vals):
             return evaluate(torch.tensor(vals, dtype=tdt))
@@ -90,6 +117,15 @@ def main():
 
             def evaluate(v):
                 return float(np.add.reduce(v))
+        elif target == "numpy.dot":
+            # N = 2K values: a_0..a_{K-1} then b_0..b_{K-1} (carrier probe dot:numpy.dot).
+            if n % 2:
+                fail("numpy.dot needs an even N (a then b)")
+            buf = np.ones(n, dtype=ndt)
+            view = buf
+
+            def evaluate(v):
+                return float(np.dot(v[:n // 2], v[n // 2:]))
         elif target == "python.sum":
             buf = np.ones(n, dtype=ndt)
             view = buf
@@ -97,24 +133,17 @@ def main():
             def evaluate(v):
                 return float(sum(float(t) for t in v))
         else:
-            fail("unknown target " + target + " (numpy.sum numpy.add.reduce:strided python.sum "
-                 "torch.sum torch.logsumexp)")
+            fail("unknown target " + target + " (numpy.sum numpy.add.reduce:strided numpy.dot "
+                 "python.sum torch.sum torch.logsumexp)")
 
-        def run_masks(i, m, js):
-            out = []
-            view[:] = 1
-            for j in js:
-                view[i] = m
-                view[j] = -m
-                out.append(evaluate(view))
-                view[j] = 1
-            return out
+        target_buf, target_arg = view, view
 
         def run_values(vals):
             view[:] = np.array(vals, dtype=np.float64).astype(ndt)
             return evaluate(view)
         desc = target + " (numpy " + np.__version__ + ", " + dtype + ")"
 
+    sparse = Sparse(target_buf, target_arg, evaluate, n)
     print("ok " + desc, flush=True)
     for line in sys.stdin:
         parts = line.split()
@@ -122,15 +151,19 @@ def main():
             continue
         if parts[0] == "q":
             break
-        if parts[0] == "m":
-            i, m = int(parts[1]), float.fromhex(parts[2])
-            js = [int(t) for t in parts[3:]]
-            res = run_masks(i, m, js)
+        if parts[0] == "b":
+            res = []
+            for _ in range(int(parts[1])):
+                words = sys.stdin.readline().split()
+                if not words or words[0] != "v" or len(words) % 4 != 2:
+                    fail("expected a line 'v BG F C S V ...' in a batch")
+                res.append(sparse.run(words))
             sys.stdout.write(" ".join(r.hex() for r in res) + "\n")
         elif parts[0] == "x":
             vals = [float.fromhex(t) if "x" in t or "p" in t else float(t) for t in parts[1:]]
             if len(vals) != n:
                 fail("expected %d values, got %d" % (n, len(vals)))
+            sparse.forget()
             sys.stdout.write(run_values(vals).hex() + "\n")
         else:
             fail("unknown command " + parts[0])

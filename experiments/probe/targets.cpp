@@ -35,6 +35,33 @@ std::string Hex(double v) {
   return buf;
 }
 
+// Sparse inputs written into one dense buffer: only the previous input's runs are reset when
+// the background stays, so a mask over 10^6 values costs a few stores.
+class MaskedBuffer {
+ public:
+  explicit MaskedBuffer(std::uint64_t n) : x_(n, 0.0) {}
+  const std::vector<double>& Apply(const MaskedInput& in) {
+    if (!has_background_ || in.background != background_) {
+      std::fill(x_.begin(), x_.end(), in.background);
+      background_ = in.background;
+      has_background_ = true;
+    } else {
+      for (const MaskRun& r : runs_)
+        for (std::uint64_t k = 0; k < r.count; ++k) x_[r.first + k * r.stride] = background_;
+    }
+    for (const MaskRun& r : in.runs)
+      for (std::uint64_t k = 0; k < r.count; ++k) x_[r.first + k * r.stride] = r.value;
+    runs_ = in.runs;
+    return x_;
+  }
+
+ private:
+  std::vector<double> x_;
+  std::vector<MaskRun> runs_;
+  double background_ = 0;
+  bool has_background_ = false;
+};
+
 }  // namespace
 
 // A target's text as one short line: control bytes (newlines included) as \n, \r, \t or \xHH,
@@ -139,15 +166,31 @@ class PythonTarget : public Target {
       waitpid(pid_, nullptr, 0);
     }
   }
-  std::vector<double> Masks(std::uint64_t i, double m,
-                            const std::vector<std::uint64_t>& js) override {
-    std::string line = "m " + std::to_string(i) + " " + Hex(m);
-    for (std::uint64_t j : js) line += " " + std::to_string(j);
-    Send(line);
-    std::istringstream is(ReadLine());
+  std::vector<double> Evaluate(const std::vector<MaskedInput>& batch) override {
     std::vector<double> out;
-    std::string tok;
-    while (is >> tok) out.push_back(ParseNumber(tok, name_));
+    for (std::size_t at = 0; at < batch.size(); at += kMaxBatch) {
+      const std::size_t k = std::min(kMaxBatch, batch.size() - at);
+      std::string text = "b " + std::to_string(k) + "\n";
+      for (std::size_t q = at; q < at + k; ++q) {
+        text += "v " + Hex(batch[q].background);
+        for (const MaskRun& r : batch[q].runs)
+          text += " " + std::to_string(r.first) + " " + std::to_string(r.count) + " " +
+                  std::to_string(r.stride) + " " + Hex(r.value);
+        text += "\n";
+      }
+      text.pop_back();
+      Send(text);
+      std::istringstream is(ReadLine());
+      std::string tok;
+      std::size_t got = 0;
+      while (is >> tok) {
+        out.push_back(ParseNumber(tok, name_));
+        ++got;
+      }
+      if (got != k)
+        throw TargetError(name_ + ": the driver answered " + std::to_string(got) + " of " +
+                          std::to_string(k) + " inputs");
+    }
     return out;
   }
   double Values(const std::vector<double>& x) override {
@@ -230,15 +273,9 @@ class LibTarget : public Target {
   ~LibTarget() override {
     if (handle_) dlclose(handle_);
   }
-  std::vector<double> Masks(std::uint64_t i, double m,
-                            const std::vector<std::uint64_t>& js) override {
-    std::vector<double> x(n_, 1.0), out;
-    for (std::uint64_t j : js) {
-      x[i] = m;
-      x[j] = -m;
-      out.push_back(Values(x));
-      x[j] = 1.0;
-    }
+  std::vector<double> Evaluate(const std::vector<MaskedInput>& batch) override {
+    std::vector<double> out;
+    for (const MaskedInput& in : batch) out.push_back(Values(masked_.Apply(in)));
     return out;
   }
   double Values(const std::vector<double>& x) override {
@@ -257,6 +294,7 @@ class LibTarget : public Target {
   std::string text_;
   bool fp32_;
   std::uint64_t n_;
+  MaskedBuffer masked_{n_};
   void* handle_ = nullptr;
   void* fn_ = nullptr;
   std::vector<float> buf32_;
@@ -277,36 +315,25 @@ class ExecTarget : public Target {
     path_ = tmpl;
   }
   ~ExecTarget() override { std::remove(path_.c_str()); }
-  std::vector<double> Masks(std::uint64_t i, double m,
-                            const std::vector<std::uint64_t>& js) override {
-    std::vector<double> x(n_, 1.0), out;
-    for (std::uint64_t j : js) {
-      x[i] = m;
-      x[j] = -m;
-      out.push_back(Values(x));
-      x[j] = 1.0;
+  std::vector<double> Evaluate(const std::vector<MaskedInput>& batch) override {
+    // One process per batch of at most kMaxValuesPerProcess values (and kMaxBatch vectors).
+    constexpr std::uint64_t kMaxValuesPerProcess = 1 << 20;
+    const std::size_t per = static_cast<std::size_t>(std::clamp<std::uint64_t>(
+        kMaxValuesPerProcess / std::max<std::uint64_t>(n_, 1), 1, kMaxBatch));
+    std::vector<double> out;
+    for (std::size_t at = 0; at < batch.size(); at += per) {
+      const std::size_t k = std::min(per, batch.size() - at);
+      std::vector<std::vector<double>> xs;
+      for (std::size_t q = at; q < at + k; ++q) xs.push_back(masked_.Apply(batch[q]));
+      const std::vector<double> got = RunBatch(xs);
+      out.insert(out.end(), got.begin(), got.end());
     }
     return out;
   }
-  double Values(const std::vector<double>& x) override {
-    {
-      std::ofstream f(path_);
-      for (double v : x) f << Hex(fp32_ ? static_cast<double>(static_cast<float>(v)) : v) << "\n";
-      if (!f) throw TargetError(who() + ": cannot write its input to " + path_);
-    }
-    const Run r = RunOnce();
-    if (r.timed_out)
-      throw TargetError(who() + ": no answer within " + SecondsText(timeout_) +
-                        " s (killed; --timeout sets the limit per call)");
-    if (WIFSIGNALED(r.status))
-      throw TargetError(who() + ": killed by signal " + std::to_string(WTERMSIG(r.status)) + " (" +
-                        strsignal(WTERMSIG(r.status)) + ")" + StderrNote(r.err));
-    if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
-      throw TargetError(who() + ": exited with code " + std::to_string(WEXITSTATUS(r.status)) +
-                        StderrNote(r.err));
-    return ParseNumber(r.out, who());
+  double Values(const std::vector<double>& x) override { return RunBatch({x})[0]; }
+  std::string Description() const override {
+    return "exec:" + command_ + " (batches of vectors on stdin)";
   }
-  std::string Description() const override { return "exec:" + command_ + " (values on stdin)"; }
 
  private:
   struct Run {
@@ -314,6 +341,34 @@ class ExecTarget : public Target {
     int status = 0;
     bool timed_out = false;
   };
+  // The vectors back to back on one process's stdin; its K numbers.
+  std::vector<double> RunBatch(const std::vector<std::vector<double>>& xs) {
+    {
+      std::ofstream f(path_);
+      for (const auto& x : xs)
+        for (double v : x) f << Hex(fp32_ ? static_cast<double>(static_cast<float>(v)) : v) << "\n";
+      if (!f) throw TargetError(who() + ": cannot write its input to " + path_);
+    }
+    const Run r = RunOnce(xs.size());
+    if (r.timed_out)
+      throw TargetError(who() + ": no answer within " + SecondsText(timeout_) +
+                        " s (killed; --timeout sets the limit per process)");
+    if (WIFSIGNALED(r.status))
+      throw TargetError(who() + ": killed by signal " + std::to_string(WTERMSIG(r.status)) + " (" +
+                        strsignal(WTERMSIG(r.status)) + ")" + StderrNote(r.err));
+    if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
+      throw TargetError(who() + ": exited with code " + std::to_string(WEXITSTATUS(r.status)) +
+                        StderrNote(r.err));
+    std::vector<double> got;
+    std::istringstream is(r.out);
+    std::string tok;
+    while (is >> tok) got.push_back(ParseNumber(tok, who()));
+    if (got.size() != xs.size() || r.out.find('\0') != std::string::npos)
+      throw TargetError(who() + ": expected " + std::to_string(xs.size()) + " number" +
+                        (xs.size() == 1 ? "" : "s (one per vector)") + ", got " +
+                        OneLineQuoted(r.out));
+    return got;
+  }
   std::string who() const { return "exec:" + OneLine(command_); }
   static std::string StderrNote(const std::string& err) {
     return err.empty() ? "" : "; its stderr: " + OneLineQuoted(err);
@@ -322,7 +377,18 @@ class ExecTarget : public Target {
   // sh -c COMMAND in its own process group, stdin from the values file, stdout and stderr
   // read through pipes (at most kMaxOutput bytes each are kept) until both close, the child
   // exits, or timeout_ seconds pass (then the whole group is killed).
-  Run RunOnce() {
+  Run RunOnce(std::size_t vectors) {
+    // The environment is built before fork: the child only calls async-signal-safe functions.
+    std::vector<std::string> env_text;
+    for (char** e = environ; *e; ++e)
+      if (std::strncmp(*e, "CARRIER_PROBE_N=", 16) != 0 &&
+          std::strncmp(*e, "CARRIER_PROBE_VECTORS=", 22) != 0)
+        env_text.emplace_back(*e);
+    env_text.push_back("CARRIER_PROBE_N=" + std::to_string(n_));
+    env_text.push_back("CARRIER_PROBE_VECTORS=" + std::to_string(vectors));
+    std::vector<char*> envp;
+    for (std::string& e : env_text) envp.push_back(e.data());
+    envp.push_back(nullptr);
     constexpr std::size_t kMaxOutput = 1 << 16;
     int out_pipe[2], err_pipe[2];
     if (pipe(out_pipe) != 0) throw TargetError(who() + ": pipe failed");
@@ -341,7 +407,9 @@ class ExecTarget : public Target {
       dup2(err_pipe[1], 2);
       close(out_pipe[0]);
       close(err_pipe[0]);
-      execl("/bin/sh", "sh", "-c", command_.c_str(), static_cast<char*>(nullptr));
+      char* argv[] = {const_cast<char*>("sh"), const_cast<char*>("-c"),
+                      const_cast<char*>(command_.c_str()), nullptr};
+      execve("/bin/sh", argv, envp.data());
       _exit(127);
     }
     setpgid(pid, pid);
@@ -402,6 +470,7 @@ class ExecTarget : public Target {
   bool fp32_;
   std::uint64_t n_;
   double timeout_;
+  MaskedBuffer masked_{n_};
   std::string path_;
 };
 
@@ -410,7 +479,7 @@ class ExecTarget : public Target {
 std::unique_ptr<Target> MakeTarget(const std::string& text, const std::string& dtype,
                                    std::uint64_t n, double timeout_seconds) {
   if (text == "numpy.sum" || text == "numpy.add.reduce:strided" || text == "python.sum" ||
-      text == "torch.sum" || text == "torch.logsumexp")
+      text == "numpy.dot" || text == "torch.sum" || text == "torch.logsumexp")
     return std::make_unique<PythonTarget>(text, dtype, n, timeout_seconds);
   if (text.rfind("exec:", 0) == 0)
     return std::make_unique<ExecTarget>(text.substr(5), dtype, n, timeout_seconds);
@@ -445,6 +514,7 @@ std::vector<std::string> Candidates(std::uint64_t n) {
 }  // namespace
 
 std::size_t CandidateCount(std::uint64_t n) { return Candidates(n).size(); }
+std::vector<std::string> CandidateSchedules(std::uint64_t n) { return Candidates(n); }
 
 std::vector<std::string> MatchingSchedules(const MergeTree& t) {
   const std::uint64_t want = TreeHash64(t, TreeForm::kBinary);

@@ -2,20 +2,25 @@
 // a recovered tree is compared with.
 //
 // A Target evaluates one summation of n values in one format (fp32 or fp64):
-//   Masks(i, M, js)  the results on FPRev's masks x = 1, x[i] = M, x[j] = -M for each j;
+//   Evaluate(batch)  the results on a batch of sparse inputs (core/fprev.hpp, MaskedInput:
+//                    FPRev's masks and the packed checks that prove a predicted tree);
 //   Values(x)        the result on x (already representable in the format).
 // Kinds (MakeTarget's text):
 //   numpy.sum, numpy.add.reduce:strided, python.sum, torch.sum, torch.logsumexp
 //                    experiments/probe/target.py under /usr/bin/python3 (CARRIER_PYTHON and
-//                    CARRIER_PROBE_SCRIPT override both), one persistent process, masks sent
-//                    in batches; torch.* needs `import torch` to work there;
+//                    CARRIER_PROBE_SCRIPT override both), one persistent process; a batch of
+//                    sparse inputs is one round trip (at most kMaxBatch inputs per line set);
+//                    torch.* needs `import torch` to work there;
 //   LIB.so:SYMBOL    dlopen(LIB.so), SYMBOL with the C signature T f(const T*, size_t);
-//   exec:COMMAND     `sh -c COMMAND` per call, the n values on its stdin one per line (hex
-//                    floats, C99 %a), one number read from its stdout; a call that has not
-//                    finished within timeout_seconds is killed (its process group) and is a
-//                    TargetError; a failed call names its exit code or signal and the start of
-//                    its stderr, on one line. The python targets' driver gets the same limit
-//                    for each answer.
+//   exec:COMMAND     `sh -c COMMAND` once per batch of K vectors (K * n <= 2^20 values, at
+//                    most kMaxBatch vectors): its stdin holds the K vectors back to back, n
+//                    lines each, one C99 hex float (%a) per line; the environment names
+//                    CARRIER_PROBE_N=n and CARRIER_PROBE_VECTORS=K; it prints K numbers
+//                    (decimal or hex, separated by white space) and exits 0. A process that
+//                    has not finished within timeout_seconds is killed (its process group)
+//                    and is a TargetError; a failed process names its exit code or signal and
+//                    the start of its stderr, on one line. The python targets' driver gets the
+//                    same limit for each answer.
 // Every failure (no such file or symbol, a target that exits or prints something that is not
 // one number) is a TargetError with one line naming the target and the reason.
 #pragma once
@@ -26,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "core/fprev.hpp"
 #include "core/merge_tree.hpp"
 
 namespace carrier::probe {
@@ -46,11 +52,13 @@ class TargetError : public std::runtime_error {
 class Target {
  public:
   virtual ~Target() = default;
-  virtual std::vector<double> Masks(std::uint64_t i, double m,
-                                    const std::vector<std::uint64_t>& js) = 0;
+  virtual std::vector<double> Evaluate(const std::vector<MaskedInput>& batch) = 0;
   virtual double Values(const std::vector<double>& x) = 0;
   virtual std::string Description() const = 0;
 };
+
+// The most inputs one round trip to a target carries.
+inline constexpr std::size_t kMaxBatch = 4096;
 
 // dtype: "fp32" or "fp64"; timeout_seconds: exec: targets' limit per call. Throws TargetError.
 inline constexpr double kDefaultTargetTimeoutSeconds = 300;
@@ -63,5 +71,6 @@ std::unique_ptr<Target> MakeTarget(const std::string& text, const std::string& d
 // strided:K canonical:L[:bisect] (each over powers of two), numpy, torch:2/4/8/16.
 std::vector<std::string> MatchingSchedules(const MergeTree& t);
 std::size_t CandidateCount(std::uint64_t n);
+std::vector<std::string> CandidateSchedules(std::uint64_t n);  // the same list, in that order
 
 }  // namespace carrier::probe

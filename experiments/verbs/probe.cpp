@@ -3,20 +3,28 @@
 //
 // The numerics live in core/fprev.hpp (recovery) and core/tree_hash.hpp (identity); the
 // targets in experiments/probe/targets.cpp. This file parses flags, drives and prints.
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
 
 #include "cli/args.hpp"
 #include "cli/progress.hpp"
+#include "core/carriers/dot.hpp"
 #include "core/carriers/sum.hpp"
 #include "core/fprev.hpp"
+#include "core/mma.hpp"
 #include "core/replay.hpp"
+#include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
 #include "io/json.hpp"
 #include "probe/targets.hpp"
@@ -34,13 +42,384 @@ double ReplayAs(const MergeTree& t, const std::vector<double>& x) {
 
 bool SameBits(double a, double b) { return ScalarTraits<double>::BitEqual(a, b); }
 
+// Random input k of a stream: signs mixed, magnitudes over 2^-8..2^7, stored in the format.
+std::vector<double> RandomInput(std::uint64_t n, std::uint64_t seed, std::uint64_t k, bool fp32) {
+  std::vector<double> x(n);
+  std::uint64_t state = seed * 0x9e3779b97f4a7c15ULL + k;
+  for (auto& v : x) {
+    state = tree_detail::Mix(state);
+    const double u = static_cast<double>(state >> 11) * 0x1.0p-53;
+    const double e = std::ldexp(1.0, static_cast<int>(state % 16) - 8);
+    v = (2 * u - 1) * e;
+    if (fp32) v = static_cast<float>(v);
+  }
+  return x;
+}
+
+std::string Seconds(double s) {
+  std::ostringstream os;
+  os.precision(s < 10 ? 2 : 3);
+  os << s << " s";
+  return os.str();
+}
+
+// From this n on, --method auto proves a library schedule before trying FPRev's recursion
+// (whose Theta(n log n) calls of n values each pass minutes here).
+constexpr std::uint64_t kLibraryFrom = 1 << 14;
+constexpr std::uint64_t kCalibrationCalls = 16;
+
+}  // namespace
+
+// ---- carrier probe dot:TARGET: a black-box dot product's matrix-unit accumulation ---------
+//
+// Hypotheses: every mma: profile (core/mma.hpp) whose input format holds --dtype, alone or
+// promoted every N products (N = the profile's k times a power of two, below --k). Test
+// vectors: Fasi et al.'s (PeerJ CS 7:e330, 2021) generalised into families over every
+// position and exponent, in the spirit of Khattak and Mikaitis (arXiv 2512.07004):
+//   fraction  +B, -B, +-2^-j B in one group: the small term survives iff j <= F (its sign
+//             tells truncation from flooring);
+//   group     +B, -B at inputs 0, 1 and a tiny term at input g: it survives iff g starts a
+//             new fused step or a promoted chain;
+//   promote   a tiny term at input 0, then +B, -B at g, g + 1: it survives only across a
+//             promotion (in a fused chain the accumulator is cut with the terms);
+//   rounding  B plus 1.5 * 2^-d B: truncation, RZ and RNE of the output differ;
+//   random    format values of mixed sign over 2^-4..2^4.
+// The search is adaptive: each step asks the target the pool vector that splits the
+// hypotheses still alive into the most classes, until no vector splits them; the survivor
+// is then checked on fresh random inputs before it is printed.
+namespace {
+
+struct DotHypothesis {
+  std::string text;
+  const MmaProfile* profile = nullptr;
+  std::uint64_t promote = 0;
+  MergeTree tree;
+};
+
+using DotPairs = std::vector<ValuePair<float>>;
+
+struct FormatRange {
+  int emin, emax, precision;  // normal exponents; significand bits with the implicit one
+};
+
+std::optional<FormatRange> DotFormat(const std::string& dtype) {
+  if (dtype == "fp16") return FormatRange{-14, 15, 11};
+  if (dtype == "bf16") return FormatRange{-126, 127, 8};
+  if (dtype == "tf32") return FormatRange{-126, 127, 11};
+  if (dtype == "fp8e4m3") return FormatRange{-6, 8, 4};
+  return std::nullopt;
+}
+
+// A product of value mant * 2^e (mant 1 or 1.5, any sign) as two normal factors.
+ValuePair<float> Term(double mant, int e, const FormatRange& r) {
+  int ea = e / 2;
+  if (ea > r.emax) ea = r.emax;
+  if (ea < r.emin) ea = r.emin;
+  int eb = e - ea;
+  if (eb > r.emax) {
+    ea += eb - r.emax;
+    eb = r.emax;
+  } else if (eb < r.emin) {
+    ea -= r.emin - eb;
+    eb = r.emin;
+  }
+  return {static_cast<float>(std::ldexp(mant, ea)), static_cast<float>(std::ldexp(1.0, eb))};
+}
+
+DotPairs RandomPairs(std::uint64_t k, std::uint64_t seed, const FormatRange& r) {
+  DotPairs x(k);
+  std::uint64_t state = seed * 0x9e3779b97f4a7c15ULL + 0xd07;
+  auto value = [&] {
+    state = tree_detail::Mix(state);
+    const double u = static_cast<double>(state >> 11) * 0x1.0p-53;
+    const double m =
+        std::floor((1 + u) * std::ldexp(1.0, r.precision - 1)) / std::ldexp(1.0, r.precision - 1);
+    const int e = static_cast<int>((state >> 3) % 9) - 4;
+    return static_cast<float>(((state & 1) ? -1 : 1) * std::ldexp(m, e));
+  };
+  for (auto& p : x) p = {value(), value()};
+  return x;
+}
+
+double DotReplay(const MergeTree& t, const DotPairs& x) {
+  return static_cast<double>(ReplayResult<Dot<float>>(t, std::span<const ValuePair<float>>(x)));
+}
+
+std::string NodeText(const MmaNode& n) {
+  return std::to_string(n.terms) +
+         " products + the accumulator per fused step, F = " + std::to_string(n.frac_bits) +
+         " fraction bits, aligned terms " +
+         (n.align == MmaAlign::kTruncate ? "truncated" : "floored") + ", output " +
+         std::string(MmaOutputName(n.output)) +
+         (n.two_stage ? ", two stages (products, then with the accumulator)" : "");
+}
+
+int RunDotProbe(const std::vector<std::string>& argv) {
+  Args args("probe", argv, {"dtype", "k", "verify", "seed", "timeout"}, {}, 1);
+  const std::string target_text = args.Positional()[0].substr(4);
+  const std::string dtype = args.Choice("dtype", {"fp16", "bf16", "tf32", "fp8e4m3"}, "fp16");
+  const FormatRange range = *DotFormat(dtype);
+  const std::uint64_t k = args.Count("k", 64);
+  if (k < 4 || k > 4096) args.Fail("--k must be in [4, 4096]");
+  const std::uint64_t verify = args.Count("verify", 8);
+  const std::uint64_t seed = args.Count("seed", 1);
+  const double timeout = args.Seconds("timeout", probe::kDefaultTargetTimeoutSeconds);
+  if (timeout <= 0) args.Fail("--timeout must be more than 0 seconds");
+
+  // The target: carrier's own model (in process) or an executable (the sum protocol over the
+  // 2K values a_0..a_{K-1}, b_0..b_{K-1}).
+  std::function<std::vector<double>(const std::vector<DotPairs>&)> target;
+  std::string description;
+  std::unique_ptr<probe::Target> exec;
+  if (target_text.rfind("mma:", 0) == 0) {
+    MergeTree truth;
+    try {
+      truth = BuildTree(target_text, k);
+    } catch (const ScheduleError& e) {
+      args.Fail(e.what());
+    }
+    if (!MmaInputAccepts(truth.fused.input, dtype))
+      args.Fail(target_text + " takes " + std::string(MmaInputName(truth.fused.input)) +
+                " inputs, not --dtype " + dtype);
+    description = target_text + " (carrier's model of it, run as a black box)";
+    target = [truth](const std::vector<DotPairs>& xs) {
+      std::vector<double> out;
+      for (const DotPairs& x : xs) out.push_back(DotReplay(truth, x));
+      return out;
+    };
+  } else if (target_text.rfind("exec:", 0) == 0 || target_text == "numpy.dot") {
+    try {
+      exec = probe::MakeTarget(target_text, "fp32", 2 * k, timeout);
+    } catch (const probe::TargetError& e) {
+      args.Fail(e.what());
+    }
+    description = exec->Description();
+    target = [&](const std::vector<DotPairs>& xs) {
+      std::vector<MaskedInput> batch;
+      for (const DotPairs& x : xs) {
+        MaskedInput in{0.0, {}};
+        for (std::uint64_t q = 0; q < k; ++q) {
+          in.runs.push_back({q, 1, 1, x[q].a});
+          in.runs.push_back({k + q, 1, 1, x[q].b});
+        }
+        batch.push_back(std::move(in));
+      }
+      return exec->Evaluate(batch);
+    };
+  } else {
+    args.Fail("unknown dot target '" + target_text +
+              "': dot:mma:PROFILE[:promote:N] dot:numpy.dot dot:exec:COMMAND");
+  }
+
+  std::vector<DotHypothesis> hyps;
+  for (const MmaProfile& p : kMmaProfiles) {
+    if (!MmaInputAccepts(p.node.input, dtype)) continue;
+    for (std::uint64_t promote = 0; promote < k; promote = promote ? 2 * promote : p.k) {
+      const std::string text =
+          "mma:" + std::string(p.name) + (promote ? ":promote:" + std::to_string(promote) : "");
+      hyps.push_back({text, &p, promote, BuildTree(text, k)});
+    }
+  }
+
+  // The pool of test vectors (see above). B: the big term's exponent; deep: the smallest
+  // term's distance below it, both within the format's factors and fp32's output range.
+  const int big = dtype == "fp8e4m3" ? 2 * range.emax - 1 : 0;
+  const int deep = std::min(28, big - 2 * range.emin);
+  std::vector<DotPairs> pool;
+  std::vector<std::string> family;
+  auto zero = [&] { return DotPairs(k, ValuePair<float>{0.0f, 0.0f}); };
+  for (int j = 1; j <= deep; ++j)
+    for (double sign : {1.0, -1.0}) {
+      DotPairs x = zero();
+      x[0] = Term(1, big, range);
+      x[1] = Term(-1, big, range);
+      x[2] = Term(sign, big - j, range);
+      pool.push_back(x);
+      family.push_back("fraction");
+    }
+  for (std::uint64_t g = 2; g < k; ++g) {
+    DotPairs x = zero();
+    x[0] = Term(1, big, range);
+    x[1] = Term(-1, big, range);
+    x[g] = Term(1, big - deep, range);
+    pool.push_back(x);
+    family.push_back("group");
+  }
+  for (std::uint64_t g = 1; g + 1 < k; ++g) {
+    DotPairs x = zero();
+    x[0] = Term(1, big - deep, range);
+    x[g] = Term(1, big, range);
+    x[g + 1] = Term(-1, big, range);
+    pool.push_back(x);
+    family.push_back("promote");
+  }
+  for (int d = 8; d <= 26; ++d)
+    for (double sign : {1.0, -1.0}) {
+      DotPairs x = zero();
+      x[0] = Term(1, big, range);
+      x[1] = Term(1.5 * sign, big - d, range);
+      pool.push_back(x);
+      family.push_back("rounding");
+    }
+  for (std::uint64_t r = 0; r < 16; ++r) {
+    pool.push_back(RandomPairs(k, seed * 1000 + r, range));
+    family.push_back("random");
+  }
+  std::vector<std::vector<double>> table(hyps.size(), std::vector<double>(pool.size()));
+  for (std::size_t h = 0; h < hyps.size(); ++h)
+    for (std::size_t t = 0; t < pool.size(); ++t) table[h][t] = DotReplay(hyps[h].tree, pool[t]);
+
+  std::vector<std::size_t> alive(hyps.size());
+  for (std::size_t h = 0; h < hyps.size(); ++h) alive[h] = h;
+  std::vector<bool> asked(pool.size(), false);
+  std::uint64_t queries = 0;
+  std::map<std::string, int> asked_families;
+  for (;;) {
+    std::size_t best = pool.size(), best_classes = 1;
+    for (std::size_t t = 0; t < pool.size(); ++t) {
+      if (asked[t]) continue;
+      std::vector<std::uint64_t> seen;
+      for (std::size_t h : alive) seen.push_back(std::bit_cast<std::uint64_t>(table[h][t]));
+      std::sort(seen.begin(), seen.end());
+      const std::size_t classes =
+          static_cast<std::size_t>(std::unique(seen.begin(), seen.end()) - seen.begin());
+      if (classes > best_classes) {
+        best = t;
+        best_classes = classes;
+      }
+    }
+    if (best == pool.size()) break;
+    asked[best] = true;
+    double y = 0;
+    try {
+      y = target({pool[best]})[0];
+    } catch (const probe::TargetError& e) {
+      args.Fail(e.what());
+    }
+    ++queries;
+    ++asked_families[family[best]];
+    std::vector<std::size_t> keep;
+    for (std::size_t h : alive)
+      if (SameBits(table[h][best], y)) keep.push_back(h);
+    if (keep.empty()) {
+      std::ostringstream os;
+      os << std::hexfloat << y;
+      std::cout << "target          " << description << "\n"
+                << "result          no mma: profile of the " << hyps.size()
+                << " hypotheses (profiles x promotion intervals) gives the target's " << os.str()
+                << " on a '" << family[best] << "' test vector (query " << queries << ")\n";
+      return 1;
+    }
+    alive = std::move(keep);
+  }
+
+  std::uint64_t adaptive_queries = 0;
+  // The survivors against every pool vector not asked yet (one batch): the search stops when
+  // no vector splits the survivors, which says nothing about the target yet.
+  {
+    std::vector<std::size_t> rest;
+    std::vector<DotPairs> xs;
+    for (std::size_t t = 0; t < pool.size(); ++t)
+      if (!asked[t]) {
+        rest.push_back(t);
+        xs.push_back(pool[t]);
+      }
+    std::vector<double> ys;
+    try {
+      ys = target(xs);
+    } catch (const probe::TargetError& e) {
+      args.Fail(e.what());
+    }
+    const std::uint64_t adaptive = queries;
+    queries += xs.size();
+    adaptive_queries = adaptive;
+    std::vector<std::size_t> keep;
+    std::string first_miss;
+    for (std::size_t h : alive) {
+      bool ok = true;
+      for (std::size_t q = 0; q < rest.size() && ok; ++q) {
+        ok = SameBits(table[h][rest[q]], ys[q]);
+        if (!ok && first_miss.empty()) first_miss = family[rest[q]];
+      }
+      if (ok) keep.push_back(h);
+    }
+    if (keep.empty()) {
+      std::cout << "target          " << description << "\n"
+                << "result          no mma: profile of the " << hyps.size()
+                << " hypotheses (profiles x promotion intervals) gives the target's bits on every "
+                   "test vector (first miss: a '"
+                << first_miss << "' vector, after " << queries << " queries)\n";
+      return 1;
+    }
+    alive = std::move(keep);
+  }
+
+  // Fresh random inputs: the first survivor that replays the target on all of them.
+  std::vector<DotPairs> fresh;
+  for (std::uint64_t r = 0; r < verify; ++r)
+    fresh.push_back(RandomPairs(k, seed * 7919 + r + 1, range));
+  std::vector<double> want;
+  try {
+    want = target(fresh);
+  } catch (const probe::TargetError& e) {
+    args.Fail(e.what());
+  }
+  std::size_t chosen = hyps.size();
+  std::uint64_t agree = 0;
+  for (std::size_t h : alive) {
+    std::uint64_t ok = 0;
+    for (std::uint64_t r = 0; r < verify; ++r)
+      ok += SameBits(DotReplay(hyps[h].tree, fresh[r]), want[r]);
+    if (chosen == hyps.size() || ok > agree) {
+      chosen = h;
+      agree = ok;
+    }
+    if (ok == verify) break;
+  }
+  const DotHypothesis& got = hyps[chosen];
+  if (agree != verify) {
+    std::cout << "target          " << description << "\n"
+              << "result          no mma: profile replays the target: the closest, " << got.text
+              << ", agrees on " << agree << " of " << verify << " fresh random inputs\n";
+    return 1;
+  }
+  std::string families;
+  for (const auto& [name, count] : asked_families)
+    families += (families.empty() ? "" : ", ") + std::to_string(count) + " " + name;
+  std::string others;
+  for (std::size_t h : alive)
+    if (h != chosen) others += (others.empty() ? "" : ", ") + hyps[h].text;
+  std::cout << "target          " << description << "\n"
+            << "k               " << k << " products of " << dtype << " inputs\n"
+            << "queries         " << adaptive_queries << " adaptive test vectors (" << families
+            << "), then the other " << queries - adaptive_queries << " of the pool's "
+            << pool.size() << " in one batch, against " << hyps.size() << " hypotheses\n"
+            << "profile         " << got.text << "\n"
+            << "fused step      " << NodeText(got.profile->node)
+            << " (instruction k = " << got.profile->k << ", " << got.profile->instruction << ")\n"
+            << "promotion       "
+            << (got.promote ? "every " + std::to_string(got.promote) +
+                                  " products the partial goes into an IEEE fp32 accumulator"
+                            : std::string("none: the accumulator joins every fused step"))
+            << "\n"
+            << "same bits       " << (others.empty() ? "no other hypothesis" : others)
+            << " on every test vector\n"
+            << "verified        " << agree << " of " << verify << " fresh random inputs: replay of "
+            << got.text << " == target, bit for bit\n";
+  return agree == verify ? 0 : 1;
+}
+
 }  // namespace
 
 int RunProbe(const std::vector<std::string>& argv_in) {
+  if (std::any_of(argv_in.begin(), argv_in.end(),
+                  [](const std::string& a) { return a.rfind("dot:", 0) == 0; }))
+    return RunDotProbe(argv_in);
   std::vector<std::string> argv = argv_in;
   for (auto& a : argv)
     if (a == "-o") a = "--output";
-  Args args("probe", argv, {"dtype", "n", "format", "output", "verify", "seed", "timeout"}, {}, 1);
+  Args args("probe", argv,
+            {"dtype", "n", "format", "output", "verify", "seed", "timeout", "method"}, {}, 1);
   if (args.Positional().empty())
     args.Fail(
         "give a TARGET: numpy.sum numpy.add.reduce:strided python.sum torch.sum "
@@ -51,23 +430,28 @@ int RunProbe(const std::vector<std::string>& argv_in) {
   const std::uint64_t n = args.RequireCount("n");
   if (n == 0) args.Fail("--n must be at least 1");
   const int p = dtype == "fp32" ? 24 : 53;
+  const bool fp32 = dtype == "fp32";
   if (n >= (std::uint64_t{1} << (p - 1)))
     args.Fail("--n must be below 2^" + std::to_string(p - 1) + " for " + dtype +
               " (the masks' sums of ones must be exact)");
+  const std::string method = args.Choice("method", {"auto", "fprev", "library"}, "auto");
   // Every tree costs FPRev at least n - 1 target calls of n values each (a sequential sum; a
   // balanced one about (n/2) log2 n calls): past 3.6e13 evaluated values, ten hours even at
   // 1 ns per value, the probe cannot finish.
   constexpr double kMaxValues = 3.6e13;
-  if (static_cast<double>(n - 1) * static_cast<double>(n) > kMaxValues)
+  if (method == "fprev" && static_cast<double>(n - 1) * static_cast<double>(n) > kMaxValues)
     args.Fail("--n " + std::to_string(n) + " needs at least " + std::to_string(n - 1) +
               " target calls of " + std::to_string(n) +
               " values each, more than ten hours even at 1 ns per value: use n <= " +
-              std::to_string(static_cast<std::uint64_t>(std::sqrt(kMaxValues))));
+              std::to_string(static_cast<std::uint64_t>(std::sqrt(kMaxValues))) +
+              " or --method library");
   const auto output = args.Get("output");
   const std::string format =
       args.Choice("format", {"text", "json", "dot"}, output ? "json" : "text");
   const std::uint64_t verify = args.Count("verify", 8);
   const std::uint64_t seed = args.Count("seed", 1);
+  if (target_text == "numpy.dot")
+    args.Fail("numpy.dot is a dot product: carrier probe dot:numpy.dot");
   if (target_text == "torch.logsumexp")
     args.Fail(
         "torch.logsumexp: its terms exp(x - max) are positive, so FPRev's +M/-M masks "
@@ -84,55 +468,229 @@ int RunProbe(const std::vector<std::string>& argv_in) {
   const double m = MaskMagnitude(n, p);
   ProbeStats stats;
   const auto t0 = std::chrono::steady_clock::now();
-  BinaryTree recovered;
-  // Progress on a terminal: the calls sent so far against FPRev's counts for the two extremes.
+  auto since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  // Every call to the target goes through here: progress counts them, batches go whole.
   std::atomic<std::uint64_t> sent{0};
-  const auto balanced = static_cast<std::uint64_t>(std::ceil(
-      static_cast<double>(n) / 2 * std::log2(static_cast<double>(std::max<std::uint64_t>(n, 2)))));
-  std::optional<Ticker> ticker;
-  ticker.emplace("carrier probe " + target_text + " n = " + std::to_string(n), 0.0, [&] {
-    return "; " + std::to_string(sent.load()) + " target calls (a balanced tree needs about " +
-           std::to_string(balanced) + ", a sequential one " + std::to_string(n - 1) + ")";
-  });
-  try {
-    recovered = RecoverSumTree(
-        n,
-        [&](std::uint64_t i, const std::vector<std::uint64_t>& js) {
-          sent += js.size();
-          return target->Masks(i, m, js);
-        },
-        stats);
-  } catch (const ProbeError& e) {
-    args.Fail(probe::OneLine(target_text) + " (" + dtype + "): " + e.what() + " after " +
-              std::to_string(stats.calls) + " calls");
-  } catch (const probe::TargetError& e) {
-    args.Fail(e.what());
+  auto evaluate = [&](const std::vector<MaskedInput>& batch) {
+    std::vector<double> out;
+    for (std::size_t at = 0; at < batch.size(); at += probe::kMaxBatch) {
+      const std::size_t k = std::min(probe::kMaxBatch, batch.size() - at);
+      const std::vector<MaskedInput> part(batch.begin() + at, batch.begin() + at + k);
+      const std::vector<double> got = target->Evaluate(part);
+      out.insert(out.end(), got.begin(), got.end());
+      sent += k;
+    }
+    return out;
+  };
+  auto fprev_mask = [&](std::uint64_t i, std::uint64_t j) {
+    return MaskedInput{1.0, {{i, 1, 1, m}, {j, 1, 1, -m}}};
+  };
+  auto values = [&](const std::vector<double>& x) {
+    try {
+      return target->Values(x);
+    } catch (const probe::TargetError& e) {
+      args.Fail(e.what());
+    }
+    return 0.0;
+  };
+
+  // Calibration: one round trip of kCalibrationCalls masks (after one call to warm up) gives
+  // the cost of one call in a batch, for the estimates.
+  double per_call = 0;
+  if (n >= 2) {
+    try {
+      evaluate({fprev_mask(0, n - 1)});  // a first call may load libraries
+    } catch (const probe::TargetError& e) {
+      args.Fail(e.what());
+    }
+    const auto c0 = std::chrono::steady_clock::now();
+    try {
+      std::vector<MaskedInput> batch;
+      for (std::uint64_t k = 0; k < kCalibrationCalls; ++k)
+        batch.push_back(fprev_mask(0, 1 + k % (n - 1)));
+      evaluate(batch);
+    } catch (const probe::TargetError& e) {
+      args.Fail(e.what());
+    }
+    per_call = since(c0) / kCalibrationCalls;
   }
-  ticker.reset();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::uint64_t calibration = sent.load();
+
+  // The estimate goes to a terminal before the work starts (and into the report at the end).
+  const bool on_terminal = isatty(STDERR_FILENO) != 0;
+  BinaryTree recovered;
+  bool have_tree = false;
+  std::string method_note = "FPRev's recursion";
+  double estimate_calls = 0;
+  std::string planned_text;
+  std::atomic<std::uint64_t> planned{0};
+  auto start_ticker = [&](const std::string& what, double eta) {
+    return std::make_unique<Ticker>(
+        "carrier probe " + target_text + " n = " + std::to_string(n) + ", " + what, eta, [&] {
+          const std::uint64_t done = sent.load() - calibration;
+          return "; " + std::to_string(done) + " target calls" +
+                 (planned.load() ? " of " + std::to_string(planned.load()) : planned_text);
+        });
+  };
+
+  // Library path: the candidates that give the target's bits on random inputs, the first one
+  // proven exactly by packed masks (core/fprev.hpp, ProveSumTree).
+  if (n >= 3 && (method == "library" || (method == "auto" && n >= kLibraryFrom))) {
+    const std::vector<std::string> names = probe::CandidateSchedules(n);
+    std::vector<std::vector<double>> xs;
+    std::vector<double> ys;
+    // Screening inputs: one of mixed signs and magnitudes, two of positive values in [1, 2),
+    // whose running sums round at nearly every addition (the most order-sensitive sums), and
+    // kWindows sparse ones: 256 such values in one window, zeros elsewhere, which see the
+    // order inside the window that a sum of all n values rounds away (zeros add exactly).
+    auto positive = [&](double v) {  // v in (-128, 128) -> (1, 2), held by the format
+      return fp32 ? static_cast<double>(static_cast<float>(1.5 + v / 256)) : 1.5 + v / 256;
+    };
+    for (std::uint64_t k = 0; k < 3; ++k) {
+      xs.push_back(RandomInput(n, seed + 0x5eed, k, fp32));
+      if (k > 0)
+        for (double& v : xs.back()) v = positive(v);
+      ys.push_back(values(xs.back()));
+    }
+    constexpr std::uint64_t kWindows = 8, kWindow = 256;
+    std::vector<MaskedInput> windows;
+    for (std::uint64_t w = 0; w < kWindows; ++w) {
+      const std::vector<double> r = RandomInput(kWindow + 1, seed + 0x3a11, w, fp32);
+      const std::uint64_t len = std::min(kWindow, n);
+      const std::uint64_t start =
+          (static_cast<std::uint64_t>(std::fabs(r[kWindow]) * 1e6) * 7919) % (n - len + 1);
+      MaskedInput in{0.0, {}};
+      for (std::uint64_t k = 0; k < len; ++k) in.runs.push_back({start + k, 1, 1, positive(r[k])});
+      windows.push_back(std::move(in));
+    }
+    try {
+      const std::vector<double> got = evaluate(windows);
+      for (std::uint64_t w = 0; w < kWindows; ++w) {
+        xs.push_back(Materialize(windows[w], n));
+        ys.push_back(got[w]);
+      }
+    } catch (const probe::TargetError& e) {
+      args.Fail(e.what());
+    }
+    // Candidates that pass the random inputs are proven in library order until one holds (two
+    // random sums cannot see a difference deep in a tree of 10^6 inputs; the proof can).
+    std::string failures;
+    std::uint64_t screened = 0;
+    constexpr int kMaxProofs = 8;
+    int proofs = 0;
+    for (const std::string& name : names) {
+      if (proofs == kMaxProofs) break;
+      MergeTree c;
+      try {
+        c = BuildTree(name, n);
+      } catch (const ScheduleError&) {
+        continue;
+      }
+      ++screened;
+      bool same = true;
+      for (std::size_t k = 0; k < xs.size() && same; ++k)
+        same = SameBits(fp32 ? ReplayAs<float>(c, xs[k]) : ReplayAs<double>(c, xs[k]), ys[k]);
+      if (!same) continue;
+      ++proofs;
+      const BinaryTree predicted = ToBinaryTree(c);
+      ProbeStats plan;
+      std::string why = ProveSumTree(predicted, p, {}, plan);
+      if (why.empty()) {
+        planned = plan.calls;
+        estimate_calls = static_cast<double>(plan.calls);
+        if (on_terminal)
+          std::cerr << "carrier probe: proving " << name << ": " << plan.calls
+                    << " target calls in " << plan.batches << " rounds, about "
+                    << Seconds(estimate_calls * per_call) << " at " << Seconds(per_call)
+                    << " per call\n";
+        ProbeStats proof;
+        {
+          const auto ticker = start_ticker("proving " + name, estimate_calls * per_call);
+          try {
+            why = ProveSumTree(predicted, p, evaluate, proof);
+          } catch (const probe::TargetError& e) {
+            args.Fail(e.what());
+          }
+        }
+        stats.calls += proof.calls;
+        stats.batches += proof.batches;
+      }
+      if (why.empty()) {
+        recovered = predicted;
+        have_tree = true;
+        method_note = "proof of the library schedule " + name + " (" + std::to_string(screened) +
+                      " candidates screened on 3 random inputs and 8 windows" +
+                      (failures.empty() ? "" : "; refuted: " + failures) +
+                      "; every subtree then checked by packed masks)";
+        break;
+      }
+      failures += (failures.empty() ? "" : "; ") + name + ": " + why;
+    }
+    if (!have_tree)
+      method_note = "FPRev's recursion (" +
+                    (failures.empty() ? "none of " + std::to_string(screened) +
+                                            " library schedules gave the target's bits on 3 "
+                                            "random inputs and 8 windows"
+                                      : "no library schedule proven: " + failures) +
+                    ")";
+    if (!have_tree && method == "library")
+      args.Fail(probe::OneLine(target_text) + " (" + dtype + "): " + method_note);
+  }
+
+  if (!have_tree && static_cast<double>(n - 1) * static_cast<double>(n) > kMaxValues)
+    args.Fail(probe::OneLine(target_text) + " (" + dtype + "): " + method_note +
+              ": FPRev's recursion would need at least " + std::to_string(n - 1) +
+              " target calls of " + std::to_string(n) + " values each (more than ten hours)");
+  if (!have_tree) {
+    // FPRev: between n - 1 calls (a sequential sum) and about (n/2) log2 n (a balanced one).
+    const double balanced = std::ceil(
+        static_cast<double>(n) / 2 * std::log2(static_cast<double>(std::max<std::uint64_t>(n, 2))));
+    estimate_calls = balanced;
+    planned_text = " (a balanced tree needs about " +
+                   std::to_string(static_cast<std::uint64_t>(balanced)) + ", a sequential one " +
+                   std::to_string(n - 1) + ")";
+    if (n >= 2 && on_terminal)
+      std::cerr << "carrier probe: FPRev needs " << n - 1 << " (sequential) to about "
+                << static_cast<std::uint64_t>(balanced) << " (balanced) target calls, "
+                << Seconds(static_cast<double>(n - 1) * per_call) << " to "
+                << Seconds(balanced * per_call) << " at " << Seconds(per_call) << " per call\n";
+    const auto ticker = start_ticker("FPRev", balanced * per_call);
+    try {
+      recovered = RecoverSumTreeBatched(
+          n,
+          [&](const std::vector<MaskRequest>& requests) {
+            std::vector<MaskedInput> batch;
+            for (const MaskRequest& r : requests)
+              for (std::uint64_t j : r.js) batch.push_back(fprev_mask(r.i, j));
+            const std::vector<double> flat = evaluate(batch);
+            std::vector<std::vector<double>> out;
+            std::size_t at = 0;
+            for (const MaskRequest& r : requests) {
+              out.emplace_back(flat.begin() + at, flat.begin() + at + r.js.size());
+              at += r.js.size();
+            }
+            return out;
+          },
+          stats);
+    } catch (const ProbeError& e) {
+      args.Fail(probe::OneLine(target_text) + " (" + dtype + "): " + e.what() + " after " +
+                std::to_string(stats.calls) + " calls");
+    } catch (const probe::TargetError& e) {
+      args.Fail(e.what());
+    }
+  }
+  const double seconds = since(t0);
   const MergeTree tree = ToMergeTree(recovered, "probe:" + target_text);
 
   // FPRev's check: the recovered tree, replayed, gives the target's bits on random data.
   std::uint64_t agree = 0;
   std::string first_mismatch;
   for (std::uint64_t k = 0; k < verify; ++k) {
-    std::vector<double> x(n);
-    std::uint64_t state = seed * 0x9e3779b97f4a7c15ULL + k;
-    for (auto& v : x) {
-      state = tree_detail::Mix(state);
-      const double u = static_cast<double>(state >> 11) * 0x1.0p-53;
-      const double e = std::ldexp(1.0, static_cast<int>(state % 16) - 8);
-      v = (2 * u - 1) * e;
-      if (dtype == "fp32") v = static_cast<float>(v);
-    }
-    double want = 0;
-    try {
-      want = target->Values(x);
-    } catch (const probe::TargetError& e) {
-      args.Fail(e.what());
-    }
-    const double got = dtype == "fp32" ? ReplayAs<float>(tree, x) : ReplayAs<double>(tree, x);
+    const std::vector<double> x = RandomInput(n, seed, k, fp32);
+    const double want = values(x);
+    const double got = fp32 ? ReplayAs<float>(tree, x) : ReplayAs<double>(tree, x);
     if (SameBits(got, want)) {
       ++agree;
     } else if (first_mismatch.empty()) {
@@ -148,8 +706,12 @@ int RunProbe(const std::vector<std::string>& argv_in) {
   std::ostringstream report;
   report << "target          " << target->Description() << "\n"
          << "n               " << n << "\n"
-         << "calls           " << stats.calls << " target calls in " << stats.batches
-         << " batches (FPRev masks +-2^" << std::ilogb(m) << " among ones), " << seconds << " s\n"
+         << "method          " << method_note << "\n"
+         << "calls           " << stats.calls << " target calls in " << stats.batches << " rounds, "
+         << seconds
+         << " s (estimate before starting: " << static_cast<std::uint64_t>(estimate_calls)
+         << " calls, " << Seconds(estimate_calls * per_call) << " at " << Seconds(per_call)
+         << " per call)\n"
          << "verified        " << agree << " of " << verify
          << " random inputs: replay of the recovered tree == target, bit for bit\n";
   if (!first_mismatch.empty()) report << "mismatch        " << first_mismatch << "\n";
@@ -201,16 +763,26 @@ int RunProbe(const std::vector<std::string>& argv_in) {
 namespace carrier::cli {
 
 const char kProbeHelp[] =
-    "usage: carrier probe TARGET --dtype fp32|fp64 --n N [--format text|json|dot]\n"
-    "                     [-o FILE] [--verify K] [--seed S] [--timeout SECONDS]\n"
+    "usage: carrier probe TARGET --dtype fp32|fp64 --n N [--method auto|fprev|library]\n"
+    "                     [--format text|json|dot] [-o FILE] [--verify K] [--seed S]\n"
+    "                     [--timeout SECONDS]\n"
     "\n"
     "Recovers the merge tree of a black-box sum of N values by FPRev's method (Xie et al.,\n"
     "arXiv 2411.00442; core/fprev.hpp): inputs that are all 1 except +M at i and -M at j reveal\n"
-    "the size of the subtree where i and j meet. Prints the number of target calls (n - 1 for a\n"
-    "sequential sum, about (n/2) log2 n for a balanced one), checks the tree by replaying it on K\n"
-    "random inputs (default 8; exit 1 unless all agree bit for bit), names the schedules that\n"
-    "build the same tree, and prints the tree (text, JSON or DOT). With -o FILE the tree goes to\n"
-    "FILE (JSON by default) and can be replayed: carrier eval --schedule file:FILE ...\n"
+    "the size of the subtree where i and j meet. FPRev needs n - 1 target calls for a sequential\n"
+    "sum and about (n/2) log2 n for a balanced one, each over all n values: hours at n = 10^6.\n"
+    "--method library (the default, auto, from n = 16384) first looks for a library schedule\n"
+    "(seq, pairwise, blocked, strided, canonical, numpy, torch over powers of two) that gives\n"
+    "the target's bits on 3 random inputs and 8 random windows of 256 values (zeros elsewhere),\n"
+    "then proves it exactly: every subtree is checked by a mask with 0 outside its parent,\n"
+    "several checks packed into one call in separate bit fields (about n/4 calls for numpy's\n"
+    "tree in fp32, n/10 in fp64, n - 2 for a sequential sum). When none is proven, auto falls\n"
+    "back to FPRev. On a terminal the probe prints its estimate before starting (calls, and\n"
+    "time from a timed batch of 16 calls) and then a progress line; the report repeats the\n"
+    "estimate next to what it took. It checks the tree by replaying it on K random inputs\n"
+    "(default 8; exit 1 unless all agree bit for bit), names the schedules that build the same\n"
+    "tree, and prints the tree (text, JSON or DOT). With -o FILE the tree goes to FILE (JSON by\n"
+    "default) and can be replayed: carrier eval --schedule file:FILE ...\n"
     "\n"
     "Targets (run through /usr/bin/python3 experiments/probe/target.py where named so):\n"
     "  numpy.sum                 numpy.sum of a contiguous array\n"
@@ -219,11 +791,30 @@ const char kProbeHelp[] =
     "  torch.sum                 torch.sum of a CPU tensor (needs python3-torch)\n"
     "  torch.logsumexp           refused: exp terms are positive, the masks cannot cancel\n"
     "  LIB.so:SYMBOL             dlopen'd function with the C signature T f(const T*, size_t)\n"
-    "  exec:COMMAND              sh -c COMMAND per call: the N values on its stdin, one per\n"
-    "                            line as C99 hex floats (%a); it prints one number (decimal or\n"
-    "                            hex) on stdout and exits 0. A call running past --timeout\n"
+    "  exec:COMMAND              sh -c COMMAND once per batch of K vectors (K*N <= 2^20, K <=\n"
+    "                            4096): its stdin holds the K vectors back to back, N lines\n"
+    "                            each, one C99 hex float (%a) per line; CARRIER_PROBE_N=N and\n"
+    "                            CARRIER_PROBE_VECTORS=K are in its environment; it prints K\n"
+    "                            numbers (decimal or hex, one per vector, separated by white\n"
+    "                            space) and exits 0. A process running past --timeout\n"
     "                            (default 300 s) is killed; a failure is reported with its exit\n"
-    "                            code and the start of its stderr\n"
+    "                            code or signal and the start of its stderr\n"
+    "\n"
+    "carrier probe dot:TARGET --k K [--dtype fp16|bf16|tf32|fp8e4m3] [--verify V] [--seed S]\n"
+    "recovers a black-box dot product's matrix-unit accumulation: the mma: profile (and\n"
+    "promotion interval) of core/mma.hpp that gives the target's bits. The hypotheses are every\n"
+    "profile whose inputs hold --dtype (default fp16), alone or promoted every k * 2^j products;\n"
+    "the test vectors generalise Fasi et al.'s (PeerJ CS 7:e330): fraction bits (+B, -B and\n"
+    "+-2^-j B in one step), step and promotion boundaries (a tiny term that survives only\n"
+    "across one), output rounding (B + 1.5 * 2^-d B) and random format values. Each query is the\n"
+    "vector that splits the surviving hypotheses into the most classes; then the rest of the\n"
+    "pool is asked in one batch and the survivor is checked on V fresh random inputs (default 8)\n"
+    "before its profile, fused step (products per step, F, truncation or flooring, output\n"
+    "rounding, one or two stages) and promotion are printed. Exit 1, saying so, when no profile\n"
+    "replays the target. Targets: mma:PROFILE[:promote:N] (carrier's own model as a black box),\n"
+    "numpy.dot (fp32, through target.py), exec:COMMAND (the exec: protocol above over 2K values\n"
+    "per vector, a_0..a_{K-1} then b_0..b_{K-1}, N = 2K; a CUDA harness can serve it).\n"
+    "\n"
     "A target that is not a tree of binary additions in the format (a compensated or exact\n"
     "sum, a wider accumulator) is reported as such (exit 2). max and other exact reductions have\n"
     "no observable tree.\n";

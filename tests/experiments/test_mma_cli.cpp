@@ -8,6 +8,9 @@
 #include <iostream>
 #include <string>
 
+#include "core/mma.hpp"
+#include "core/schedule.hpp"
+#include "core/tree_hash.hpp"
 #include "support/cli_support.hpp"
 
 namespace {
@@ -123,4 +126,51 @@ TEST_CASE("carrier tree draws mma schedules", "[fast][cli][mma]") {
   const Run dot = Carrier("tree --schedule mma:ampere:promote:16 --n 40 --format dot");
   CHECK(dot.code == 0);
   CHECK(dot.out.find("mma x[32..39]") != std::string::npos);
+}
+
+TEST_CASE("carrier probe dot: recovers every mma profile run as a black box", "[fast][cli][mma]") {
+  // The probe is not told the profile: it sees only the target's outputs on its test vectors.
+  // The profile it prints must have the target's fused node and promotion interval (profiles
+  // with the same node, e.g. ampere and turing, give the same bits and may be named instead).
+  auto line = [](const std::string& text, const std::string& label) {
+    const auto at = text.find(label);
+    if (at == std::string::npos) return std::string();
+    const auto from = at + label.size();
+    return text.substr(from, text.find('\n', from) - from);
+  };
+  for (const carrier::MmaProfile& p : carrier::kMmaProfiles) {
+    const std::string dtype(carrier::MmaInputName(p.node.input));
+    for (const std::uint32_t promote : {0u, 2 * p.k}) {
+      const std::string truth =
+          "mma:" + std::string(p.name) + (promote ? ":promote:" + std::to_string(promote) : "");
+      const std::string args = "probe dot:" + truth + " --k 64 --dtype " + dtype;
+      const Run r = Carrier(args);
+      INFO("carrier " << args << "\n" << r.out << r.err);
+      REQUIRE(r.code == 0);
+      const std::string got = line(r.out, "profile         ");
+      const carrier::MergeTree want = carrier::BuildTree(truth, 64);
+      const carrier::MergeTree have = carrier::BuildTree(got, 64);
+      CHECK(have.fused == want.fused);
+      CHECK(carrier::TreeHash(have) == carrier::TreeHash(want));
+      CHECK(r.out.find("verified        8 of 8") != std::string::npos);
+      std::cout << "  " << truth << " -> " << got << " (" << line(r.out, "queries         ")
+                << ")\n";
+    }
+  }
+  // An IEEE fp32 sequential dot served over exec: is no matrix unit: said so, exit 1.
+  const std::string script = TempPath("seqdot.py");
+  std::ofstream(script)
+      << "import os, sys\nn = int(os.environ['CARRIER_PROBE_N']) // 2\n"
+         "import struct\nf = lambda v: struct.unpack('f', struct.pack('f', v))[0]\n"
+         "v = [float.fromhex(l) for l in sys.stdin]\n"
+         "for q in range(int(os.environ['CARRIER_PROBE_VECTORS'])):\n"
+         "    a, s = v[2 * n * q:2 * n * (q + 1)], 0.0\n"
+         "    for i in range(n):\n        s = f(s + f(a[i] * a[n + i]))\n"
+         "    print(s.hex())\n";
+  const Run e = Carrier("probe 'dot:exec:/usr/bin/python3 " + script + "' --k 16 --dtype fp16");
+  INFO(e.out << e.err);
+  CHECK(e.code == 1);
+  CHECK(e.out.find("no mma: profile") != std::string::npos);
+  CheckRejected("probe dot:mma:volta --k 64 --dtype bf16", "fp16 inputs");
+  CheckRejected("probe dot:nothing --k 64", "unknown dot target");
 }

@@ -5,6 +5,7 @@
 // canonical:L reproduces P4016R0's golden values through the CLI.
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
@@ -221,9 +222,13 @@ TEST_CASE("a tree planted in a shared library is recovered exactly", "[fast][ord
 }
 
 TEST_CASE("exec: and python.sum targets are sequential sums", "[fast][orders][probe]") {
+  // The exec: protocol: K vectors of N values back to back, K numbers back.
   const std::string script = Dir() + "/seqsum.py";
-  std::ofstream(script)
-      << "import sys\ns = 0.0\nfor l in sys.stdin:\n    s += float.fromhex(l)\nprint(s.hex())\n";
+  std::ofstream(script) << "import os, sys\nn = int(os.environ['CARRIER_PROBE_N'])\n"
+                           "v = [float.fromhex(l) for l in sys.stdin]\n"
+                           "for k in range(int(os.environ['CARRIER_PROBE_VECTORS'])):\n"
+                           "    s = 0.0\n    for x in v[k * n:(k + 1) * n]:\n        s += x\n"
+                           "    print(s.hex())\n";
   const Run e =
       Carrier("probe 'exec:" + kPython + " " + script + "' --dtype fp64 --n 12 --verify 2");
   INFO(e.out << e.err);
@@ -241,6 +246,77 @@ TEST_CASE("exec: and python.sum targets are sequential sums", "[fast][orders][pr
   CheckRejected("probe torch.logsumexp --dtype fp32 --n 8", "cannot cancel");
   CheckRejected("probe numpy.sum --dtype fp16 --n 8", "--dtype");
   CheckRejected("probe nothing --dtype fp32 --n 8", "unknown target");
+}
+
+TEST_CASE("probe batches: one exec: process per round, failures named, library proofs",
+          "[fast][orders][probe]") {
+  // A pairwise sum served over the exec: protocol; every process logs how many vectors it got.
+  const std::string log = Dir() + "/batches.log", script = Dir() + "/pairsum.py";
+  std::remove(log.c_str());
+  std::ofstream(script) << "import os, sys\nn = int(os.environ['CARRIER_PROBE_N'])\n"
+                           "k = int(os.environ['CARRIER_PROBE_VECTORS'])\n"
+                           "v = [float.fromhex(l) for l in sys.stdin]\n"
+                           "open('"
+                        << log
+                        << "', 'a').write('%d\\n' % k)\n"
+                           "def pw(a):\n    if len(a) == 1:\n        return a[0]\n"
+                           "    h = len(a) // 2\n    return pw(a[:h]) + pw(a[h:])\n"
+                           "for q in range(k):\n    print(pw(v[q * n:(q + 1) * n]).hex())\n";
+  const Run r =
+      Carrier("probe 'exec:" + kPython + " " + script + "' --dtype fp64 --n 64 --verify 2");
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("named schedule  pairwise") != std::string::npos);
+  std::ifstream in(log);
+  std::uint64_t processes = 0, vectors = 0, k = 0;
+  while (in >> k) {
+    ++processes;
+    vectors += k;
+  }
+  // FPRev's balanced count (n/2) log2 n = 192 calls, 1 + 16 calibration calls and 2 random checks,
+  // in one process per round (log2 64 + 1 rounds at most) plus one per other call.
+  std::cout << "  exec: pairwise n = 64: " << vectors << " vectors in " << processes
+            << " processes\n";
+  CHECK(vectors == 192 + 17 + 2);
+  CHECK(processes <= 2 + 7 + 2);
+  // A failing process: its exit status and its stderr, on one line.
+  const Run f = Carrier(
+      "probe 'exec:cat >/dev/null; echo \"no GPU here\" >&2; exit 5' "
+      "--dtype fp32 --n 8");
+  INFO(f.out << f.err);
+  CHECK(f.code == 2);
+  CHECK(f.err.find("exited with code 5") != std::string::npos);
+  CHECK(f.err.find("no GPU here") != std::string::npos);
+  CHECK(std::count(f.err.begin(), f.err.end(), '\n') == 1);
+  // Too few numbers for the batch: named as such.
+  const Run few = Carrier("probe 'exec:cat >/dev/null; echo 1' --dtype fp64 --n 8");
+  CHECK(few.code == 2);
+  CHECK(few.err.find("expected 16 numbers (one per vector), got '1\\n'") != std::string::npos);
+  if (PythonHas("numpy")) {
+    // numpy's tree proven from the library, then FPRev's way on the same target: same tree.
+    const Run lib = Carrier("probe numpy.sum --dtype fp32 --n 3000 --method library --verify 2");
+    const Run fp = Carrier("probe numpy.sum --dtype fp32 --n 3000 --method fprev --verify 2");
+    INFO(lib.out << lib.err << fp.out << fp.err);
+    REQUIRE(lib.code == 0);
+    REQUIRE(fp.code == 0);
+    CHECK(lib.out.find("proof of the library schedule numpy") != std::string::npos);
+    // The text report's line that starts with `label`.
+    auto line = [](const std::string& text, const std::string& label) {
+      const auto at = text.find("\n" + label);
+      return at == std::string::npos ? std::string()
+                                     : text.substr(at + 1, text.find('\n', at + 1) - at - 1);
+    };
+    CHECK(line(lib.out, "tree hash") == line(fp.out, "tree hash"));
+    CHECK(!line(lib.out, "tree hash").empty());
+    std::cout << "  numpy.sum n = 3000 fp32: library " << line(lib.out, "calls") << "\n"
+              << "                        FPRev   " << line(fp.out, "calls") << "\n";
+    // python.sum is a sequential sum: seq, proven with one check per level, n - 2 calls.
+    const Run seq = Carrier("probe python.sum --dtype fp64 --n 300 --method library --verify 2");
+    INFO(seq.out << seq.err);
+    CHECK(seq.code == 0);
+    CHECK(seq.out.find("proof of the library schedule seq") != std::string::npos);
+    CHECK(seq.out.find("298 target calls") != std::string::npos);
+  }
 }
 
 TEST_CASE("carrier equiv: same trees, and constructed witnesses that separate the others",
