@@ -44,6 +44,9 @@ heavy='FPRev recovers planted trees exactly|FastReplay == Replay: emulated forma
 heavy+='|FastReplay == Replay: Mpfr 64 and 256|references split across PassThreads equal the'
 heavy+='|engine fast equals engine oracle over the replay matrix|GatheredAdd<FastEmulated> =='
 heavy+='|cuda trees are valid and equal the lane-by-lane'
+# The analysis suites are Python on Debian's interpreter (plots, figure checks): no code of this
+# build runs in them, so a second pass here only repeats command (b)'s.
+heavy+='|^analysis_plots$|^analysis_figures$'
 t0=$SECONDS
 (cd "$build" &&
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
