@@ -366,6 +366,12 @@ BlockScaledFormat ParseBlockScaledFormat(std::string_view text) {
   return f;
 }
 
+Format BlockScaledStorageFormat(const BlockScaledFormat& f) {
+  Format s = Fp64();
+  s.name = f.name;
+  return s;
+}
+
 std::size_t BlockScaledResult::Block(std::size_t i) const {
   const std::size_t r = i / cols, c = i % cols;
   const std::size_t b = static_cast<std::size_t>(block);

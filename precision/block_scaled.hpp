@@ -129,6 +129,13 @@ const std::vector<BlockScaledFormat>& NamedBlockScaledFormats();
 // also takes plain formats can pick the parser whose error message to show.
 bool LooksBlockScaled(std::string_view text);
 
+// The Format a trial's storage (a precision policy's `in` role, eval's --dtype) holds for a
+// block-scaled format: the dequantised values are exact doubles, so fp64's fields, named after
+// the block-scaled format (f.name). ParseFormat does not take that name; LooksBlockScaled and
+// ParseBlockScaledFormat do. Such storage is made by Quantize over the whole input, never by
+// RoundToFormat (which is the identity on it).
+Format BlockScaledStorageFormat(const BlockScaledFormat& f);
+
 struct BlockScaledResult {
   std::size_t rows = 1, cols = 0;  // the shape blocks were laid over (1 x n for a vector)
   std::size_t block_rows = 0, block_cols = 0;  // blocks per column and per row of blocks
