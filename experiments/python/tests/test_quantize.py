@@ -172,3 +172,13 @@ def test_docstring_examples():
         runner.run(test)
     result = runner.summarize(verbose=False)
     assert result.attempted >= 2 and result.failed == 0, result
+
+
+def test_eval_stores_block_scaled_inputs():
+    # By hand (OCP floor rule, E2M1 ties to even): 1, -3, 0.25, 5 store as 1, -3, 0, 4.
+    r = carrier.eval("sum", dtype="mxfp4", x=np.array([1.0, -3.0, 0.25, 5.0]), schedule="seq")
+    assert (r.dtype, r.acc, r.reference, r.result) == ("mxfp4", "fp32", 2.0, 2.0)
+    x = np.sin(0.7 * np.arange(45)) * (1 + np.arange(45) % 9) * 0.37
+    r = carrier.eval("sum", precision="in=nvfp4", x=x, schedule="pairwise")
+    values = carrier.quantize(x, "nvfp4")["values"]
+    assert r.reference == float(sum(Fraction(float(v)) for v in values))
