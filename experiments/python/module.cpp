@@ -701,7 +701,8 @@ py::dict QuantizeValues(const py::array& x, const std::string& format) {
     throw py::type_error("carrier._quantize: x must be a C-contiguous float64 array");
   if (x.ndim() != 1 && x.ndim() != 2)
     Bad("carrier.quantize: x must have one dimension (a vector) or two (a row-major matrix), "
-        "not " + std::to_string(x.ndim()));
+        "not " +
+        std::to_string(x.ndim()));
   if (f.two_d && x.ndim() != 2)
     Bad("carrier.quantize: " + f.name + " has two-dimensional blocks: x must be a matrix");
   const std::size_t rows = x.ndim() == 2 ? static_cast<std::size_t>(x.shape(0)) : 1;

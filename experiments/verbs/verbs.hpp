@@ -25,12 +25,12 @@ int RunDerive(const std::vector<std::string>& args);
 int RunStudy(const std::vector<std::string>& args);
 int RunSweep(const std::vector<std::string>& args);
 int RunMerge(const std::vector<std::string>& args);
-int RunProbe(const std::vector<std::string>& args);     // verbs/probe.cpp
-int RunQuantize(const std::vector<std::string>& args);  // verbs/quantize.cpp
+int RunProbe(const std::vector<std::string>& args);  // verbs/probe.cpp
 int RunEquiv(const std::vector<std::string>& args);  // verbs/equiv.cpp
 extern const char kProbeHelp[];
 extern const char kEquivHelp[];
 int RunInvariance(const std::vector<std::string>& args);  // verbs/invariance.cpp
+int RunQuantize(const std::vector<std::string>& args);    // verbs/quantize.cpp
 extern const char kInvarianceHelp[];
 extern const char kSweepHelp[];
 extern const char kMergeHelp[];
