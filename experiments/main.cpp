@@ -163,6 +163,24 @@ const Verb kVerbs[] = {
     {"merge", "join the output folders of sharded sweeps into one", kMergeHelp, RunMerge},
     {"probe", "recover the merge tree of a black-box sum (numpy, torch, a .so, an executable)",
      kProbeHelp, RunProbe},
+    {"quantize", "round an array to a block-scaled format (MX, NVFP4): codes, scales, values",
+     "usage: carrier quantize --dtype F (--input FILE | --gen DIST --n N [--seed S])\n"
+     "                        [--rows R --cols C] [--format csv|json]\n"
+     "\n"
+     "Rounds the values (a file of one number per line, nan and inf allowed, or a generator)\n"
+     "to the block-scaled format F in blocks along each row of the R x C row-major matrix (a\n"
+     "vector when --rows/--cols are left out; required for :2dB formats) and prints every\n"
+     "element's code, element value, block, block scale code and value, the per-tensor scale and\n"
+     "the dequantised value = element * scale * tensor_scale (exact). precision/block_scaled.hpp\n"
+     "states each scale rule and its source.\n"
+     "\n"
+     "Formats: mxfp8e4m3 mxfp8e5m2 mxfp6e3m2 mxfp6e2m3 mxfp4 mxint8 (32 elements, E8M0 scale,\n"
+     "OCP floor rule), nvfp4 (e2m1, 16, UE4M3 scale, fp32 tensor scale), mx:ELEM:B:SCALE:RULE;\n"
+     "suffixes :RULE (floor ceil even rceil cudnn for e8m0; rn ru for ue4m3), :4/6, :2dB.\n"
+     "  e.g. carrier quantize --dtype nvfp4 --gen normal --n 64\n"
+     "       carrier quantize --dtype mxfp8e4m3:rceil --input x.txt --format json\n"
+     "       carrier quantize --dtype nvfp4:2d16 --gen normal --n 1024 --rows 32 --cols 32\n",
+     RunQuantize},
     {"reference-bench", "time the certified log-sum-exp reference against plain MPFR",
      "usage: carrier reference-bench [--n N] [--seed S] [--dtype T] [--repeats R] [--gen DIST]\n"
      "\n"

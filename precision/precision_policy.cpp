@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/mma.hpp"
+#include "precision/block_scaled.hpp"
 
 namespace carrier {
 
@@ -39,10 +40,29 @@ RoleArithmetic ParseRole(std::string_view role, std::string_view value) {
   RoleArithmetic r;
   const auto at = value.find('@');
   const std::string_view fmt = value.substr(0, at);
+  if (LooksBlockScaled(fmt)) {
+    // Block-scaled storage (precision/block_scaled.hpp): the in role only; its rounding is the
+    // format's own scale rule and round-to-nearest-even elements.
+    if (role != "in")
+      Bad(std::string(role) + "=" + std::string(value) +
+          ": block-scaled formats are storage formats (in=" + std::string(fmt) + ")");
+    if (at != std::string_view::npos)
+      Bad(std::string(role) + "=" + std::string(value) +
+          ": a block-scaled format rounds by its own rule (a :RULE suffix), not @ROUNDING");
+    try {
+      r.format = BlockScaledStorageFormat(ParseBlockScaledFormat(fmt));
+    } catch (const std::invalid_argument& e) {
+      Bad(std::string(role) + "=" + std::string(value) + ": " + e.what());
+    }
+    return r;
+  }
   try {
     r.format = ParseFormat(fmt);
   } catch (const std::invalid_argument& e) {
-    Bad(std::string(role) + "=" + std::string(value) + ": " + e.what());
+    Bad(std::string(role) + "=" + std::string(value) + ": " + e.what() +
+        (role == "in" ? "; or a block-scaled storage format (mxfp8e4m3 mxfp8e5m2 mxfp6e3m2 "
+                        "mxfp6e2m3 mxfp4 mxint8 nvfp4 mx:ELEM:BLOCK:SCALEFMT:RULE)"
+                      : ""));
   }
   if (at != std::string_view::npos) {
     try {
@@ -277,7 +297,9 @@ PrecisionPolicy ParsePrecisionPolicy(std::string_view text) {
   }
   if (first == 0) {
     if (!set[0]) Bad("'in=FORMAT' is required (the input storage format)");
-    if (!set[2]) p.acc = p.in;
+    // A block-scaled in has no arithmetic of its own: acc then defaults to fp32 (the
+    // accumulator of every block-scaled matrix unit and kernel).
+    if (!set[2]) p.acc = LooksBlockScaled(p.in.format.name) ? RoleArithmetic{} : p.in;
     for (PrecisionRole r : {PrecisionRole::kProd, PrecisionRole::kCombine, PrecisionRole::kState,
                             PrecisionRole::kS, PrecisionRole::kP, PrecisionRole::kOut}) {
       if (!set[static_cast<int>(r)]) p.Role(r) = p.acc;

@@ -17,6 +17,10 @@
 //            of dot and of attention's two matmuls; empty: IEEE products and sums in `acc`
 //   pscale   a power of two P is multiplied by before it is rounded to `p` and divided by
 //            after the product (FlashAttention-3's FP8 P scaling); 1 when absent
+// The in role may instead name a block-scaled format (precision/block_scaled.hpp: in=nvfp4,
+// in=mxfp8e4m3:rceil, in=mx:e2m1:32:e8m0:floor): each input tensor is quantised block-wise by
+// the format's own rule (no @ROUNDING), and in.format is BlockScaledStorageFormat (fp64's
+// values, the block-scaled name); acc then defaults to fp32. Other roles take plain formats.
 // Text form: comma-separated `role=FORMAT[@ROUNDING]` (FORMAT as ParseFormat, ROUNDING as
 // ParseRounding, default rne), `mma=PROFILE`, `pscale=2^K` or a power of two; the first item may
 // instead be a preset name, whose roles the later items override, e.g.

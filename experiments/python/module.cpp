@@ -17,6 +17,11 @@
 //    carrier.EvalResult.
 //  - _round (carrier.round) is precision/round_array.hpp's RoundArray on a float64 or float32
 //    C-contiguous array, into a new array of the same shape and dtype or into `out`.
+//  - _quantize (carrier.quantize) is precision/block_scaled.hpp's Quantize on a float64
+//    C-contiguous array of one dimension (a vector) or two (a row-major matrix: blocks run
+//    along rows, or B x B tiles for :2dB): a dict of numpy arrays (codes, elements, values and
+//    block of x's shape; scale_codes and scales of shape (block_rows, block_cols)) and the
+//    per-tensor scales.
 //  - The GIL is released while the reference, the reduction, a tree, a sweep, the laws or a
 //    rounding loop run.
 //  - Every refusal (SpecError, backends::Unavailable, the CLI's UsageError, ScheduleError, a
@@ -47,6 +52,7 @@
 #include "core/tree_io.hpp"
 #include "inputs/generators.hpp"
 #include "inputs/read_numbers.hpp"
+#include "precision/block_scaled.hpp"
 #include "precision/precision_policy.hpp"
 #include "precision/role_bounds.hpp"
 #include "precision/round_array.hpp"
@@ -685,6 +691,51 @@ py::array RoundValues(const py::array& x, const std::string& format, const std::
   throw py::type_error("carrier._round: x must be a float64 or float32 array");
 }
 
+py::dict QuantizeValues(const py::array& x, const std::string& format) {
+  BlockScaledFormat f;
+  try {
+    f = ParseBlockScaledFormat(format);
+  } catch (const std::invalid_argument& e) {
+    Bad(e.what());
+  }
+  if (!x.dtype().is(py::dtype::of<double>()) || !(x.flags() & py::array::c_style))
+    throw py::type_error("carrier._quantize: x must be a C-contiguous float64 array");
+  if (x.ndim() != 1 && x.ndim() != 2)
+    Bad("carrier.quantize: x must have one dimension (a vector) or two (a row-major matrix), "
+        "not " +
+        std::to_string(x.ndim()));
+  if (f.two_d && x.ndim() != 2)
+    Bad("carrier.quantize: " + f.name + " has two-dimensional blocks: x must be a matrix");
+  const std::size_t rows = x.ndim() == 2 ? static_cast<std::size_t>(x.shape(0)) : 1;
+  const std::size_t cols = static_cast<std::size_t>(x.shape(x.ndim() - 1));
+  const std::vector<double> in(static_cast<const double*>(x.data()),
+                               static_cast<const double*>(x.data()) + x.size());
+  const BlockScaledResult q =
+      Guarded([&] { return Quantize(f, std::span<const double>(in), rows, cols); });
+  const std::vector<py::ssize_t> shape(x.shape(), x.shape() + x.ndim());
+  const std::vector<py::ssize_t> bshape = {static_cast<py::ssize_t>(q.block_rows),
+                                           static_cast<py::ssize_t>(q.block_cols)};
+  auto arr = [](const auto& v, const std::vector<py::ssize_t>& shp) {
+    using T = typename std::decay_t<decltype(v)>::value_type;
+    py::array_t<T> a(shp);
+    std::copy(v.begin(), v.end(), a.mutable_data());
+    return a;
+  };
+  std::vector<std::int64_t> block(q.codes.size());
+  for (std::size_t i = 0; i < block.size(); ++i) block[i] = static_cast<std::int64_t>(q.Block(i));
+  py::dict d;
+  d["format"] = f.name;
+  d["codes"] = arr(q.codes, shape);
+  d["elements"] = arr(q.elements, shape);
+  d["values"] = arr(q.values, shape);
+  d["block"] = arr(block, shape);
+  d["scale_codes"] = arr(q.scale_codes, bshape);
+  d["scales"] = arr(q.scales, bshape);
+  d["tensor_scale"] = q.tensor_scale;
+  d["encode_scale"] = q.encode_scale;
+  return d;
+}
+
 // The op table as the package documents and checks it: name -> (input kind, head dims).
 py::dict Ops() {
   py::dict d;
@@ -845,6 +896,7 @@ PYBIND11_MODULE(_carrier, m) {
   });
   m.def("_round", &RoundValues, py::arg("x"), py::arg("format"), py::arg("rounding"),
         py::arg("seed"), py::arg("counter"), py::arg("subnormals"), py::arg("out"));
+  m.def("_quantize", &QuantizeValues, py::arg("x"), py::arg("format"));
   m.def("_sweep_trials", &SweepTrials, py::arg("text"), py::arg("path"));
   m.def("_run_sweep", &RunSweepText, py::arg("text"), py::arg("path"), py::arg("out"),
         py::arg("jobs"), py::arg("resume"), py::arg("shard_k"), py::arg("shard_n"),

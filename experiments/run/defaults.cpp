@@ -1,6 +1,7 @@
 // experiments/run/defaults.cpp: see defaults.hpp.
 #include "run/defaults.hpp"
 
+#include "precision/block_scaled.hpp"
 #include "registry/registry.hpp"
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
@@ -21,7 +22,11 @@ std::vector<std::string> ApplyDefaults(TrialSpec& spec) {
   // --acc does (a combine wider than acc: two levels, as --acc INNER>OUTER).
   const PrecisionPolicy* policy = spec.precision ? &*spec.precision : nullptr;
   if (spec.acc.empty() && !policy) {
-    if (kernel && (spec.dtype == "fp16" || spec.dtype == "bf16")) {
+    if (LooksBlockScaled(spec.dtype)) {
+      spec.acc = "fp32";
+      notes.push_back("acc fp32: " + spec.dtype +
+                      " is block-scaled storage, with no arithmetic of its own");
+    } else if (kernel && (spec.dtype == "fp16" || spec.dtype == "bf16")) {
       spec.acc = "fp32";
       notes.push_back("acc fp32: " + spec.backend + "'s compute type for " + spec.dtype +
                       " storage");

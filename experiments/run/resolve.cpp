@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "cli/args.hpp"
+#include "precision/block_scaled.hpp"
 #include "precision/emulated.hpp"
 #include "registry/registry.hpp"
 
@@ -215,11 +216,33 @@ ResolvedTrial ResolveTrial(const TrialSpec& given) {
   if (registry::FindComputeType(spec.dtype))  // stored inputs are doubles (TrialInput)
     throw SpecError("dtype " + spec.dtype + " is a compute type only (--acc " + spec.dtype +
                     "); stored inputs are at most fp64");
+  const bool block_scaled = LooksBlockScaled(spec.dtype);
   try {
-    t.storage = ParseFormat(spec.dtype);
+    if (block_scaled) {
+      // Block-scaled storage (precision/block_scaled.hpp): MakeInput quantises the whole input
+      // (each column, or attention's q, k and v as n x head_dim matrices) and stores the exact
+      // dequantised values as doubles.
+      const BlockScaledFormat bf = ParseBlockScaledFormat(spec.dtype);
+      if (bf.two_d && t.op->input != registry::InputKind::kAttention)
+        throw SpecError("dtype " + bf.name + ": two-dimensional blocks tile a matrix; op " +
+                        spec.op + " stores vectors (use 1-D blocks, e.g. " +
+                        bf.name.substr(0, bf.name.find(":2d")) + ")");
+      if (spec.backend != "replay")
+        throw SpecError("dtype " + bf.name + " (block-scaled storage) runs on backend replay " +
+                        "only, not " + spec.backend);
+      t.storage = BlockScaledStorageFormat(bf);
+    } else {
+      t.storage = ParseFormat(spec.dtype);
+    }
+  } catch (const SpecError&) {
+    throw;
   } catch (const std::exception& e) {
     throw SpecError(e.what());
   }
+  if (block_scaled && (spec.acc.empty() || spec.acc == "same"))
+    throw SpecError("dtype " + t.storage.name +
+                    " is a block-scaled storage format with no arithmetic of its own: give --acc "
+                    "(e.g. fp32)");
   try {
     t.rounding = ParseRounding(spec.round);
   } catch (const std::exception& e) {

@@ -18,6 +18,7 @@
 #include "core/merge_tree.hpp"
 #include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
+#include "precision/block_scaled.hpp"
 #include "precision/bounds.hpp"
 #include "precision/emulated.hpp"
 #include "precision/fast_emulated.hpp"
@@ -465,6 +466,28 @@ StoredColumn PackColumn(const ResolvedTrial& t, std::vector<double>& values) {
   return column.Finish();
 }
 
+// Block-scaled storage (ResolveTrial: t.storage is BlockScaledStorageFormat, named after the
+// format): the format, or nullopt for plain storage.
+std::optional<BlockScaledFormat> BlocksOf(const ResolvedTrial& t) {
+  if (!LooksBlockScaled(t.storage.name)) return std::nullopt;
+  return ParseBlockScaledFormat(t.storage.name);
+}
+
+// Quantises `values` (one tensor: rows x cols, row-major) in place to the block-scaled format,
+// counting the finite values that became NaN (a block whose scale the format cannot hold).
+void QuantizeStorage(const BlockScaledFormat& f, std::vector<double>& values, std::size_t rows,
+                     std::uint64_t offset, TrialInput& in) {
+  if (values.empty()) return;
+  BlockScaledResult q = Quantize(f, values, rows, values.size() / rows);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (std::isfinite(values[i]) && !std::isfinite(q.values[i]) && in.storage_overflows++ == 0) {
+      in.first_overflow = offset + i;
+      in.first_overflow_value = values[i];
+    }
+  }
+  values = std::move(q.values);
+}
+
 }  // namespace
 
 std::string StorageOverflowText(const TrialInput& in, const std::string& dtype) {
@@ -487,6 +510,42 @@ TrialInput MakeInput(const ResolvedTrial& t, const inputs::GeneratorSpec& gen, s
   TrialInput in;
   in.n = n;
   in.id = NewInputId();
+  if (const auto blocks = BlocksOf(t)) {
+    // Each tensor drawn whole, then quantised block by block (NVFP4's tensor scale needs the
+    // whole tensor's max): a column, each column of the pairs, or q, k and v as n x head_dim.
+    switch (t.op->input) {
+      case registry::InputKind::kAttention: {
+        const std::uint64_t nd = n * t.spec.head_dim;
+        const std::size_t rows = static_cast<std::size_t>(n);
+        in.a = inputs::Generate(gen, nd, seed);
+        auto k = inputs::Generate(gen, nd, seed + 1);
+        auto v = inputs::Generate(inputs::ParseGenerator("normal"), nd, seed + 2);
+        QuantizeStorage(*blocks, in.a, rows, 0, in);
+        QuantizeStorage(*blocks, k, rows, nd, in);
+        QuantizeStorage(*blocks, v, rows, 2 * nd, in);
+        in.a.insert(in.a.end(), k.begin(), k.end());
+        in.a.insert(in.a.end(), v.begin(), v.end());
+        break;
+      }
+      case registry::InputKind::kPairs: {
+        auto a = inputs::Generate(gen, n, seed);
+        auto b = inputs::Generate(gen, n, seed + 1);
+        QuantizeStorage(*blocks, a, 1, 0, in);
+        QuantizeStorage(*blocks, b, 1, n, in);
+        in.column = PackColumn(t, a);
+        in.column_b = PackColumn(t, b);
+        break;
+      }
+      case registry::InputKind::kColumn: {
+        auto a = inputs::Generate(gen, n, seed);
+        QuantizeStorage(*blocks, a, 1, 0, in);
+        in.column = PackColumn(t, a);
+        break;
+      }
+    }
+    in.text = gen.Text() + " seed " + std::to_string(seed);
+    return in;
+  }
   switch (t.op->input) {
     case registry::InputKind::kAttention: {
       // q and k (n x head_dim each) from the generator, v normal: a = q, k, v concatenated.
@@ -519,6 +578,10 @@ TrialInput MakeInputFromValues(const ResolvedTrial& t, std::vector<double> a, st
   in.a = std::move(a);
   in.b = std::move(b);
   in.n = in.a.size();
+  if (const auto blocks = BlocksOf(t)) {  // each column one tensor (files hold vectors)
+    QuantizeStorage(*blocks, in.a, 1, 0, in);
+    QuantizeStorage(*blocks, in.b, 1, in.a.size(), in);
+  }
   RoundToStorage(t, in.a, 0, in);
   RoundToStorage(t, in.b, in.a.size(), in);
   if (t.op->input == registry::InputKind::kColumn) in.column = PackColumn(t, in.a);

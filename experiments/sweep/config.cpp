@@ -26,6 +26,7 @@
 #include "core/schedule.hpp"
 #include "core/tree_io.hpp"
 #include "inputs/generators.hpp"
+#include "precision/block_scaled.hpp"
 #include "precision/format.hpp"
 #include "precision/precision_policy.hpp"
 #include "precision/rounding.hpp"
@@ -200,11 +201,16 @@ void CheckValue(const Checker& c, const std::string& key, const std::string& v) 
       c.Fail(k, v, "unknown op; allowed: " + Join(ops) + registry::MainJobOpsNote());
   } else if (key == "dtype") {
     try {
-      ParseFormat(v);
+      if (LooksBlockScaled(v)) {
+        ParseBlockScaledFormat(v);  // block-scaled storage (precision/block_scaled.hpp)
+      } else {
+        ParseFormat(v);
+      }
     } catch (const std::exception& e) {
       c.Fail(k, v,
              std::string(e.what()) +
-                 "; allowed: fp8e4m3 fp8e4m3sat fp8e5m2 fp16 bf16 tf32 fp32 fp64 custom:...");
+                 "; allowed: fp8e4m3 fp8e4m3sat fp8e5m2 fp16 bf16 tf32 fp32 fp64 custom:... or "
+                 "a block-scaled format (mxfp8e4m3 ... nvfp4, mx:...)");
     }
   } else if (key == "acc") {
     if (v == "same") return;

@@ -30,6 +30,7 @@ int RunEquiv(const std::vector<std::string>& args);  // verbs/equiv.cpp
 extern const char kProbeHelp[];
 extern const char kEquivHelp[];
 int RunInvariance(const std::vector<std::string>& args);  // verbs/invariance.cpp
+int RunQuantize(const std::vector<std::string>& args);    // verbs/quantize.cpp
 extern const char kInvarianceHelp[];
 // verbs/explain.cpp
 int RunExplain(const std::vector<std::string>& args);

@@ -3,8 +3,13 @@
 // are one-line errors (exit 2).
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "support/cli_support.hpp"
 
@@ -151,4 +156,113 @@ TEST_CASE("eval --precision for attention: bad presets and roles are one line, e
   CheckRejected("eval --op attention --precision eager-bf16 --backend cuda" + common, "replay");
   // a one-precision op still refuses what it cannot honour, naming the role
   CheckRejected("eval --op sum --precision fa3-hopper-fp8 --gen normal --n 10", "mma");
+}
+
+TEST_CASE("eval --precision in=BLOCKFMT quantises the inputs block-wise before the reduction",
+          "[fast][cli]") {
+  // By hand, OCP floor rule: amax 5 gives the E8M0 scale 2^(floor(log2 5) - 2) = 1; E2M1 rounds
+  // 1 -> 1, -3 -> -3, 0.25 -> 0 (tie, even), 5 -> 4 (tie between 4 and 6, even): the sum is 2.
+  const std::string file = carrier_test::TempPath("mx.txt");
+  {
+    std::ofstream f(file);
+    f << "1\n-3\n0.25\n5\n";
+  }
+  const Run mx = Carrier("eval --op sum --precision in=mxfp4 --schedule seq --input " + file +
+                         " --format json");
+  INFO(mx.out << mx.err);
+  REQUIRE(mx.code == 0);
+  CHECK(JsonNumber(mx.out, "reference") == 2.0);
+  CHECK(JsonNumber(mx.out, "result") == 2.0);
+  CHECK(JsonField(mx.out, "dtype") == "mxfp4");
+  CHECK(JsonField(mx.out, "acc") == "fp32");  // a block-scaled in leaves acc to fp32
+
+  // NVFP4 over 45 values (two full blocks of 16 and a tail of 13): eval's stored inputs are
+  // `carrier quantize`'s dequantised values, so its exact reference is their sum (each value
+  // has at most 30 significant bits within a few binades: exact in long double).
+  {
+    std::ofstream f(file);
+    for (int i = 0; i < 45; ++i) f << std::sin(0.7 * i) * (1 + i % 9) * 0.37 << "\n";
+  }
+  const Run nv = Carrier("eval --op sum --precision in=nvfp4 --schedule pairwise --input " + file +
+                         " --format json");
+  const Run q = Carrier("quantize --dtype nvfp4 --input " + file);
+  INFO(nv.out << nv.err << q.err);
+  REQUIRE(nv.code == 0);
+  REQUIRE(q.code == 0);
+  std::istringstream rows(q.out);
+  std::string line;
+  std::getline(rows, line);  // header; value is the last column
+  long double sum = 0;
+  int count = 0;
+  while (std::getline(rows, line)) {
+    sum += std::strtold(line.substr(line.rfind(',') + 1).c_str(), nullptr);
+    ++count;
+  }
+  std::cout << "  nvfp4 sum of " << count << " quantised values " << static_cast<double>(sum)
+            << ", eval reference " << JsonField(nv.out, "reference") << "\n";
+  CHECK(count == 45);
+  CHECK(JsonNumber(nv.out, "reference") == static_cast<double>(sum));
+
+  // --dtype F (acc fp32 by default) is the same trial as --precision in=F; dot quantises each
+  // column as its own tensor.
+  const std::string common = " --op dot --schedule blocked:16 --gen normal --n 3000 --format json";
+  const Run a = Carrier("eval --precision in=nvfp4:ru" + common);
+  const Run b = Carrier("eval --dtype nvfp4:ru --acc fp32" + common);
+  INFO(a.out << a.err << b.out << b.err);
+  REQUIRE(a.code == 0);
+  REQUIRE(b.code == 0);
+  CHECK(Untimed(a.out) == Untimed(b.out));
+  std::remove(file.c_str());
+
+  CheckRejected("eval --op sum --precision in=nvfp4:2d16 --gen normal --n 100", "two-dimensional");
+  CheckRejected("eval --op sum --precision in=fp32,acc=nvfp4 --gen normal --n 100",
+                "storage formats");
+  CheckRejected("eval --op sum --precision in=nvfp4@rz --gen normal --n 100", "own rule");
+  CheckRejected("eval --op sum --precision in=nvfp5 --gen normal --n 100", "nvfp5");
+  CheckRejected("eval --op sum --dtype mxfp4 --acc fp32 --backend simd --gen normal --n 100",
+                "replay");
+}
+
+TEST_CASE("quantize round-trips: its dequantised values quantise to the same codes and values",
+          "[fast][cli]") {
+  // The value column of `carrier quantize` fed back as input (shortest round-trip text). For
+  // the OCP floor rule the block scales cannot move (the block max keeps its binade), so codes
+  // and scales come back too.
+  for (const char* fmt : {"mxfp8e4m3", "mxfp6e2m3", "mxfp4", "mxint8", "mxfp8e5m2"}) {
+    const Run first = Carrier(std::string("quantize --dtype ") + fmt + " --gen normal --n 100");
+    REQUIRE(first.code == 0);
+    const std::string file = carrier_test::TempPath("values.txt");
+    std::vector<std::string> rows;
+    {
+      std::istringstream in(first.out);
+      std::string line;
+      std::getline(in, line);
+      std::ofstream f(file);
+      while (std::getline(in, line)) {
+        rows.push_back(line.substr(line.find(',', line.find(',', line.find(',') + 1) + 1) + 1));
+        f << line.substr(line.rfind(',') + 1) << "\n";
+      }
+    }
+    const Run second = Carrier(std::string("quantize --dtype ") + fmt + " --input " + file);
+    REQUIRE(second.code == 0);
+    std::istringstream in(second.out);
+    std::string line;
+    std::getline(in, line);
+    std::size_t i = 0, same = 0;
+    while (std::getline(in, line) && i < rows.size()) {
+      // x,code,element,block,scale_code,scale,tensor_scale,value: from code on must match.
+      const std::string got =
+          line.substr(line.find(',', line.find(',', line.find(',') + 1) + 1) + 1);
+      const std::string want = rows[i++];
+      same += got.substr(got.find(',') + 1) == want.substr(want.find(',') + 1);
+    }
+    std::cout << "  quantize " << fmt << ": " << same << " of " << rows.size()
+              << " rows re-quantise to the same code, block scale and value\n";
+    CHECK(i == rows.size());
+    CHECK(same == rows.size());
+    std::remove(file.c_str());
+  }
+  CheckRejected("quantize --dtype nvfp4", "--input FILE or --gen");
+  CheckRejected("quantize --dtype mxfp9 --gen normal --n 4", "mxfp9");
+  CheckRejected("quantize --dtype nvfp4 --gen normal --n 4 --format xml", "xml");
 }

@@ -117,3 +117,29 @@ TEST_CASE("precision policy: bad text is one line naming the bad item", "[fast]"
     CHECK(msg.find('\n') == std::string::npos);
   }
 }
+
+TEST_CASE("precision policy: a block-scaled in role (storage only, acc fp32 by default)",
+          "[fast]") {
+  const PrecisionPolicy p = ParsePrecisionPolicy("in=mx:e2m1:32:e8m0:floor");
+  const std::string text = carrier::ToString(p);
+  INFO("canonical text: " << text);
+  CHECK(text == "in=mxfp4,prod=fp32,acc=fp32,combine=fp32,state=fp32,s=fp32,p=fp32,out=fp32");
+  CHECK(ParsePrecisionPolicy(text) == p);
+  CHECK(p.in.format.precision == 53);  // the dequantised values are held exactly as doubles
+  const PrecisionPolicy q = ParsePrecisionPolicy("in=nvfp4:ru:4/6,acc=bf16");
+  CHECK(q.in.format.name == "nvfp4:ru:4/6");
+  CHECK(q.acc.format.name == "bf16");
+  CHECK(!(ParsePrecisionPolicy("in=nvfp4") == ParsePrecisionPolicy("in=nvfp4:ru")));
+  const auto sh = carrier::ToShorthand(p);
+  CHECK(sh.dtype == "mxfp4");
+  CHECK(sh.acc == "fp32");
+  for (const char* bad : {"in=nvfp4@rz", "in=fp32,acc=mxfp4", "in=mxfp4:bogus"}) {
+    INFO(bad);
+    try {
+      ParsePrecisionPolicy(bad);
+      FAIL("accepted");
+    } catch (const std::invalid_argument& e) {
+      CHECK(std::string(e.what()).find('\n') == std::string::npos);
+    }
+  }
+}

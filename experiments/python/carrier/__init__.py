@@ -34,6 +34,7 @@ from ._carrier import Tree
 __version__ = _carrier.__version__
 
 __all__ = ["eval", "explain", "tree", "laws", "derive", "sweep", "read_sweep", "ops", "round",
+           "quantize",
            "EvalResult", "Tree", "Carrier", "replay"]
 
 
@@ -944,6 +945,46 @@ def round(x, fmt, round="rne", *, seed=None, counter=0, subnormals=None, out=Non
     res = _carrier._round(a, fmt, round, seed or 0, counter, sub, None)
     return res[()] if res.ndim == 0 else res
 
+
+
+def quantize(x, fmt):
+    """Round an array to a block-scaled format (OCP MX, NVFP4), as ``carrier quantize``.
+
+    Parameters
+    ----------
+    x : array_like
+        One dimension (a vector: blocks of B consecutive values) or two (a row-major matrix:
+        blocks of B along each row, or B x B tiles for a ``:2dB`` format). float32, float16 and
+        integers up to 2^53 are widened exactly to float64; NaN and inf are allowed (a block or,
+        for NVFP4, the tensor holding one decodes to NaN).
+    fmt : str
+        ``mxfp8e4m3``, ``mxfp8e5m2``, ``mxfp6e3m2``, ``mxfp6e2m3``, ``mxfp4``, ``mxint8``,
+        ``nvfp4``, or ``mx:ELEM:B:SCALEFMT:RULE``, with suffixes ``:RULE``, ``:4/6``, ``:2dB``
+        (precision/block_scaled.hpp states every rule and its source).
+
+    Returns
+    -------
+    dict
+        ``format`` (the canonical name); ``codes`` (uint8 bit patterns), ``elements`` (element
+        values, unscaled), ``values`` (dequantised) and ``block`` (each element's block index),
+        all of x's shape; ``scale_codes`` (uint8) and ``scales`` (decoded, NaN for the NaN
+        code) of shape (block_rows, block_cols); ``tensor_scale`` and ``encode_scale`` (NVFP4's
+        per-tensor fp32 scales; 1 for MX). ``values == elements * scales.ravel()[block] *
+        tensor_scale`` exactly.
+
+    >>> import numpy as np, carrier
+    >>> q = carrier.quantize(np.array([1.0, -3.0, 0.25, 5.0]), "mxfp4")
+    >>> q["values"].tolist(), q["scale_codes"].tolist()
+    ([1.0, -3.0, 0.0, 4.0], [[127]])
+    """
+    import numpy as np
+    if not isinstance(fmt, str):
+        raise TypeError(f"fmt must be a block-scaled format name such as 'nvfp4', not "
+                        f"{type(fmt).__name__}")
+    a = _round_input(x)
+    if a.dtype != np.float64:
+        a = np.asarray(a.astype(np.float64), order="C")
+    return _carrier._quantize(a, fmt)
 
 # ---------------------------------------------------------------------------------------------
 # carriers written in Python (carrier/user.py)
