@@ -154,17 +154,191 @@ std::string NodeText(const MmaNode& n) {
          (n.two_stage ? ", two stages (products, then with the accumulator)" : "");
 }
 
+// ---- IEEE dot products (--dtype fp32 | fp64): a recovered tree x a push rule --------------
+//
+// With b = 1 every step of an IEEE dot rounds like a sum: round(s + a*1) is round(s + a)
+// whether the product is rounded first or fused (FMA). So the dot of (x, ones) is a sum of x
+// whose merge tree FPRev recovers (core/fprev.hpp). The hypotheses are then that tree with
+// each chain step one of
+//   mul-add  s + round(a*b): the product rounded to the format, then added (carrier's Dot);
+//   fma      round(s + a*b): IEEE 754 fusedMultiplyAdd, the exact product added and rounded
+//            once (an FMA unit's accumulator lanes, OpenBLAS's Haswell kernels);
+// and the combines of chains IEEE additions in the format. Fresh random inputs with full
+// significands decide between them.
+template <class T>
+struct FmaDot {
+  using Scalar = T;
+  using Input = ValuePair<T>;
+  using Result = T;
+  struct State {
+    T s;
+    auto Tie() const { return std::tie(s); }
+  };
+  static constexpr const char* kName = "dot (fma)";
+  static constexpr bool kCommutative = true;
+  static constexpr bool kBitwiseCommutative = true;
+  static constexpr bool kPushIsCombineLift = false;
+  static constexpr bool kHasPadInput = false;
+  static State Identity() { return {T(0)}; }
+  static State Lift(const Input& p) { return {p.a * p.b}; }
+  static State Combine(const State& a, const State& b) { return {a.s + b.s}; }
+  static State Push(const State& st, const Input& p) { return {std::fma(p.a, p.b, st.s)}; }
+  static Result Finalize(const State& st) { return st.s; }
+  static std::array<T, 1> Components(const Result& r) { return {r}; }
+};
+
+template <class T>
+int RunIeeeDotProbe(const std::string& target_text, const std::string& dtype, std::uint64_t k,
+                    std::uint64_t verify, std::uint64_t seed, double timeout,
+                    const std::function<void(const std::string&)>& fail) {
+  const bool fp32 = std::is_same_v<T, float>;
+  std::unique_ptr<probe::Target> exec;
+  try {
+    exec = probe::MakeTarget(target_text, dtype, 2 * k, timeout);
+  } catch (const probe::TargetError& e) {
+    fail(e.what());
+  }
+  // The sum x -> dot(x, ones): K values, the b half held at 1.
+  auto evaluate = [&](const std::vector<MaskedInput>& batch) {
+    std::vector<double> out;
+    for (std::size_t at = 0; at < batch.size(); at += probe::kMaxBatch) {
+      std::vector<MaskedInput> part;
+      for (std::size_t q = at; q < std::min(batch.size(), at + probe::kMaxBatch); ++q) {
+        MaskedInput in = batch[q];
+        if (in.background != 1.0) in.runs.push_back({k, k, 1, 1.0});
+        part.push_back(std::move(in));
+      }
+      const std::vector<double> got = exec->Evaluate(part);
+      out.insert(out.end(), got.begin(), got.end());
+    }
+    return out;
+  };
+  const int p = fp32 ? 24 : 53;
+  const double m = MaskMagnitude(k, p);
+  ProbeStats stats;
+  BinaryTree recovered;
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    recovered = RecoverSumTreeBatched(
+        k,
+        [&](const std::vector<MaskRequest>& requests) {
+          std::vector<MaskedInput> batch;
+          for (const MaskRequest& r : requests)
+            for (std::uint64_t j : r.js)
+              batch.push_back(MaskedInput{1.0, {{r.i, 1, 1, m}, {j, 1, 1, -m}}});
+          const std::vector<double> flat = evaluate(batch);
+          std::vector<std::vector<double>> out;
+          std::size_t at = 0;
+          for (const MaskRequest& r : requests) {
+            out.emplace_back(flat.begin() + at, flat.begin() + at + r.js.size());
+            at += r.js.size();
+          }
+          return out;
+        },
+        stats);
+  } catch (const ProbeError& e) {
+    std::cout << "target          " << exec->Description() << "\n"
+              << "result          the dot with b = 1 is no tree of " << dtype
+              << " additions (a wider or exact accumulator?): " << e.what() << " after "
+              << stats.calls << " calls\n";
+    return 1;
+  } catch (const probe::TargetError& e) {
+    fail(e.what());
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const MergeTree tree = ToMergeTree(recovered, "probe:" + target_text);
+
+  // Fresh random inputs, full significands: which push rule replays the target.
+  std::uint64_t plain = 0, fused = 0;
+  std::string first_miss;
+  for (std::uint64_t r = 0; r < verify; ++r) {
+    const std::vector<double> x = RandomInput(2 * k, seed * 7919 + 0xd07, r, fp32);
+    double want = 0;
+    try {
+      want = exec->Values(x);
+    } catch (const probe::TargetError& e) {
+      fail(e.what());
+    }
+    std::vector<ValuePair<T>> pairs(k);
+    for (std::uint64_t q = 0; q < k; ++q)
+      pairs[q] = {static_cast<T>(x[q]), static_cast<T>(x[k + q])};
+    const std::span<const ValuePair<T>> in(pairs);
+    const double a = static_cast<double>(ReplayResult<Dot<T>>(tree, in));
+    const double f = static_cast<double>(ReplayResult<FmaDot<T>>(tree, in));
+    plain += SameBits(a, want);
+    fused += SameBits(f, want);
+    if (!SameBits(a, want) && !SameBits(f, want) && first_miss.empty()) {
+      std::ostringstream os;
+      os << "random input " << r << ": target " << std::hexfloat << want << ", mul-add " << a
+         << ", fma " << f;
+      first_miss = os.str();
+    }
+  }
+  const std::vector<std::string> named = probe::MatchingSchedules(tree);
+  std::string order = named.empty() ? "no named schedule (the tree follows)" : named[0];
+  for (std::size_t q = 1; q < named.size(); ++q) order += (q == 1 ? " (also " : ", ") + named[q];
+  if (named.size() > 1) order += ")";
+  std::cout << "target          " << exec->Description() << "\n"
+            << "k               " << k << " products of " << dtype << " inputs\n"
+            << "order           " << order << ": recovered as the sum x -> dot(x, ones) by FPRev, "
+            << stats.calls << " target calls in " << stats.batches << " rounds, " << seconds
+            << " s\n"
+            << "tree hash       " << TreeHash(tree) << "\n";
+  const bool ok = plain == verify || fused == verify;
+  if (!ok) {
+    std::cout << "result          neither push rule replays the target: mul-add agrees on " << plain
+              << ", fma on " << fused << " of " << verify << " fresh random inputs (" << first_miss
+              << ")\n";
+    return 1;
+  }
+  const std::string rule = fused == verify ? "fma" : "mul-add";
+  std::cout << "push            "
+            << (fused == verify
+                    ? "fma: each chain step rounds s + a*b once (IEEE 754 fusedMultiplyAdd, "
+                      "the product exact)"
+                    : "mul-add: each chain step rounds a*b to " + dtype + ", then s + (a*b)")
+            << (plain == verify && fused == verify ? " (mul-add gives the same bits)" : "") << "\n"
+            << "combine         " << dtype << " addition (RNE) of the chains' partial sums\n"
+            << "verified        " << (fused == verify ? fused : plain) << " of " << verify
+            << " fresh random inputs: replay of the tree with " << rule
+            << " pushes == target, bit for bit (mul-add " << plain << ", fma " << fused << ")\n";
+  if (rule == "mul-add" && !named.empty())
+    std::cout << "replay          carrier eval --op dot --dtype " << dtype << " --schedule "
+              << named[0] << "\n";
+  if (rule == "fma")
+    std::cout << "note            carrier eval's dot rounds each product, so it replays the "
+                 "order, not the fma pushes\n";
+  if (named.empty()) std::cout << ToText(tree);
+  return 0;
+}
+
 int RunDotProbe(const std::vector<std::string>& argv) {
   Args args("probe", argv, {"dtype", "k", "verify", "seed", "timeout"}, {}, 1);
   const std::string target_text = args.Positional()[0].substr(4);
-  const std::string dtype = args.Choice("dtype", {"fp16", "bf16", "tf32", "fp8e4m3"}, "fp16");
-  const FormatRange range = *DotFormat(dtype);
+  const std::string dtype =
+      args.Choice("dtype", {"fp16", "bf16", "tf32", "fp8e4m3", "fp32", "fp64"}, "fp16");
   const std::uint64_t k = args.Count("k", 64);
   if (k < 4 || k > 4096) args.Fail("--k must be in [4, 4096]");
   const std::uint64_t verify = args.Count("verify", 8);
+  if (verify == 0) args.Fail("--verify must be at least 1");
   const std::uint64_t seed = args.Count("seed", 1);
   const double timeout = args.Seconds("timeout", probe::kDefaultTargetTimeoutSeconds);
   if (timeout <= 0) args.Fail("--timeout must be more than 0 seconds");
+  if (dtype == "fp32" || dtype == "fp64") {
+    if (target_text != "numpy.dot" && target_text.rfind("exec:", 0) != 0)
+      args.Fail("--dtype " + dtype + " (an IEEE dot: recovered order x push rule) needs " +
+                "dot:numpy.dot or dot:exec:COMMAND, not dot:" + target_text);
+    const auto fail = [&](const std::string& why) { args.Fail(why); };
+    return dtype == "fp32"
+               ? RunIeeeDotProbe<float>(target_text, dtype, k, verify, seed, timeout, fail)
+               : RunIeeeDotProbe<double>(target_text, dtype, k, verify, seed, timeout, fail);
+  }
+  const FormatRange range = *DotFormat(dtype);
+  const auto ieee_hint = [&] {
+    if (target_text.rfind("mma:", 0) != 0)
+      std::cout << "hint            for an IEEE dot (rounded products or FMA): --dtype fp32|fp64\n";
+  };
 
   // The target: carrier's own model (in process) or an executable (the sum protocol over the
   // 2K values a_0..a_{K-1}, b_0..b_{K-1}).
@@ -308,6 +482,7 @@ int RunDotProbe(const std::vector<std::string>& argv) {
                 << "result          no mma: profile of the " << hyps.size()
                 << " hypotheses (profiles x promotion intervals) gives the target's " << os.str()
                 << " on a '" << family[best] << "' test vector (query " << queries << ")\n";
+      ieee_hint();
       return 1;
     }
     alive = std::move(keep);
@@ -349,6 +524,7 @@ int RunDotProbe(const std::vector<std::string>& argv) {
                 << " hypotheses (profiles x promotion intervals) gives the target's bits on every "
                    "test vector (first miss: a '"
                 << first_miss << "' vector, after " << queries << " queries)\n";
+      ieee_hint();
       return 1;
     }
     alive = std::move(keep);
@@ -381,6 +557,7 @@ int RunDotProbe(const std::vector<std::string>& argv) {
     std::cout << "target          " << description << "\n"
               << "result          no mma: profile replays the target: the closest, " << got.text
               << ", agrees on " << agree << " of " << verify << " fresh random inputs\n";
+    ieee_hint();
     return 1;
   }
   std::string families;
@@ -800,7 +977,8 @@ const char kProbeHelp[] =
     "                            (default 300 s) is killed; a failure is reported with its exit\n"
     "                            code or signal and the start of its stderr\n"
     "\n"
-    "carrier probe dot:TARGET --k K [--dtype fp16|bf16|tf32|fp8e4m3] [--verify V] [--seed S]\n"
+    "carrier probe dot:TARGET --k K [--dtype fp16|bf16|tf32|fp8e4m3|fp32|fp64] [--verify V]\n"
+    "                     [--seed S]\n"
     "recovers a black-box dot product's matrix-unit accumulation: the mma: profile (and\n"
     "promotion interval) of core/mma.hpp that gives the target's bits. The hypotheses are every\n"
     "profile whose inputs hold --dtype (default fp16), alone or promoted every k * 2^j products;\n"
@@ -814,6 +992,11 @@ const char kProbeHelp[] =
     "replays the target. Targets: mma:PROFILE[:promote:N] (carrier's own model as a black box),\n"
     "numpy.dot (fp32, through target.py), exec:COMMAND (the exec: protocol above over 2K values\n"
     "per vector, a_0..a_{K-1} then b_0..b_{K-1}, N = 2K; a CUDA harness can serve it).\n"
+    "--dtype fp32|fp64 (numpy.dot and exec: targets) probes an IEEE dot instead: FPRev\n"
+    "recovers the order as the sum x -> dot(x, ones) (with b = 1 a rounded product and an FMA\n"
+    "round alike), then V fresh random inputs decide the push rule: mul-add (the product\n"
+    "rounded, then added: carrier eval --op dot replays it with the named schedule printed) or\n"
+    "fma (IEEE 754 fusedMultiplyAdd, one rounding per step); combines are IEEE additions.\n"
     "\n"
     "A target that is not a tree of binary additions in the format (a compensated or exact\n"
     "sum, a wider accumulator) is reported as such (exit 2). max and other exact reductions have\n"

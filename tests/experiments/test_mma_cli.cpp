@@ -3,10 +3,14 @@
 // fp32 (worked out by hand in the comments), and the one-line refusals.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "core/mma.hpp"
 #include "core/schedule.hpp"
@@ -173,4 +177,120 @@ TEST_CASE("carrier probe dot: recovers every mma profile run as a black box", "[
   CHECK(e.out.find("no mma: profile") != std::string::npos);
   CheckRejected("probe dot:mma:volta --k 64 --dtype bf16", "fp16 inputs");
   CheckRejected("probe dot:nothing --k 64", "unknown dot target");
+}
+
+TEST_CASE("carrier probe dot:numpy.dot --dtype fp32|fp64 replays numpy's bits",
+          "[fast][cli][mma][probe]") {
+  // The probe recovers numpy.dot's order as the sum x -> dot(x, ones) and picks the push rule
+  // (product rounded, or FMA) on fresh inputs; here the printed replay is run by carrier eval
+  // on other fresh inputs and compared with numpy.dot's bits computed by numpy itself.
+  const std::string python = "/usr/bin/python3";
+  if (std::system((python + " -c 'import numpy' >/dev/null 2>&1").c_str()) != 0) {
+    WARN("skipped: numpy is not importable under " << python);
+    return;
+  }
+  auto line = [](const std::string& text, const std::string& label) {
+    const auto at = text.find(label);
+    if (at == std::string::npos) return std::string();
+    const auto from = at + label.size();
+    return text.substr(from, text.find('\n', from) - from);
+  };
+  for (const auto& [dtype, k] : {std::pair<std::string, int>{"fp32", 1000}, {"fp64", 777}}) {
+    const std::string args = "probe dot:numpy.dot --k " + std::to_string(k) + " --dtype " + dtype;
+    const Run r = Carrier(args);
+    INFO("carrier " << args << "\n" << r.out << r.err);
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("verified        8 of 8") != std::string::npos);
+    std::cout << "  " << args << ": order " << line(r.out, "order           ") << "; push "
+              << line(r.out, "push            ") << "\n";
+    const std::string replay = line(r.out, "replay          ");
+    if (replay.empty()) {  // an FMA target: the probe's own check is all carrier can replay
+      CHECK(line(r.out, "push            ").rfind("fma", 0) == 0);
+      continue;
+    }
+    const std::string schedule = replay.substr(replay.rfind(' ') + 1);
+    // Fresh inputs (not the probe's): full significands, mixed signs, 2^-8..2^7.
+    const std::string file = TempPath("npdot_" + dtype + ".txt");
+    {
+      std::ofstream f(file);
+      std::uint64_t s = 0x5eedf00dULL + static_cast<std::uint64_t>(k);
+      auto value = [&] {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        const double u = static_cast<double>(s >> 11) * 0x1.0p-53;
+        const double v = (2 * u - 1) * std::ldexp(1.0, static_cast<int>((s >> 5) % 16) - 8);
+        return dtype == "fp32" ? static_cast<double>(static_cast<float>(v)) : v;
+      };
+      char buf[64];
+      for (int q = 0; q < k; ++q) {
+        const double a = value(), b = value();
+        std::snprintf(buf, sizeof buf, "%a %a\n", a, b);
+        f << buf;
+      }
+    }
+    const std::string np_out = TempPath("npdot_" + dtype + ".out");
+    const std::string np_type = dtype == "fp32" ? "float32" : "float64";
+    const std::string cmd = python +
+                            " -c \"import numpy as np; x = np.array([[float.fromhex(t) "
+                            "for t in l.split()] for l in open('" +
+                            file + "')], dtype=np." + np_type +
+                            "); print(float(np.dot(x[:, 0], x[:, 1])).hex())\" > " + np_out;
+    REQUIRE(std::system(cmd.c_str()) == 0);
+    const double want = std::strtod(carrier_test::Slurp(np_out).c_str(), nullptr);
+    const std::string eval = "eval --op dot --dtype " + dtype + " --acc " + dtype + " --schedule " +
+                             schedule + " --input " + file + " --format json";
+    const Run e = Carrier(eval);
+    INFO("carrier " << eval << "\n" << e.out << e.err);
+    REQUIRE((e.code == 0 || e.code == 1));
+    const double got =
+        dtype == "fp32" ? static_cast<double>(static_cast<float>(Result(e))) : Result(e);
+    std::cout << "  carrier " << eval << " -> " << std::hexfloat << got << ", numpy.dot " << want
+              << std::defaultfloat << "\n";
+    CHECK(got == want);
+  }
+}
+
+TEST_CASE("carrier probe dot: --dtype fp32 tells FMA lanes from rounded products",
+          "[fast][cli][mma][probe]") {
+  // Two exec: targets whose arithmetic is known: eight strided FMA lanes summed pairwise (what
+  // an AVX2 FMA kernel does), computed exactly with fractions; and a sequential dot that rounds
+  // each product before adding it.
+  const std::string lanes = TempPath("fmalanes.py");
+  std::ofstream(lanes)
+      << "import math, os, sys\nfrom fractions import Fraction as Q\n"
+         "n = int(os.environ['CARRIER_PROBE_N']) // 2\n"
+         "def f32(v):\n    if v == 0:\n        return 0.0\n"
+         "    e = math.frexp(float(abs(v)))[1] - 1\n"
+         "    e -= Q(2) ** e > abs(v)\n    e += Q(2) ** (e + 1) <= abs(v)\n"
+         "    q = Q(2) ** (max(e, -126) - 23)\n    return float(round(v / q) * q)\n"
+         "v = [float.fromhex(l) for l in sys.stdin]\n"
+         "for k in range(int(os.environ['CARRIER_PROBE_VECTORS'])):\n"
+         "    x, acc = v[2 * n * k:2 * n * (k + 1)], [0.0] * 8\n"
+         "    for i in range(n):\n"
+         "        acc[i % 8] = f32(Q(x[i]) * Q(x[n + i]) + Q(acc[i % 8]))\n"
+         "    while len(acc) > 1:\n"
+         "        acc = [f32(Q(acc[j]) + Q(acc[j + 1])) for j in range(0, len(acc), 2)]\n"
+         "    print(acc[0].hex())\n";
+  const std::string seq = TempPath("seqdot32.py");
+  std::ofstream(seq) << "import os, sys, struct\nn = int(os.environ['CARRIER_PROBE_N']) // 2\n"
+                        "f = lambda v: struct.unpack('f', struct.pack('f', v))[0]\n"
+                        "v = [float.fromhex(l) for l in sys.stdin]\n"
+                        "for q in range(int(os.environ['CARRIER_PROBE_VECTORS'])):\n"
+                        "    a, s = v[2 * n * q:2 * n * (q + 1)], 0.0\n"
+                        "    for i in range(n):\n        s = f(s + f(a[i] * a[n + i]))\n"
+                        "    print(s.hex())\n";
+  for (const auto& [script, push, order] :
+       {std::tuple<std::string, std::string, std::string>{lanes, "fma", "strided:8"},
+        {seq, "mul-add", "seq"}}) {
+    // K = 100: twelve full rounds of the eight lanes and a tail of four.
+    const std::string args =
+        "probe 'dot:exec:/usr/bin/python3 " + script + "' --k 100 --dtype fp32";
+    const Run r = Carrier(args);
+    INFO("carrier " << args << "\n" << r.out << r.err);
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("push            " + push + ":") != std::string::npos);
+    CHECK(r.out.find("order           " + order) != std::string::npos);
+    CHECK(r.out.find("verified        8 of 8") != std::string::npos);
+    std::cout << "  " << script << ": " << r.out.substr(r.out.find("order")) << "\n";
+  }
+  CheckRejected("probe dot:mma:volta --k 64 --dtype fp32", "dot:numpy.dot or dot:exec");
 }
