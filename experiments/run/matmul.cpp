@@ -36,6 +36,10 @@ std::uint64_t StoredBytes(const Format& f) {
   return 8;
 }
 
+// What RunMatmul keeps per output: the result and the reference (long double, 16 bytes each),
+// five doubles (errors, ratio, two times) and two flags.
+constexpr std::uint64_t kOutputBytes = 16 + 16 + 5 * 8 + 2;
+
 }  // namespace
 
 void CheckMatmulShape(const MatmulShape& s) {
@@ -52,10 +56,10 @@ void CheckMatmulShape(const MatmulShape& s) {
 
 std::uint64_t MatmulBytes(const ResolvedTrial& dot, const MatmulShape& s, unsigned threads) {
   const std::uint64_t inputs = s.m * s.k + s.k * s.n;
-  // The raw doubles of A and B while they are made, the packed columns, 48 bytes per output
-  // (result, reference, error), and per thread one pair of columns decoded plus the replay's
-  // copies (8 bytes each side, twice).
-  return inputs * (8 + StoredBytes(dot.storage)) + 48 * s.m * s.n +
+  // The raw doubles of A and B while they are made, the packed columns, kOutputBytes per
+  // output, and per thread one pair of columns decoded plus the replay's copies (8 bytes each
+  // side, twice).
+  return inputs * (8 + StoredBytes(dot.storage)) + kOutputBytes * s.m * s.n +
          std::uint64_t{threads} * 64 * s.k;
 }
 
@@ -66,7 +70,7 @@ void CheckMatmulMemory(const ResolvedTrial& dot, const MatmulShape& s, unsigned 
   const long double need_ld =
       (static_cast<long double>(s.m) * s.k + static_cast<long double>(s.k) * s.n) *
           (8 + StoredBytes(dot.storage)) +
-      48.0L * s.m * s.n + 64.0L * threads * s.k;
+      static_cast<long double>(kOutputBytes) * s.m * s.n + 64.0L * threads * s.k;
   if (need_ld <= avail) return;
   char text[96];
   std::snprintf(text, sizeof text, " needs about %.1f GiB but only %.1f GiB are available",
