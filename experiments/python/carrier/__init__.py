@@ -324,6 +324,9 @@ def eval(op, x=None, y=None, *, dtype=None, acc=None, round=None, precision=None
     >>> carrier.eval("lse", gen="normal", n=1000, precision="in=bf16,acc=fp32").rel_error
     """
     _text(op, "op", allow_none=False)
+    if op == "matmul":
+        raise ValueError("op matmul takes M, N and K: carrier.matmul(m, n, k, ...) or "
+                         "carrier.matmul(a=A, b=B, ...) (eval --op matmul in process)")
     if rounding is not None:
         _warnings.warn("carrier.eval(rounding=) is deprecated: use round=, as the CLI's --round",
                        DeprecationWarning, stacklevel=2)

@@ -561,3 +561,5 @@ def test_matmul_outputs_are_eval_dot_bit_for_bit():
     msg = expect(ValueError, carrier.matmul, 0, 2, 2, dtype="fp32")
     assert "m must be at least 1" in msg
     expect(ValueError, carrier.matmul, 2, 2, dtype="fp32")
+    assert "carrier.matmul(" in expect(ValueError, carrier.eval, "matmul", gen="normal", n=8,
+                                       dtype="fp32")
