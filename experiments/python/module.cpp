@@ -77,6 +77,11 @@
 
 namespace py = pybind11;
 
+namespace carrier::cli {
+// verbs/eval_matmul.cpp: eval --op matmul (M x N x K dots, run/matmul.hpp).
+int RunEvalMatmul(const std::vector<std::string>& argv);
+}  // namespace carrier::cli
+
 namespace carrier::python {
 namespace {
 
@@ -877,6 +882,12 @@ PYBIND11_MODULE(_carrier, m) {
   m.def("_run_laws", [](std::vector<std::string> argv) {
     int code = 0;
     std::string out = RunVerb(cli::RunLaws, std::move(argv), &code);
+    return py::make_tuple(code, out);
+  });
+  // carrier eval --op matmul in process (verbs/eval_matmul.cpp): carrier.matmul.
+  m.def("_run_eval_matmul", [](std::vector<std::string> argv) {
+    int code = 0;
+    std::string out = RunVerb(cli::RunEvalMatmul, std::move(argv), &code);
     return py::make_tuple(code, out);
   });
   m.def("_run_derive", [](std::vector<std::string> argv) {

@@ -31,6 +31,7 @@
 #include "precision/precision_policy.hpp"
 #include "precision/rounding.hpp"
 #include "registry/registry.hpp"
+#include "run/matmul.hpp"
 #include "run/trial.hpp"
 #endif
 
@@ -154,8 +155,9 @@ bool RunsRoles(const std::string& op) {
 // policy's in, acc and acc's rounding; any other op, the shorthand the policy stands for
 // (ToShorthand). Throws std::invalid_argument (one line) for a bad policy or one the op cannot
 // run.
-ShorthandSpec PrecisionShorthand(const std::string& text, const std::string& op) {
+ShorthandSpec PrecisionShorthand(const std::string& text, const std::string& op_name) {
   const PrecisionPolicy p = ParsePrecisionPolicy(text);
+  const std::string op = op_name == run::kMatmulOp ? "dot" : op_name;  // its outputs are dots
   if (RunsRoles(op))
     return {p.in.format.name, p.acc.format.name, std::string(RoundingName(p.acc.rounding)), ""};
   try {
@@ -165,6 +167,9 @@ ShorthandSpec PrecisionShorthand(const std::string& text, const std::string& op)
                                 "; every role: op attention)");
   }
 }
+
+// Whether the grid's mn applies to op (matmul).
+bool TakesMn(const std::string& op) { return op == run::kMatmulOp; }
 
 // Whether the grid's head_dim applies to op (its entry has head dims: attention).
 bool TakesHeadDim(const std::string& op) {
@@ -196,7 +201,8 @@ void CheckValue(const Checker& c, const std::string& key, const std::string& v) 
       c.Fail(k, v, e.what());
     }
   } else if (key == "op") {
-    const auto ops = registry::TrialOps();  // the op table's, user carriers included
+    auto ops = registry::TrialOps();  // the op table's, user carriers included
+    ops.push_back(run::kMatmulOp);    // M N dots of length n (run/matmul.hpp)
     if (std::find(ops.begin(), ops.end(), v) == ops.end())
       c.Fail(k, v, "unknown op; allowed: " + Join(ops) + registry::MainJobOpsNote());
   } else if (key == "dtype") {
@@ -287,6 +293,13 @@ void CheckValue(const Checker& c, const std::string& key, const std::string& v) 
     } catch (const std::exception& e) {
       c.Fail(k, v, e.what());
     }
+  } else if (key == "mn") {
+    const auto x = v.find('x');
+    const auto m = x == std::string::npos ? std::nullopt : cli::ParseCountText(v.substr(0, x));
+    const auto n = x == std::string::npos ? std::nullopt : cli::ParseCountText(v.substr(x + 1));
+    const std::uint64_t most = std::uint64_t{1} << 30;
+    if (!m || !n || *m < 1 || *n < 1 || *m > most || *n > most || *m * *n > most)
+      c.Fail(k, v, "mn is MxN (op matmul's M and N, e.g. 512x512; M N at most 2^30)");
   } else if (key == "head_dim") {
     std::vector<std::string> dims;
     for (const registry::Entry* e : registry::All())
@@ -455,6 +468,10 @@ Config ParseConfig(const std::string& text, const std::string& path) {
     }
     cfg.grid[key] = vals;
   }
+  if (cfg.grid.count("op") && !cfg.grid.count("mn"))
+    for (const auto& op : cfg.grid.at("op"))
+      if (TakesMn(op))
+        c.Fail("[grid] mn", "", "missing; op matmul needs mn = [\"MxN\", ...] (n is K)");
   for (const char* required : {"op", "dtype", "n", "input"})
     if (!cfg.grid.count(required) &&
         !(std::string(required) == "dtype" && cfg.grid.count("precision")))
@@ -561,37 +578,46 @@ std::vector<TrialParams> Enumerate(const Config& c) {
             for (const auto& backend : g.at("backend"))
               for (const auto& n : g.at("n"))
                 for (const auto& input : g.at("input"))
-                  for (const auto& hd : TakesHeadDim(op) ? g.at("head_dim") : none) {
-                    cell = {{"op", op},           {"dtype", dtype}, {"acc", acc},
-                            {"round", round},     {"exp", exp},     {"schedule", schedule},
-                            {"backend", backend}, {"n", n},         {"input", input}};
-                    if (!hd.empty()) cell["head_dim"] = hd;
-                    if (!precision.empty()) cell["precision"] = precision;
-                    if (excluded(cell)) continue;
-                    for (std::uint64_t t = 0; t < c.trials; ++t) {
-                      TrialParams p;
-                      p.trial_id = id++;
-                      p.op = op;
-                      p.precision = precision;
-                      p.dtype = dtype;
-                      p.acc = acc;
-                      p.round = round;
-                      p.exp = exp;
-                      p.schedule = schedule;
-                      p.backend = backend;
-                      p.n = std::stoull(n);
-                      p.input = input;
-                      p.head_dim = hd.empty() ? 0 : std::stoull(hd);
-                      p.trial = t;
-                      p.input_seed = InputSeed(c.seed, input, p.n, p.head_dim, t);
-                      // Stochastic rounding: one stream per trial, from its input and cell.
-                      p.sr_seed = SplitMix64(p.input_seed ^
-                                             Fnv1a(op + "|" + dtype + "|" + acc + "|" + round +
-                                                   "|" + exp + "|" + schedule + "|" + backend)) >>
-                                  1;
-                      out.push_back(std::move(p));
+                  for (const auto& hd : TakesHeadDim(op) ? g.at("head_dim") : none)
+                    for (const auto& mn : TakesMn(op) ? g.at("mn") : none) {
+                      cell = {{"op", op},           {"dtype", dtype}, {"acc", acc},
+                              {"round", round},     {"exp", exp},     {"schedule", schedule},
+                              {"backend", backend}, {"n", n},         {"input", input}};
+                      if (!hd.empty()) cell["head_dim"] = hd;
+                      if (!mn.empty()) cell["mn"] = mn;
+                      if (!precision.empty()) cell["precision"] = precision;
+                      if (excluded(cell)) continue;
+                      for (std::uint64_t t = 0; t < c.trials; ++t) {
+                        TrialParams p;
+                        p.trial_id = id++;
+                        p.op = op;
+                        p.precision = precision;
+                        p.dtype = dtype;
+                        p.acc = acc;
+                        p.round = round;
+                        p.exp = exp;
+                        p.schedule = schedule;
+                        p.backend = backend;
+                        p.n = std::stoull(n);
+                        p.input = input;
+                        p.head_dim = hd.empty() ? 0 : std::stoull(hd);
+                        p.trial = t;
+                        if (!mn.empty()) {
+                          p.mn = mn;
+                          p.mat_m = std::stoull(mn.substr(0, mn.find('x')));
+                          p.mat_n = std::stoull(mn.substr(mn.find('x') + 1));
+                        }
+                        // matmul: A and B drawn from input_seed and input_seed + 1, per mn
+                        p.input_seed = InputSeed(c.seed, mn.empty() ? input : input + "|" + mn, p.n,
+                                                 p.head_dim, t);
+                        // Stochastic rounding: one stream per trial, from its input and cell.
+                        p.sr_seed = SplitMix64(p.input_seed ^
+                                               Fnv1a(op + "|" + dtype + "|" + acc + "|" + round +
+                                                     "|" + exp + "|" + schedule + "|" + backend)) >>
+                                    1;
+                        out.push_back(std::move(p));
+                      }
                     }
-                  }
   return out;
 }
 

@@ -32,7 +32,7 @@ class ConfigError : public std::runtime_error {
 inline const std::vector<std::string>& GridKeys() {
   static const std::vector<std::string> keys = {"op",    "precision", "dtype",    "acc",
                                                 "round", "exp",       "schedule", "backend",
-                                                "n",     "input",     "head_dim"};
+                                                "n",     "input",     "head_dim", "mn"};
   return keys;
 }
 
@@ -65,6 +65,10 @@ struct TrialParams {
   std::string precision;  // the grid's precision value as written; "" when not swept
   std::uint64_t n = 0;
   std::uint64_t head_dim = 0;  // 0 = not attention
+  // op matmul (run/matmul.hpp): the grid's mn value "MxN", its M and N (n is K, the dots'
+  // length); "" and 0 for every other op.
+  std::string mn;
+  std::uint64_t mat_m = 0, mat_n = 0;
   std::uint64_t trial = 0;
   std::uint64_t input_seed = 0;
   std::uint64_t sr_seed = 0;

@@ -23,6 +23,7 @@ const std::vector<std::string>& CsvColumns() {
                                                 "head_dim",
                                                 "trial",
                                                 "input_seed",
+                                                "mn",
                                                 "status",
                                                 "error",
                                                 "schedule_used",
@@ -44,6 +45,8 @@ const std::vector<std::string>& CsvColumns() {
                                                 "tree_mean_depth",
                                                 "tree_hash",
                                                 "cond",
+                                                "median_rel_error",
+                                                "normwise_error",
                                                 "seconds",
                                                 "reference_seconds"};
   return cols;

@@ -35,6 +35,7 @@
 #include "precision/parallel_pass.hpp"
 #include "precision/precision_policy.hpp"
 #include "registry/registry.hpp"
+#include "run/matmul.hpp"
 #include "run/memory.hpp"
 #include "run/trial.hpp"
 #endif
@@ -149,21 +150,21 @@ std::vector<std::string> RowFields(const TrialParams& p, const std::string& stat
                                 p.head_dim ? std::to_string(p.head_dim) : "",
                                 std::to_string(p.trial),
                                 std::to_string(p.input_seed),
+                                p.mn,
                                 status,
                                 error};
   if (!o) {
     const auto& cols = CsvColumns();
     f.resize(cols.size());
+    auto at = [&](const char* name) -> std::string& {
+      return f[static_cast<std::size_t>(std::find(cols.begin(), cols.end(), name) - cols.begin())];
+    };
     if (ref) {
-      auto at = [&](const char* name) -> std::string& {
-        return f[static_cast<std::size_t>(std::find(cols.begin(), cols.end(), name) -
-                                          cols.begin())];
-      };
       at("reference_tier") = ref->tier;
       at("reference_bits") = std::to_string(ref->ref.cert.precision_bits);
       at("reference_certified") = ref->ref.cert.certified ? "true" : "false";
     }
-    f.back() = num(ref_seconds);
+    at("reference_seconds") = num(ref_seconds);
     return f;
   }
   f.push_back(o->schedule_used);
@@ -199,8 +200,41 @@ std::vector<std::string> RowFields(const TrialParams& p, const std::string& stat
   f.push_back(num(o->tree_mean_depth));
   f.push_back(o->tree_hash);
   f.push_back(std::isnan(o->cond) ? "" : num(o->cond));
+  f.push_back("");  // median_rel_error, normwise_error: op matmul's (MatmulRowFields)
+  f.push_back("");
   f.push_back(num(o->seconds));
   f.push_back(num(ref_seconds));
+  return f;
+}
+
+// An op matmul row (run/matmul.hpp): abs_error and rel_error are the largest over the M N
+// outputs (rel componentwise), median_rel_error and normwise_error (||C^ - C||_F / ||C||_F)
+// their own columns, error_to_bound the largest output's ratio to its own dot bound; result,
+// reference, ulp_error, bound and cond are empty (M N values); seconds and reference_seconds
+// the sums over the outputs.
+std::vector<std::string> MatmulRowFields(const TrialParams& p, const std::string& status,
+                                         const std::string& error, const run::MatmulOutcome& o) {
+  auto num = [](double v) { return CsvNumber(v); };
+  std::vector<std::string> f = RowFields(p, status, error, nullptr, nullptr, o.reference_seconds);
+  const auto& cols = CsvColumns();
+  auto at = [&](const char* name) -> std::string& {
+    return f[static_cast<std::size_t>(std::find(cols.begin(), cols.end(), name) - cols.begin())];
+  };
+  at("schedule_used") = o.schedule_used;
+  at("reference_tier") = o.reference_tier;
+  at("reference_bits") = std::to_string(o.reference_bits);
+  at("reference_certified") = o.certified ? "true" : "false";
+  at("abs_error") = num(o.max_abs_error);
+  at("rel_error") = num(o.max_rel_error);
+  at("bound_kind") = o.has_bound ? "max over outputs of each dot's" : "none";
+  at("error_to_bound") = o.has_bound ? num(o.max_error_to_bound) : "";
+  at("u") = num(o.u);
+  at("tree_max_depth") = std::to_string(o.tree_max_depth);
+  at("tree_mean_depth") = num(o.tree_mean_depth);
+  at("tree_hash") = o.tree_hash;
+  at("median_rel_error") = num(o.median_rel_error);
+  at("normwise_error") = num(o.normwise_fro_error);
+  at("seconds") = num(o.seconds);
   return f;
 }
 
@@ -229,7 +263,7 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
     Job& j = jobs[i];
     j.p = &p;
     run::TrialSpec s;
-    s.op = p.op;
+    s.op = p.op == run::kMatmulOp ? "dot" : p.op;  // matmul's outputs are dots
     s.dtype = p.dtype;
     s.acc = p.acc;
     s.round = p.round;
@@ -251,7 +285,8 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
       // and the seed, nothing else.
       j.input_key = std::to_string(static_cast<int>(j.trial.op->input)) + "|" + p.dtype + "|" +
                     p.input + "|" + std::to_string(p.n) + "|" + std::to_string(p.head_dim) + "|" +
-                    std::to_string(p.input_seed);
+                    std::to_string(p.input_seed) + "|" + p.mn;
+      if (!p.mn.empty()) j.group += "|" + p.mn;
       group_names.insert(j.group);
     } catch (const run::SpecError& e) {
       j.spec_error = OneLine(e.what());
@@ -274,12 +309,12 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
       const TrialParams& p = *jobs[i].p;
       std::printf(
           "  %llu op=%s dtype=%s acc=%s round=%s exp=%s schedule=%s backend=%s n=%llu "
-          "input=%s%s trial=%llu%s\n",
+          "input=%s%s%s trial=%llu%s\n",
           static_cast<unsigned long long>(p.trial_id), p.op.c_str(), p.dtype.c_str(), p.acc.c_str(),
           p.round.c_str(), p.exp.c_str(), p.schedule.c_str(), p.backend.c_str(),
           static_cast<unsigned long long>(p.n), p.input.c_str(),
           p.head_dim ? (" head_dim=" + std::to_string(p.head_dim)).c_str() : "",
-          static_cast<unsigned long long>(p.trial),
+          p.mn.empty() ? "" : (" mn=" + p.mn).c_str(), static_cast<unsigned long long>(p.trial),
           jobs[i].spec_error.empty() ? "" : ("  (fails: " + jobs[i].spec_error + ")").c_str());
     }
     return 0;
@@ -292,6 +327,15 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
     std::uint64_t most = 0;
     for (const auto& j : jobs) {
       if (!j.spec_error.empty()) continue;
+      if (!j.p->mn.empty()) {  // op matmul: its inputs and outputs (run/matmul.hpp)
+        try {
+          run::CheckMatmulMemory(j.trial, {j.p->mat_m, j.p->mat_n, j.p->n}, opt.jobs);
+        } catch (const run::SpecError& e) {
+          throw cli::UsageError("carrier sweep: " + std::string(e.what()) +
+                                "; lower mn, n or --jobs, or use another machine");
+        }
+        continue;
+      }
       const std::uint64_t b = run::TrialBytes(j.trial, j.p->n, j.p->input);
       if (b > most) most = b, largest = &j;
     }
@@ -467,6 +511,32 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
       const TrialParams& p = *j.p;
       if (!j.spec_error.empty()) {
         emit(RowFields(p, "failed", j.spec_error, nullptr, nullptr, 0), false, 0, 0);
+        continue;
+      }
+      if (!p.mn.empty()) {
+        // op matmul: its own input (A from input_seed, B from input_seed + 1) and a reference
+        // per output, on this worker's thread (the sweep's jobs run the trials in parallel).
+        run::MatmulOutcome o;
+        std::string why;
+        std::uint64_t overflows = 0;
+        try {
+          const run::MatmulInput in = run::MakeMatmulInput(j.trial, inputs::ParseGenerator(p.input),
+                                                           {p.mat_m, p.mat_n, p.n}, p.input_seed);
+          overflows = in.storage_overflows;
+          o = run::RunMatmul(j.trial, in, 1);
+        } catch (const std::exception& ex) {
+          why = OneLine(ex.what());
+        }
+        if (!why.empty()) {
+          emit(RowFields(p, "failed", why, nullptr, nullptr, 0), false, 0, 0);
+        } else {
+          const std::string note =
+              overflows ? std::to_string(overflows) + " finite input values overflow " +
+                              j.trial.storage.name + " on storage, becoming inf or NaN"
+                        : "";
+          emit(MatmulRowFields(p, overflows ? "storage_overflow" : "ok", note, o), !overflows,
+               o.reference_seconds, o.seconds);
+        }
         continue;
       }
       std::shared_ptr<CacheEntry> e;

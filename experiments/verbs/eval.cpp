@@ -40,6 +40,7 @@
 #include "precision/precision_policy.hpp"
 #include "registry/registry.hpp"
 #include "run/defaults.hpp"
+#include "run/matmul.hpp"
 #include "run/memory.hpp"
 #include "run/trial.hpp"
 
@@ -87,7 +88,14 @@ std::string JsonString(const std::string& s) { return io::JsonQuote(s); }
 
 }  // namespace
 
+// eval_matmul.cpp: the M x N x K product of dots (run/matmul.hpp), which takes --m --n --k.
+int RunEvalMatmul(const std::vector<std::string>& argv);
+
 int RunEval(const std::vector<std::string>& argv) {
+  for (std::size_t i = 0; i < argv.size(); ++i)
+    if ((argv[i] == "--op" && i + 1 < argv.size() && argv[i + 1] == run::kMatmulOp) ||
+        argv[i] == std::string("--op=") + run::kMatmulOp)
+      return RunEvalMatmul(argv);
   Args args("eval", argv,
             {"op", "dtype", "acc", "round", "schedule", "exp", "input", "gen", "n", "seed",
              "format", "backend", "sr-seed", "head-dim", "precision", "engine", "max-seconds"},

@@ -6,11 +6,14 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
+#include <random>
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "core/mma.hpp"
 #include "core/schedule.hpp"
@@ -293,4 +296,110 @@ TEST_CASE("carrier probe dot: --dtype fp32 tells FMA lanes from rounded products
     std::cout << "  " << script << ": " << r.out.substr(r.out.find("order")) << "\n";
   }
   CheckRejected("probe dot:mma:volta --k 64 --dtype fp32", "dot:numpy.dot or dot:exec");
+}
+
+// eval --op matmul (experiments/run/matmul.hpp): every output (i, j) is eval --op dot on row i
+// of A and column j of B under the same flags, bit for bit, the file's raw values rounded to
+// storage by the same path.
+TEST_CASE("carrier eval --op matmul: every output is eval --op dot on its row and column",
+          "[fast][cli][mma][matmul]") {
+  const int m = 3, n = 4, k = 200;
+  std::mt19937_64 rng(20261205);
+  std::normal_distribution<double> normal;
+  std::vector<double> a(m * k), b(k * n);
+  for (double& v : a) v = normal(rng);
+  for (double& v : b) v = normal(rng);
+  const std::string matrices = TempPath("matmul.txt");
+  {
+    std::ofstream f(matrices);
+    f << std::hexfloat;
+    for (double v : a) f << v << "\n";
+    for (double v : b) f << v << "\n";
+  }
+  for (const std::string schedule :
+       {"mma:hopper", "mma:hopper:promote:64", "splitk:4", "splitk:3:pairwise", "blocked:32"}) {
+    const std::string csv = TempPath("outputs.csv");
+    const std::string args = "eval --op matmul --m 3 --n 4 --k 200 --dtype fp16 --acc fp32 " +
+                             std::string("--schedule ") + schedule + " --input " + matrices +
+                             " --outputs " + csv + " --format json --threads 2";
+    const Run r = Carrier(args);
+    INFO("carrier " << args << "\nstderr: " << r.err << "\nstdout: " << r.out);
+    REQUIRE(r.code == 0);
+    std::cout << "  carrier " << args << "\n    -> " << r.out;
+    std::ifstream in(csv);
+    std::string line;
+    std::getline(in, line);
+    CHECK(line == "i,j,result,reference");
+    int rows = 0;
+    while (std::getline(in, line)) {
+      int i = 0, j = 0;
+      char result[64] = "", reference[64] = "";
+      REQUIRE(std::sscanf(line.c_str(), "%d,%d,%63[^,],%63s", &i, &j, result, reference) == 4);
+      ++rows;
+      const std::string pairs = TempPath("pairs.txt");
+      {
+        std::ofstream f(pairs);
+        f << std::hexfloat;
+        for (int t = 0; t < k; ++t) f << a[i * k + t] << " " << b[t * n + j] << "\n";
+      }
+      const std::string dot_args = "eval --op dot --dtype fp16 --acc fp32 --schedule " + schedule +
+                                   " --input " + pairs + " --format json";
+      const Run d = Carrier(dot_args);
+      INFO("carrier " << dot_args << "\nstderr: " << d.err << "\nstdout: " << d.out
+                      << "\nmatmul row: " << line);
+      REQUIRE(d.code == 0);
+      const float dot = static_cast<float>(carrier_test::JsonNumber(d.out, "result"));
+      const float mm = static_cast<float>(std::strtod(result, nullptr));
+      CHECK(std::memcmp(&dot, &mm, sizeof dot) == 0);
+      CHECK(carrier_test::JsonNumber(d.out, "reference") == std::strtod(reference, nullptr));
+    }
+    CHECK(rows == m * n);
+  }
+}
+
+// fp32 storage and compute, seq, K = 2, B = (1, 1)^T; the rows of A give C = 1 + 2^-25 (fp32:
+// 1, error 2^-25), 1 + 3 2^-24 (a tie between 1 + 2^-23 and 1 + 2^-22: the even 1 + 2^-22,
+// error 2^-24) and 2 (exact).
+TEST_CASE("carrier eval --op matmul: the error statistics of a hand-made product",
+          "[fast][cli][matmul]") {
+  const std::string file = TempPath("hand.txt");
+  {
+    std::ofstream f(file);
+    f << "1\n0x1p-25\n1\n0x3p-24\n2\n0\n1\n1\n";
+  }
+  const std::string args =
+      "eval --op matmul --m 3 --n 1 --k 2 --dtype fp32 --acc fp32 --schedule seq --input " + file +
+      " --format json";
+  const Run r = Carrier(args);
+  INFO("carrier " << args << "\nstderr: " << r.err << "\nstdout: " << r.out);
+  REQUIRE(r.code == 0);
+  std::cout << "  carrier " << args << "\n    -> " << r.out;
+  const double e1 = std::ldexp(1.0, -25), e2 = std::ldexp(1.0, -24);
+  const double c1 = 1 + e1, c2 = 1 + 3 * e2, c3 = 2;
+  const double fro = std::sqrt(e1 * e1 + e2 * e2) / std::sqrt(c1 * c1 + c2 * c2 + c3 * c3);
+  auto near = [](double got, double want) { return std::fabs(got - want) <= 1e-12 * want; };
+  using carrier_test::JsonNumber;
+  CHECK(JsonNumber(r.out, "max_abs_error") == e2);
+  CHECK(near(JsonNumber(r.out, "max_rel_error"), e2 / c2));
+  CHECK(near(JsonNumber(r.out, "median_rel_error"), e1 / c1));
+  CHECK(near(JsonNumber(r.out, "normwise_fro_error"), fro));
+  CHECK(JsonNumber(r.out, "normwise_max_error") == e2 / 2);
+  CHECK(JsonNumber(r.out, "outputs") == 3);
+  CHECK(carrier_test::JsonField(r.out, "reference_certified") == "true");
+}
+
+TEST_CASE("carrier eval --op matmul refuses bad sizes in one line", "[fast][cli][matmul]") {
+  const std::string gen = " --dtype fp16 --acc fp32 --schedule mma:hopper --gen normal";
+  CheckRejected("eval --op matmul --m 0 --n 2 --k 2" + gen, "m must be at least 1");
+  CheckRejected("eval --op matmul --m 2 --n 2" + gen, "--k");
+  CheckRejected("eval --op matmul --m 2 --n 2 --k 2000000000" + gen, "at most 2^30");
+  CheckRejected("eval --op matmul --m 1000000 --n 1000 --k 1000000" + gen, "GiB");
+  CheckRejected("eval --op matmul --m 3000 --n 3000 --k 16384 --max-seconds 10" + gen,
+                "--max-seconds");
+  const std::string file = TempPath("short.txt");
+  {
+    std::ofstream f(file);
+    f << "1\n2\n3\n";
+  }
+  CheckRejected("eval --op matmul --m 2 --n 2 --k 2 --dtype fp32 --input " + file, "numbers");
 }

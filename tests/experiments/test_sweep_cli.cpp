@@ -432,3 +432,62 @@ TEST_CASE("sweep: two-level acc rows run or fail with their reason", "[fast][swe
   CHECK(!Exists(Tmp() + "/bad"));
   Cleanup();
 }
+
+// op matmul in a sweep (FORMAT.md): the grid key mn gives M x N, n is K; a row repeats as
+// eval --op matmul with the row's input_seed as --seed, field for field.
+TEST_CASE("sweep: op matmul rows equal eval --op matmul at the row's input_seed",
+          "[fast][sweep][matmul]") {
+  const std::string cfg = Write("matmul.toml",
+                                "[sweep]\nname = \"mm\"\nseed = 5\n[grid]\nop = [\"matmul\"]\n"
+                                "dtype = [\"fp16\"]\nacc = [\"fp32\"]\n"
+                                "schedule = [\"mma:hopper:promote:64\", \"splitk:4\"]\n"
+                                "n = [300]\nmn = [\"3x5\"]\ninput = [\"normal\"]\n");
+  const std::string out = Tmp() + "/mm";
+  const Run r = Carrier("sweep " + cfg + " --jobs 2 -o " + out);
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  std::istringstream in(Slurp(out + "/trials.csv"));
+  std::string line;
+  std::getline(in, line);
+  const auto cols = Split(line);
+  auto col = [&](const char* name) {
+    const auto at = std::find(cols.begin(), cols.end(), name);
+    REQUIRE(at != cols.end());
+    return static_cast<std::size_t>(at - cols.begin());
+  };
+  int rows = 0;
+  while (std::getline(in, line)) {
+    const auto f = Split(line);
+    REQUIRE(f.size() == cols.size());
+    ++rows;
+    CHECK(f[col("status")] == "ok");
+    CHECK(f[col("mn")] == "3x5");
+    const std::string args =
+        "eval --op matmul --m 3 --n 5 --k 300 --dtype fp16 --acc fp32 "
+        "--gen normal --format json --schedule " +
+        f[col("schedule")] + " --seed " + f[col("input_seed")];
+    const Run e = Carrier(args);
+    INFO("carrier " << args << "\n" << e.out << e.err << "\nrow: " << line);
+    REQUIRE(e.code == 0);
+    std::cout << "  row: " << line << "\n  carrier " << args << "\n    -> " << e.out;
+    for (const auto& [column, field] :
+         {std::pair{"abs_error", "max_abs_error"}, std::pair{"rel_error", "max_rel_error"},
+          std::pair{"median_rel_error", "median_rel_error"},
+          std::pair{"normwise_error", "normwise_fro_error"},
+          std::pair{"error_to_bound", "max_error_to_bound"}, std::pair{"tree_hash", "tree_hash"}}) {
+      INFO(column);
+      const std::string v = f[col(column)];
+      const auto at = e.out.find(std::string("\"") + field + "\":");
+      REQUIRE(at != std::string::npos);
+      std::string j = e.out.substr(at + std::string(field).size() + 3);
+      j = j.substr(0, j.find_first_of(",}"));
+      if (!j.empty() && j.front() == '"') j = j.substr(1, j.size() - 2);
+      if (std::string(column) == "tree_hash")
+        CHECK(v == j);
+      else
+        CHECK(std::strtod(v.c_str(), nullptr) == std::strtod(j.c_str(), nullptr));
+    }
+  }
+  CHECK(rows == 2);
+  Cleanup();
+}

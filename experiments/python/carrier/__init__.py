@@ -34,8 +34,7 @@ from ._carrier import Tree
 __version__ = _carrier.__version__
 
 __all__ = ["eval", "explain", "tree", "laws", "derive", "sweep", "read_sweep", "ops", "round",
-           "quantize",
-           "EvalResult", "Tree", "Carrier", "replay"]
+           "quantize", "EvalResult", "Tree", "Carrier", "replay", "matmul"]
 
 
 def __dir__():
@@ -325,6 +324,9 @@ def eval(op, x=None, y=None, *, dtype=None, acc=None, round=None, precision=None
     >>> carrier.eval("lse", gen="normal", n=1000, precision="in=bf16,acc=fp32").rel_error
     """
     _text(op, "op", allow_none=False)
+    if op == "matmul":
+        raise ValueError("op matmul takes M, N and K: carrier.matmul(m, n, k, ...) or "
+                         "carrier.matmul(a=A, b=B, ...) (eval --op matmul in process)")
     if rounding is not None:
         _warnings.warn("carrier.eval(rounding=) is deprecated: use round=, as the CLI's --round",
                        DeprecationWarning, stacklevel=2)
@@ -349,6 +351,99 @@ def eval(op, x=None, y=None, *, dtype=None, acc=None, round=None, precision=None
         _count(n, "n"), _count(seed, "seed", allow_none=False), _count(sr_seed, "sr_seed"),
         _count(head_dim, "head_dim"), _flag(allow_nonfinite, "allow_nonfinite"))
     return EvalResult(result)
+
+
+def matmul(m=None, n=None, k=None, *, a=None, b=None, gen="normal", seed=1, dtype=None,
+           acc=None, round=None, precision=None, schedule=None, exp=None, backend="replay",
+           engine="fast", threads=None, max_seconds=None, outputs=False, allow_nonfinite=False):
+    """An M x N x K product C = A B, every output a dot of length K: ``carrier eval --op
+    matmul`` in process.
+
+    Each output C[i, j] is ``carrier.eval("dot", A[i, :], B[:, j], ...)`` under the same dtype,
+    acc, round or precision, schedule (an ``mma:PROFILE[:promote:N]``, ``splitk:S[:INNER]``,
+    blocked, pairwise, ...), exp, backend and engine, bit for bit, measured against the exact
+    reference of that output. The input: a= (M x K) and b= (K x N) array-likes (m, n, k then
+    follow from their shapes), or gen= (A from seed, B from seed + 1) with m, n and k.
+    threads (default every core), max_seconds (``--max-seconds``: the estimated time past which
+    the product is refused).
+
+    Returns a dict of the CLI's JSON fields (max_abs_error, max_rel_error, median_rel_error,
+    normwise_fro_error = ||C^ - C||_F / ||C||_F, normwise_max_error, ...); with outputs=True
+    also "c" and "reference", numpy arrays of shape (m, n). Raises ValueError with the CLI's
+    one-line message for a bad value or a size past memory or max_seconds.
+
+    >>> import carrier
+    >>> r = carrier.matmul(64, 64, 512, dtype="fp16", acc="fp32", schedule="mma:hopper")
+    >>> r["normwise_fro_error"] < 1e-5
+    True
+    """
+    import json
+    import tempfile
+    if precision is not None:
+        precision = _policy_text(precision)
+    dtype = None if dtype is None else _format_name(dtype, "dtype")
+    acc = None if acc is None else _acc_name(acc)
+    for value, what in ((round, "round"), (schedule, "schedule"), (exp, "exp"), (gen, "gen")):
+        _text(value, what)
+    _text(backend, "backend", allow_none=False)
+    _text(engine, "engine", allow_none=False)
+    argv = ["--op", "matmul", "--format", "json", "--backend", backend, "--engine", engine]
+    for flag, value in (("--dtype", dtype), ("--acc", acc), ("--round", round),
+                        ("--precision", precision), ("--schedule", schedule), ("--exp", exp)):
+        if value is not None:
+            argv += [flag, value]
+    if threads is not None:
+        argv += ["--threads", str(_count(threads, "threads"))]
+    if max_seconds is not None:
+        if isinstance(max_seconds, bool) or not isinstance(max_seconds, (int, float)):
+            raise TypeError("max_seconds must be a number of seconds")
+        argv += ["--max-seconds", repr(float(max_seconds))]
+    if _flag(allow_nonfinite, "allow_nonfinite"):
+        argv.append("--allow-nonfinite")
+    with tempfile.TemporaryDirectory(prefix="carrier_matmul_") as tmp:
+        if (a is None) != (b is None):
+            raise ValueError("give both a= and b=, or neither (then gen=)")
+        if a is not None:
+            import numpy as np
+            a = np.asarray(a, dtype=np.float64)
+            b = np.asarray(b, dtype=np.float64)
+            if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+                raise ValueError(f"a (M x K) and b (K x N) must be matrices that multiply, not "
+                                 f"shapes {a.shape} and {b.shape}")
+            for value, size, what in ((m, a.shape[0], "m"), (n, b.shape[1], "n"),
+                                      (k, a.shape[1], "k")):
+                if value is not None and _count(value, what) != size:
+                    raise ValueError(f"{what}={value} disagrees with the arrays' {size}")
+            m, k, n = a.shape[0], a.shape[1], b.shape[1]
+            path = _os.path.join(tmp, "ab.txt")
+            with open(path, "w") as f:
+                f.write("\n".join(float(v).hex() for v in np.concatenate([a.ravel(), b.ravel()])))
+                f.write("\n")
+            argv += ["--input", path]
+        else:
+            argv += ["--gen", gen or "normal", "--seed", str(_count(seed, "seed", allow_none=False))]
+        for value, what in ((m, "m"), (n, "n"), (k, "k")):
+            if value is None:
+                raise ValueError(f"matmul needs {what} (or a= and b=)")
+            argv += ["--" + what, str(_count(value, what, allow_none=False))]
+        out_path = _os.path.join(tmp, "outputs.csv")
+        if _flag(outputs, "outputs"):
+            argv += ["--outputs", out_path]
+        code, text = _carrier._run_eval_matmul(argv)
+        result = json.loads(text)
+        if outputs:
+            import numpy as np
+            c = np.empty((int(m), int(n)))
+            ref = np.empty((int(m), int(n)))
+            with open(out_path) as f:
+                next(f)
+                for line in f:
+                    i, j, got, want = line.strip().split(",")
+                    c[int(i), int(j)] = float.fromhex(got)
+                    ref[int(i), int(j)] = float.fromhex(want)
+            result["c"] = c
+            result["reference"] = ref
+    return result
 
 
 def _observed_values(observed):

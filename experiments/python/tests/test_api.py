@@ -538,3 +538,28 @@ def test_read_sweep_refusals(tmp_path):
     expect(NotADirectoryError, carrier.read_sweep, f)
     expect(TypeError, carrier.read_sweep, 5)
     expect(TypeError, carrier.read_sweep, None)
+
+
+# --- carrier.matmul: eval --op matmul in process -----------------------------------------------
+
+def test_matmul_outputs_are_eval_dot_bit_for_bit():
+    rng = np.random.default_rng(31)
+    a, b = rng.standard_normal((3, 64)), rng.standard_normal((64, 2))
+    for schedule in ("mma:hopper:promote:32", "splitk:4"):
+        r = carrier.matmul(a=a, b=b, dtype="fp16", acc="fp32", schedule=schedule, outputs=True)
+        print(schedule, {k: r[k] for k in ("max_rel_error", "median_rel_error",
+                                           "normwise_fro_error")})
+        assert r["m"] == 3 and r["n"] == 2 and r["k"] == 64 and r["outputs"] == 6
+        for i in range(3):
+            for j in range(2):
+                d = carrier.eval("dot", a[i, :], b[:, j], dtype="fp16", acc="fp32",
+                                 schedule=schedule)
+                call = (f"carrier.matmul(a=a, b=b, dtype='fp16', acc='fp32', "
+                        f"schedule={schedule!r}, outputs=True)['c'][{i}, {j}]")
+                assert np.float32(r["c"][i, j]) == np.float32(d.result), call
+                assert r["reference"][i, j] == d.reference, call
+    msg = expect(ValueError, carrier.matmul, 0, 2, 2, dtype="fp32")
+    assert "m must be at least 1" in msg
+    expect(ValueError, carrier.matmul, 2, 2, dtype="fp32")
+    assert "carrier.matmul(" in expect(ValueError, carrier.eval, "matmul", gen="normal", n=8,
+                                       dtype="fp32")

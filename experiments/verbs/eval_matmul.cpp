@@ -1,0 +1,269 @@
+// carrier eval --op matmul: an M x N x K product C = A B, every output a dot of length K through
+// the declared K order (run/matmul.hpp), measured against the exact reference of each output.
+// The flags are eval's for op dot (--dtype/--acc/--round or --precision, --schedule, --exp,
+// --backend, --engine, --gen/--seed or --input) plus --m --n --k and --outputs FILE (one CSV row
+// per output). This file parses and prints; the product is run/matmul.cpp's.
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/args.hpp"
+#include "cli/cost.hpp"
+#include "cli/number_format.hpp"
+#include "cli/progress.hpp"
+
+#if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+
+#include "backends/backends.hpp"
+#include "inputs/generators.hpp"
+#include "inputs/read_numbers.hpp"
+#include "io/json.hpp"
+#include "precision/precision_policy.hpp"
+#include "registry/registry.hpp"
+#include "run/defaults.hpp"
+#include "run/matmul.hpp"
+#include "run/trial.hpp"
+
+namespace carrier::cli {
+
+namespace {
+
+std::string JsonDouble(double v) { return io::JsonNumberText(Shortest(v)); }
+std::string Text(const std::string& json_number) {
+  if (!json_number.empty() && json_number.front() == '"')
+    return json_number.substr(1, json_number.size() - 2);
+  return json_number;
+}
+std::string Hex(long double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%a", static_cast<double>(v));
+  return buf;
+}
+
+std::string PerDot(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g ms", seconds * 1e3);
+  return buf;
+}
+
+}  // namespace
+
+// Called by RunEval when --op is matmul.
+int RunEvalMatmul(const std::vector<std::string>& argv) {
+  Args args("eval", argv,
+            {"op",      "dtype",     "acc",    "round",       "schedule", "exp",    "input",
+             "gen",     "m",         "n",      "k",           "seed",     "format", "backend",
+             "sr-seed", "precision", "engine", "max-seconds", "threads",  "outputs"},
+            {"allow-nonfinite"});
+  const std::uint64_t seed = args.Count("seed", 1);
+  run::TrialSpec spec;
+  spec.op = "dot";  // every output is one dot trial
+  if (const auto pol = args.Get("precision")) {
+    if (args.Get("dtype") || args.Get("acc") || args.Get("round"))
+      args.Fail("--precision replaces --dtype, --acc and --round: give one or the other");
+    try {
+      spec.precision = ParsePrecisionPolicy(*pol);
+    } catch (const std::invalid_argument& e) {
+      args.Fail(std::string("--precision: ") + e.what());
+    }
+  } else {
+    spec.dtype = args.Require("dtype");
+    spec.acc = args.Get("acc").value_or("");
+    spec.round = args.Get("round").value_or("rne");
+  }
+  spec.exp = args.Choice("exp", registry::ExpNames(), "");
+  spec.backend = args.Choice("backend", registry::BackendNames(), "replay");
+  spec.schedule = args.Get("schedule").value_or("");
+  if (args.Get("schedule") && spec.schedule.empty()) args.Fail("--schedule needs a value");
+  const std::vector<std::string> defaults = run::ApplyDefaults(spec);
+  spec.sr_seed = args.Count("sr-seed", seed);
+  spec.engine = args.Choice("engine", run::Engines(), "fast");
+  const std::string format_out = args.Choice("format", {"text", "json"}, "text");
+  run::ResolvedTrial trial;
+  try {
+    trial = run::ResolveTrial(spec);
+  } catch (const run::SpecError& e) {
+    args.Fail(e.what());
+  }
+  run::MatmulShape shape;
+  shape.m = args.RequireCount("m");
+  shape.n = args.RequireCount("n");
+  shape.k = args.RequireCount("k");
+  const unsigned threads = static_cast<unsigned>(
+      std::min<std::uint64_t>(args.Count("threads", run::MatmulThreads()), 1024));
+  if (threads == 0) args.Fail("--threads must be at least 1");
+  const double max_seconds = args.Seconds("max-seconds", kDefaultMaxSeconds);
+  try {  // sizes and memory before anything is made: one line, exit 2
+    run::CheckMatmulShape(shape);
+    run::CheckMatmulMemory(trial, shape, threads);
+  } catch (const run::SpecError& e) {
+    args.Fail(e.what());
+  }
+  const bool allow_nonfinite = args.Has("allow-nonfinite");
+  const std::uint64_t outputs = shape.m * shape.n;
+
+  // The cost: one dot of length K timed (cli/cost.hpp, from 2^10 up, linear in K), times M N
+  // over the threads. File inputs are timed on generated normal values of the same length.
+  const auto gen_text = args.Get("gen");
+  if (args.Get("input") && gen_text) args.Fail("give either --input FILE or --gen DIST, not both");
+  if (!args.Get("input") && !gen_text)
+    args.Fail("give the input: --gen DIST (A from --seed, B from --seed + 1) or --input FILE");
+  inputs::GeneratorSpec gspec;
+  try {
+    gspec = inputs::ParseGenerator(gen_text.value_or("normal"));
+  } catch (const std::exception& e) {
+    args.Fail(e.what());
+  }
+  CostEstimate cost = EstimateCost(shape.k, 1024, 1, [&](std::uint64_t len) {
+    try {
+      const run::TrialInput small = run::MakeInput(trial, gspec, len, seed);
+      run::RunTrial(trial, small, run::ComputeReference(trial, small));
+      return true;
+    } catch (const std::exception&) {
+      return false;
+    }
+  });
+  if (cost.known) {
+    const double per_dot = cost.seconds;
+    cost.seconds = per_dot * static_cast<double>(outputs) / threads;
+    if (max_seconds > 0 && cost.seconds > max_seconds)
+      args.Fail("--op matmul " + std::to_string(shape.m) + " x " + std::to_string(shape.n) + " x " +
+                std::to_string(shape.k) + " would take about " + SecondsText(cost.seconds) + " (" +
+                std::to_string(outputs) + " dots of " + PerDot(per_dot) +
+                " each, measured at k = " + std::to_string(cost.m) + ", on " +
+                std::to_string(threads) + " threads), past the limit of " +
+                SecondsText(max_seconds) + " (--max-seconds)");
+  }
+
+  run::MatmulInput input;
+  if (const auto path = args.Get("input")) {
+    // One number per line: A row by row (M K values), then B row by row (K N values).
+    std::vector<double> all;
+    try {
+      all = inputs::ReadNumbersFile(*path, 1, allow_nonfinite).a;
+    } catch (const inputs::InputError& e) {
+      throw UsageError("carrier eval: " + std::string(e.what()));
+    }
+    const std::uint64_t na = shape.m * shape.k;
+    if (all.size() != na + shape.k * shape.n)
+      args.Fail("--input " + *path + " has " + std::to_string(all.size()) +
+                " numbers; --op matmul with --m --n --k wants M K (A, row by row) + K N (B, row " +
+                "by row) = " + std::to_string(na + shape.k * shape.n));
+    try {
+      input = run::MakeMatmulInputFromValues(trial, std::span<const double>(all).first(na),
+                                             std::span<const double>(all).subspan(na), shape,
+                                             "file:" + *path);
+    } catch (const run::SpecError& e) {
+      args.Fail(e.what());
+    }
+  } else {
+    try {
+      input = run::MakeMatmulInput(trial, gspec, shape, seed);
+    } catch (const std::invalid_argument& e) {
+      args.Fail(e.what());
+    }
+  }
+  if (input.storage_overflows > 0 && !allow_nonfinite)
+    args.Fail(std::to_string(input.storage_overflows) + " finite input value" +
+              (input.storage_overflows == 1 ? "" : "s") + " overflow " + trial.storage.name +
+              " on storage, becoming inf or NaN (pass --allow-nonfinite to study overflow)");
+
+  std::atomic<std::uint64_t> done{0};
+  std::optional<Ticker> ticker;
+  if (!cost.known || cost.seconds > 2)
+    ticker.emplace(
+        "carrier eval matmul " + std::to_string(shape.m) + "x" + std::to_string(shape.n) + "x" +
+            std::to_string(shape.k),
+        cost.known ? cost.seconds : -1,
+        [&] { return std::to_string(done.load()) + "/" + std::to_string(outputs) + " outputs"; });
+  run::MatmulOutcome got;
+  try {
+    got = run::RunMatmul(trial, input, threads, &done);
+  } catch (const run::SpecError& e) {
+    args.Fail(e.what());
+  } catch (const backends::Unavailable& e) {
+    args.Fail(e.what());
+  }
+  ticker.reset();
+
+  if (const auto path = args.Get("outputs")) {
+    std::ofstream f(*path);
+    f << "i,j,result,reference\n";
+    for (std::uint64_t at = 0; at < outputs; ++at)
+      f << at / shape.n << "," << at % shape.n << "," << Hex(got.c[at]) << ","
+        << Hex(got.reference[at]) << "\n";
+    if (!f) args.Fail("--outputs " + *path + ": cannot write it");
+  }
+
+  io::JsonObject fields;
+  auto add = [&](const std::string& k, const std::string& v) { fields.Raw(k, v); };
+  auto str = [](const std::string& s) { return io::JsonQuote(s); };
+  add("op", str(run::kMatmulOp));
+  add("dtype", str(trial.storage.name));
+  add("acc", str(trial.compute.text));
+  add("round", str(std::string(RoundingName(trial.rounding))));
+  if (trial.out) add("out", str(trial.out->name));
+  if (const auto pol = args.Get("precision")) add("precision", str(*pol));
+  add("exp", str(spec.exp));
+  add("backend", str(spec.backend));
+  add("schedule", str(spec.schedule));
+  add("schedule_used", str(got.schedule_used));
+  if (!defaults.empty()) {
+    std::string joined;
+    for (const auto& d : defaults) joined += (joined.empty() ? "" : "; ") + d;
+    add("defaults", str(joined));
+  }
+  add("tree_max_depth", std::to_string(got.tree_max_depth));
+  add("tree_mean_depth", JsonDouble(got.tree_mean_depth));
+  add("tree_hash", str(got.tree_hash));
+  add("m", std::to_string(shape.m));
+  add("n", std::to_string(shape.n));
+  add("k", std::to_string(shape.k));
+  add("input", str(input.text));
+  add("outputs", std::to_string(outputs));
+  add("max_abs_error", JsonDouble(got.max_abs_error));
+  add("max_rel_error", JsonDouble(got.max_rel_error));
+  add("median_rel_error", JsonDouble(got.median_rel_error));
+  add("normwise_fro_error", JsonDouble(got.normwise_fro_error));
+  add("normwise_max_error", JsonDouble(got.normwise_max_error));
+  add("zero_reference_outputs", std::to_string(got.zero_reference_outputs));
+  add("nan_outputs", std::to_string(got.nan_outputs));
+  add("max_error_to_bound",
+      got.has_bound ? JsonDouble(got.max_error_to_bound) : str("unavailable"));
+  add("reference_tier", str(got.reference_tier));
+  add("reference_bits", std::to_string(got.reference_bits));
+  add("reference_certified", got.certified ? "true" : "false");
+  if (!got.reference_note.empty()) add("reference_note", str(got.reference_note));
+  add("u", JsonDouble(got.u));
+  add("threads", std::to_string(got.threads));
+  add("reference_seconds", JsonDouble(got.reference_seconds));
+  add("seconds", JsonDouble(got.seconds));
+  add("wall_seconds", JsonDouble(got.wall_seconds));
+  if (format_out == "json") {
+    std::cout << fields.Compact() << "\n";
+  } else {
+    for (const auto& [k, v] : fields.Members())
+      std::cout << std::left << std::setw(27) << k << Text(v) << "\n";
+  }
+  return got.certified ? 0 : 1;
+}
+
+}  // namespace carrier::cli
+
+#else  // no MPFR
+
+namespace carrier::cli {
+int RunEvalMatmul(const std::vector<std::string>&) {
+  throw UsageError(
+      "carrier eval: this build has no MPFR (configured with CARRIER_WITH_MPFR=OFF "
+      "or without libmpfr-dev), so it has no certified references");
+}
+}  // namespace carrier::cli
+
+#endif
