@@ -15,9 +15,11 @@ TIMING_COLUMNS = ("seconds", "reference_seconds")
 
 
 # Columns a later FORMAT.md added that are empty on every row of a config that does not use them
-# (the sweep key `precision`, and the role bound it brings): left out of the timing-free form
+# (the sweep key `precision` and the role bound it brings; matmul's `mn`, `median_rel_error`
+# and `normwise_error`): left out of the timing-free form
 # then, so the data a paper folder committed before the column existed regenerates byte for byte.
-OPTIONAL_COLUMNS = ("precision", "role_bound", "role_bound_kind")
+OPTIONAL_COLUMNS = ("precision", "role_bound", "role_bound_kind", "mn", "median_rel_error",
+                    "normwise_error")
 
 
 def timing_free(table, drop=TIMING_COLUMNS):
