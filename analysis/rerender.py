@@ -10,7 +10,8 @@ analysis/figure_check.py), and checks that the data/ files and CLAIMS.md it rege
 committed ones (a 'Hardware:' line excepted): so the figures are drawn from exactly the committed
 numbers. --install then copies only the PNGs back into papers/NAME/figures/. Folders whose
 inputs are not all in data/ (bhh2021-lse-softmax: the study's per-vector CSV;
-p4016-canonical-reduce: the raw error trials) are re-rendered by their reproduce.sh instead
+p4016-canonical-reduce: the raw error trials; nvfp4-pretraining2025: carrier quantize's
+per-element CSVs) are re-rendered by their reproduce.sh instead
 (seconds each). Exit 2 with one line per folder that fails.
 """
 import argparse
@@ -99,7 +100,7 @@ STAGE = {
     "milakov2018-online-softmax": _stage_milakov,
     "secretly-associative": _stage_secretly,
 }
-REPRODUCE = ("bhh2021-lse-softmax", "p4016-canonical-reduce")
+REPRODUCE = ("bhh2021-lse-softmax", "p4016-canonical-reduce", "nvfp4-pretraining2025")
 
 
 def _mirror(name):

@@ -19,7 +19,7 @@ os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="carrier-mpl-test-
 
 import numpy as np  # noqa: E402
 
-from analysis import bounds, claims, io, plots, repro  # noqa: E402
+from analysis import block_scaled, bounds, claims, io, plots, repro  # noqa: E402
 
 FAILURES = []
 
@@ -202,6 +202,26 @@ def main():
               needle in r.stderr and not os.path.exists(os.path.join(d, "dup.md")),
               f"claims refuses {what}: rc {r.returncode}, {r.stderr!r}")
     check(claims.cpu_model() != "", f"cpu_model() = '{claims.cpu_model()}'")
+
+    # analysis.block_scaled: quant_error and drawn_error against the fp64 row of the same
+    # (op, input, n, trial, ...); sum|a_i b_i| = cond * |c_drawn| = 4 * 2 = 8 here.
+    base = dict(op="dot", input="normal", n="64", trial="0", acc="fp32", round="rne", exp="libm",
+                schedule="seq", backend="replay")
+    cols = list(base) + ["dtype", "result", "reference", "cond"]
+    t = io.table_from_rows(cols, [dict(base, dtype="fp64", result="2", reference="2", cond="4"),
+                                  dict(base, dtype="mxfp4:rceil", result="2.5", reference="3",
+                                       cond="1")])
+    d = block_scaled.derive(t).rows
+    got = [(r["family"], r["rule"], float(r["quant_error"]), float(r["drawn_error"])) for r in d]
+    check(got == [("fp64", "default", 0.0, 0.0), ("mxfp4", "rceil", 0.125, 0.0625)],
+          f"block_scaled.derive: {got}")
+    orphan = io.table_from_rows(cols, [dict(base, dtype="nvfp4", result="1", reference="1",
+                                            cond="1")])
+    try:
+        block_scaled.derive(orphan)
+        check(False, "block_scaled.derive refuses a row without an fp64 counterpart")
+    except io.AnalysisError as e:
+        check("no dtype=fp64 row" in str(e), f"block_scaled.derive refuses an orphan row: {e}")
 
     print(f"{len(FAILURES)} failure(s)")
     return 1 if FAILURES else 0
