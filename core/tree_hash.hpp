@@ -81,6 +81,7 @@ inline std::uint64_t TreeHash64(const MergeTree& t, TreeForm form = TreeForm::kE
                                    (static_cast<std::uint64_t>(f.output) << 16) ^
                                    (static_cast<std::uint64_t>(f.two_stage) << 8) ^
                                    static_cast<std::uint64_t>(f.frac_bits + 128));
+      if (f.group) x = Absorb(x, 0x6700000000ULL | f.group);  // group nodes only: old hashes hold
       for (std::uint64_t j = 0; j < c.count; ++j) x = Absorb(x, c.first + j * stride);
       h[k] = x;
     } else if (c.mode == ChainMode::kLiftTile && c.count > 0) {

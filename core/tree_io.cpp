@@ -80,9 +80,9 @@ MmaNode ReadFusedNode(const Reader& r, const Json& node) {
   };
   for (const auto& [k, v] : r.Object(node, "the fused node").items()) {
     if (k == "input") {
-      f.input = static_cast<MmaInput>(name_of(r.String(v, "fused input"), "input", 4, [](int x) {
-        return MmaInputName(static_cast<MmaInput>(x));
-      }));
+      f.input = static_cast<MmaInput>(
+          name_of(r.String(v, "fused input"), "input", kMmaInputCount,
+                  [](int x) { return MmaInputName(static_cast<MmaInput>(x)); }));
       seen |= 1;
     } else if (k == "terms") {
       const std::uint64_t terms = r.Unsigned(v, "fused terms");
@@ -93,7 +93,7 @@ MmaNode ReadFusedNode(const Reader& r, const Json& node) {
       seen |= 2;
     } else if (k == "frac_bits") {
       const std::uint64_t bits = r.Unsigned(v, "fused frac_bits");
-      if (bits > 25) r.Fail("fused frac_bits must be in [0, 25], got " + std::to_string(bits));
+      if (bits > 35) r.Fail("fused frac_bits must be in [0, 35], got " + std::to_string(bits));
       f.frac_bits = static_cast<std::int32_t>(bits);
       seen |= 4;
     } else if (k == "align") {
@@ -111,13 +111,24 @@ MmaNode ReadFusedNode(const Reader& r, const Json& node) {
     } else if (k == "two_stage") {
       f.two_stage = r.Bool(v, "fused two_stage");
       seen |= 32;
+    } else if (k == "group") {
+      const std::uint64_t group = r.Unsigned(v, "fused group");
+      if (group != 0 && group != 16)
+        r.Fail("fused group must be 0 or 16, got " + std::to_string(group));
+      f.group = static_cast<std::uint32_t>(group);
     } else {
       r.Fail("the fused node has unknown key '" + k +
-             "' (input terms frac_bits align output two_stage)");
+             "' (input terms frac_bits align output two_stage group)");
     }
   }
   if (seen != 63)
     r.Fail("the fused node needs all of input terms frac_bits align output two_stage");
+  // The integer sums are exact for F <= 25, and for F <= 35 in a group node (core/mma.hpp).
+  if (f.group == 0 && f.frac_bits > 25)
+    r.Fail("fused frac_bits above 25 needs a group node (\"group\": 16), got " +
+           std::to_string(f.frac_bits));
+  if (f.group != 0 && (f.input != MmaInput::kFp4E2m1 || f.two_stage))
+    r.Fail("a fused group node takes fp4e2m1 input in one stage");
   return f;
 }
 
@@ -309,7 +320,8 @@ std::string ToJson(const MergeTree& t) {
        << ",\"terms\":" << t.fused.terms << ",\"frac_bits\":" << t.fused.frac_bits
        << ",\"align\":\"" << (t.fused.align == MmaAlign::kFloor ? "floor" : "truncate")
        << "\",\"output\":" << quote(MmaOutputName(t.fused.output))
-       << ",\"two_stage\":" << (t.fused.two_stage ? "true" : "false") << "}";
+       << ",\"two_stage\":" << (t.fused.two_stage ? "true" : "false")
+       << (t.fused.group ? ",\"group\":" + std::to_string(t.fused.group) : std::string()) << "}";
   os << ",\"combines\":[";
   for (std::uint64_t m = 0; m < t.combines.size(); ++m)
     os << (m ? "," : "") << "[" << t.combines[m].left << "," << t.combines[m].right << "]";

@@ -16,7 +16,8 @@
 // is required exactly when some chain is fused (a fused chain without its node's arithmetic
 // has no meaning; a node without fused chains would be dropped on writing), all six keys must
 // be given, and K must lie in [1, kMmaMaxTerms] and F in [0, 25] (the range where
-// MmaFusedStep's integer sum is exact). So every tree ToJson writes reads back as itself.
+// MmaFusedStep's integer sum is exact), or [0, 35] in a group node ("group": 16, fp4e2m1
+// input; written only when nonzero). So every tree ToJson writes reads back as itself.
 //
 // The parsing is nlohmann-json's, in core/tree_io.cpp (the library carrier_core_json, linked by
 // every user of carrier::core): this header declares only, so core headers stay free of

@@ -16,6 +16,7 @@ namespace carrier {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kLog2E = 1.4426950408889634;  // log2(e): FlashAttention-4 compares in log2 units
 
 // The arithmetic of one role: each operation's exact result rounded once into the role.
 class RoleOps {
@@ -127,7 +128,8 @@ class RoleOps {
 
 struct Ops {
   RoleOps prod, acc, state, s, p, out;
-  std::optional<RoleOps> ew;  // the tensor-op (elementwise) format, when modelled
+  std::optional<RoleOps> ew;     // the tensor-op (elementwise) format, when modelled
+  std::optional<RoleOps> recip;  // the normaliser's reciprocal (kFa2), when the policy sets it
 };
 
 // dot(c, a, b) of the contract: a chain in acc of products rounded to prod onto c, or the
@@ -174,9 +176,14 @@ void RowFa(const Ops& o, const AttentionModelSpec& spec, const double* qi, const
       sc[t] = o.s.Round(o.acc.Mul(Dot(o, spec, 0.0, qi, k + (j0 + t) * d, d, 1), scale));
       tile_max = std::max(tile_max, sc[t]);
     }
-    const double m_new = o.state.Round(std::max(m, tile_max));
+    double m_new = o.state.Round(std::max(m, tile_max));
+    // FlashAttention-4's lazy rescale: while the max grew by at most `rescale` log2 units the
+    // old max stays, and O and l are not rescaled (a = 1, an exact no-op).
+    const bool keep_max = !fa1 && spec.policy.rescale > 0 && m != -kInf &&
+                          (m_new - m) * kLog2E <= spec.policy.rescale;
+    if (keep_max) m_new = m;
     // exp(-inf - finite) = 0: the first tile's rescale factor.
-    const double alpha = m == -kInf ? 0.0 : T(o.acc.Exp(T(o.acc.Sub(m, m_new))));
+    const double alpha = m == -kInf ? 0.0 : keep_max ? 1.0 : T(o.acc.Exp(T(o.acc.Sub(m, m_new))));
     const double shift = fa1 ? tile_max : m_new;
     double row_sum = 0;
     for (std::size_t t = 0; t < len; ++t) {
@@ -209,6 +216,12 @@ void RowFa(const Ops& o, const AttentionModelSpec& spec, const double* qi, const
       l = l_new;
     }
     m = m_new;
+  }
+  if (!fa1 && o.recip) {  // O times the rounded reciprocal of l (FlashAttention-4)
+    const double r = o.recip->Div(1.0, l);
+    for (std::size_t c = 0; c < d; ++c)
+      out_row[c] = o.out.Round(T(o.acc.Mul(acc_o[c] / pscale, r)));
+    return;
   }
   for (std::size_t c = 0; c < d; ++c) {
     out_row[c] = fa1 ? o.out.Round(acc_o[c]) : o.out.Round(T(o.acc.Div(acc_o[c] / pscale, l)));
@@ -279,14 +292,11 @@ std::vector<double> AttentionModel(std::span<const double> q, std::span<const do
   CheckSpec(spec, q.size(), k.size(), v.size());
   StochasticBits sr{spec.sr_seed, 0};
   const PrecisionPolicy& pol = spec.policy;
-  Ops o{RoleOps(pol.prod, &sr),
-        RoleOps(pol.acc, &sr),
-        RoleOps(pol.state, &sr),
-        RoleOps(pol.s, &sr),
-        RoleOps(pol.p, &sr),
-        RoleOps(pol.out, &sr),
-        std::nullopt};
+  Ops o{RoleOps(pol.prod, &sr), RoleOps(pol.acc, &sr), RoleOps(pol.state, &sr),
+        RoleOps(pol.s, &sr),    RoleOps(pol.p, &sr),   RoleOps(pol.out, &sr),
+        std::nullopt,           std::nullopt};
   if (spec.elementwise) o.ew.emplace(*spec.elementwise, &sr);
+  if (pol.recip) o.recip.emplace(*pol.recip, &sr);
   const std::size_t n = spec.seq_len, d = spec.head_dim;
   const double scale = o.acc.Div(1.0, o.acc.Round(std::sqrt(static_cast<double>(d))));
   std::vector<double> out(n * d);

@@ -18,7 +18,11 @@
 //              with the row sum a chain in acc; P_j = R_p(p_j * pscale);
 //              O_c = R_state(dot(R_acc(a O_c), P, V_c)) (O carried scaled by pscale, as the
 //              FP8 kernel does); at the end one division O_c / pscale / l in acc (pscale a power
-//              of two: exact), then R_out. O stays unnormalised between tiles.
+//              of two: exact), then R_out. O stays unnormalised between tiles. With
+//              policy.rescale = T > 0 (FlashAttention-4's lazy rescale) a tile whose max m'
+//              exceeds m by at most T log2 units, (m' - m) log2(e) <= T, keeps m (a = 1: O and
+//              l untouched, p_j = exp(s_j - m) up to 2^T); with policy.recip the end is
+//              R_out(R_acc((O_c / pscale) R_recip(1 / l))) instead of the division.
 //   kFa1       FlashAttention's original forward (Dao et al. 2022, Algorithm 1; Golden et al.'s
 //              re-implementation): per tile, m~ = max_j s_j, p_j = R_acc(exp(R_acc(s_j - m~))),
 //              l~ = sum_j p_j (chain in acc), m' = max(m, m~), a = R_acc(exp(R_acc(m - m'))),

@@ -3,6 +3,7 @@
 #include "precision/precision_policy.hpp"
 
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
 
 #include "core/mma.hpp"
@@ -23,6 +24,8 @@ std::vector<std::string> RoleNames() {
   for (PrecisionRole r : kAllPrecisionRoles) v.emplace_back(PrecisionRoleName(r));
   v.emplace_back("mma");
   v.emplace_back("pscale");
+  v.emplace_back("rescale");
+  v.emplace_back("recip");
   return v;
 }
 
@@ -97,6 +100,21 @@ double ParsePscale(std::string_view v) {
   return x;
 }
 
+double ParseRescale(std::string_view v) {
+  const std::string s(v);
+  double x = -1;
+  try {
+    std::size_t used = 0;
+    x = std::stod(s, &used);
+    if (used != s.size()) x = -1;
+  } catch (const std::exception&) {
+    x = -1;
+  }
+  if (!(x >= 0) || !std::isfinite(x))
+    Bad("rescale=" + s + ": expected a threshold >= 0 in log2 units (e.g. 8)");
+  return x;
+}
+
 std::string RoleText(const RoleArithmetic& r) {
   std::string t = r.format.name;
   if (r.rounding != Rounding::kNearestEven) t += "@" + std::string(RoundingName(r.rounding));
@@ -163,7 +181,7 @@ bool PrecisionPolicy::operator==(const PrecisionPolicy& o) const {
   for (PrecisionRole r : kAllPrecisionRoles) {
     if (!(Role(r) == o.Role(r))) return false;
   }
-  return mma == o.mma && pscale == o.pscale;
+  return mma == o.mma && pscale == o.pscale && rescale == o.rescale && recip == o.recip;
 }
 
 // Each preset reads its roles from the kernel source or the paper named beside it. Where a
@@ -190,6 +208,22 @@ const std::vector<PrecisionPreset>& PrecisionPresets() {
        "rounded to e4m3 for the P V wgmma, bf16 output); P is multiplied by the static scale "
        "2^8 before its e4m3 cast (the value FlashAttention-3/4 deploy, analysed in arXiv "
        "2606.06521)"},
+      {"fa4-blackwell-bf16",
+       "in=bf16,prod=fp32,acc=fp32,combine=fp32,state=fp32,s=fp32,p=bf16,out=bf16,"
+       "mma=blackwell-bf16,rescale=8,recip=fp32",
+       "FlashAttention-4 forward on sm100 (flash_attn/cute/flash_fwd_sm100.py and softmax.py "
+       "SoftmaxSm100): S and O accumulated in fp32 by tcgen05.mma kind::f16, softmax in fp32, "
+       "P converted to the bf16 input type, O rescaled only when the row max grew by more than "
+       "rescale_threshold = 8.0 (log2 units) for 16-bit inputs, O multiplied by the row sum's "
+       "reciprocal (rcp_approx, modelled as an fp32 reciprocal rounded to nearest: set recip= "
+       "to study another), bf16 output"},
+      {"fa4-blackwell-fp8",
+       "in=fp8e4m3,prod=fp32,acc=fp32,combine=fp32,state=fp32,s=fp32,p=fp8e4m3,out=bf16,"
+       "mma=blackwell-f8f6f4,pscale=256,recip=fp32",
+       "FlashAttention-4 FP8 forward: as fa4-blackwell-bf16 with e4m3 Q, K, V and P through "
+       "tcgen05.mma kind::f8f6f4 (blackwell-f8f6f4), rescale_threshold 0.0 for 8-bit inputs "
+       "(every tile rescales), exp2 shifted by max_offset (SoftmaxSm100.max_offset) so P is "
+       "multiplied by 2^8 before its cvt.rn.satfinite e4m3 conversion"},
       {"eager-bf16", "in=bf16,prod=fp32,acc=fp32,combine=fp32,state=fp32,s=bf16,p=bf16,out=bf16",
        "PyTorch eager attention in bf16 (softmax(q @ k^T * scale) @ v): each matmul "
        "accumulates in fp32 and writes a bf16 tensor (S, then O); softmax upcasts its bf16 "
@@ -197,6 +231,36 @@ const std::vector<PrecisionPreset>& PrecisionPresets() {
       {"all-bf16", "in=bf16,prod=bf16,acc=bf16,combine=bf16,state=bf16,s=bf16,p=bf16,out=bf16",
        "every operation rounded to bf16: the model of `--dtype bf16` (Golden et al. 2024's "
        "re-implementation of FlashAttention at one precision)"},
+      // XLA's dot algorithms (PrecisionConfig.Algorithm in xla/xla_data.proto; JAX's
+      // DotAlgorithmPreset): ALG_DOT_{A}_{B}_{ACC}[_X{N}], A and B the types the operands are
+      // rounded to, ACC the accumulation type, independent of the storage types. The proto
+      // fixes those types, not the order or the matrix unit: the aliases are IEEE chains in
+      // ACC (any --schedule applies), except FAST_ACCUM, which names a hardware mode.
+      {"ALG_DOT_F16_F16_F16", "in=fp16,acc=fp16",
+       "XLA PrecisionConfig.Algorithm ALG_DOT_F16_F16_F16 (xla_data.proto): fp16 operands, fp16 "
+       "accumulation"},
+      {"ALG_DOT_F16_F16_F32", "in=fp16,acc=fp32",
+       "XLA ALG_DOT_F16_F16_F32 (xla_data.proto): fp16 operands, fp32 accumulation"},
+      {"ALG_DOT_BF16_BF16_BF16", "in=bf16,acc=bf16",
+       "XLA ALG_DOT_BF16_BF16_BF16 (xla_data.proto): bf16 operands, bf16 accumulation"},
+      {"ALG_DOT_BF16_BF16_F32", "in=bf16,acc=fp32",
+       "XLA ALG_DOT_BF16_BF16_F32 (xla_data.proto; JAX \"BF16_BF16_F32\"): operands rounded "
+       "to bf16, fp32 accumulation"},
+      {"ALG_DOT_TF32_TF32_F32", "in=tf32,acc=fp32",
+       "XLA ALG_DOT_TF32_TF32_F32 (xla_data.proto): operands rounded to tf32 (here to nearest "
+       "even; the proto does not say how), fp32 accumulation"},
+      {"ALG_DOT_F32_F32_F32", "in=fp32,acc=fp32",
+       "XLA ALG_DOT_F32_F32_F32 (xla_data.proto; JAX \"F32_F32_F32\", true float32)"},
+      {"ALG_DOT_F64_F64_F64", "in=fp64,acc=fp64",
+       "XLA ALG_DOT_F64_F64_F64 (xla_data.proto): fp64 throughout"},
+      {"ALG_DOT_ANY_F8_ANY_F8_F32", "in=fp8e4m3,acc=fp32",
+       "XLA ALG_DOT_ANY_F8_ANY_F8_F32 (xla_data.proto: the storage may be any 8-bit float; "
+       "e4m3 here, in=fp8e5m2 overrides), fp32 accumulation"},
+      {"ALG_DOT_ANY_F8_ANY_F8_F32_FAST_ACCUM", "in=fp8e4m3,acc=fp32,mma=hopper-fp8",
+       "XLA ALG_DOT_ANY_F8_ANY_F8_F32_FAST_ACCUM (xla_data.proto): XLA:GPU runs it as "
+       "cuBLASLt's FP8 fast accumulation (openxla/xla PR 6599, issue 6168); on Hopper that is "
+       "the wgmma fused sum without promotion, mma:hopper-fp8 (measured on an H200 through "
+       "torch._scaled_mm, core/mma.md); dot runs it as --schedule mma:hopper-fp8"},
   };
   return presets;
 }
@@ -283,6 +347,14 @@ PrecisionPolicy ParsePrecisionPolicy(std::string_view text) {
       p.pscale = ParsePscale(value);
       continue;
     }
+    if (key == "rescale") {
+      p.rescale = ParseRescale(value);
+      continue;
+    }
+    if (key == "recip") {
+      p.recip = ParseRole(key, value);
+      continue;
+    }
     bool matched = false;
     for (std::size_t r = 0; r < 8; ++r) {
       const PrecisionRole role = kAllPrecisionRoles[r];
@@ -318,6 +390,12 @@ std::string ToString(const PrecisionPolicy& p) {
   }
   if (!p.mma.empty()) t += ",mma=" + p.mma;
   if (p.pscale != 1.0) t += ",pscale=" + PscaleText(p.pscale);
+  if (p.rescale != 0.0) {
+    std::ostringstream os;
+    os << p.rescale;
+    t += ",rescale=" + os.str();
+  }
+  if (p.recip) t += ",recip=" + RoleText(*p.recip);
   return t;
 }
 
@@ -340,6 +418,8 @@ ShorthandSpec ToShorthand(const PrecisionPolicy& p) {
   };
   if (!p.mma.empty()) refuse("mma=" + p.mma + " applies to dot and attention products");
   if (p.pscale != 1.0) refuse("pscale applies to attention's P");
+  if (p.rescale != 0.0) refuse("rescale applies to attention's O");
+  if (p.recip) refuse("recip applies to attention's normaliser");
   if (p.in.rounding != Rounding::kNearestEven) refuse("inputs are stored with rne");
   for (PrecisionRole r : {PrecisionRole::kProd, PrecisionRole::kState, PrecisionRole::kS,
                           PrecisionRole::kP, PrecisionRole::kOut}) {

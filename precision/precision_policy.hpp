@@ -16,22 +16,32 @@
 //   mma      a matrix-unit profile (core's `mma:PROFILE` fused accumulation) for the products
 //            of dot and of attention's two matmuls; empty: IEEE products and sums in `acc`
 //   pscale   a power of two P is multiplied by before it is rounded to `p` and divided by
-//            after the product (FlashAttention-3's FP8 P scaling); 1 when absent
+//            after the product (FlashAttention-3's FP8 P scaling, FlashAttention-4's
+//            2^max_offset); 1 when absent
+//   rescale  attention's lazy O rescale (FlashAttention-4, flash_attn/cute/softmax.py
+//            SoftmaxSm100.rescale_threshold): while the running row max has grown by at most
+//            this many log2 units, the old max is kept and O and l are not rescaled; 0 (absent):
+//            every tile rescales
+//   recip    the format and rounding of the row normaliser's reciprocal 1/l (FlashAttention-4
+//            multiplies O by an approximate reciprocal): O is then multiplied by R_recip(1/l)
+//            instead of divided by l; absent: one division in acc
 // The in role may instead name a block-scaled format (precision/block_scaled.hpp: in=nvfp4,
 // in=mxfp8e4m3:rceil, in=mx:e2m1:32:e8m0:floor): each input tensor is quantised block-wise by
 // the format's own rule (no @ROUNDING), and in.format is BlockScaledStorageFormat (fp64's
 // values, the block-scaled name); acc then defaults to fp32. Other roles take plain formats.
 // Text form: comma-separated `role=FORMAT[@ROUNDING]` (FORMAT as ParseFormat, ROUNDING as
-// ParseRounding, default rne), `mma=PROFILE`, `pscale=2^K` or a power of two; the first item may
+// ParseRounding, default rne), `mma=PROFILE`, `pscale=2^K` or a power of two, `rescale=T` (T >= 0
+// log2 units), `recip=FORMAT[@ROUNDING]`; the first item may
 // instead be a preset name, whose roles the later items override, e.g.
 // `fa2-ampere-bf16,out=fp32`. Unnamed roles are derived: acc from in; prod, combine, state, s
 // and p from acc; out from acc (so `in=bf16,acc=fp32` is today's `--dtype bf16 --acc fp32`).
-// ToString prints every role in the order above (rounding only where not rne; mma and pscale
-// only when set), and ParsePrecisionPolicy(ToString(p)) == p.
+// ToString prints every role in the order above (rounding only where not rne; mma, pscale,
+// rescale and recip only when set), and ParsePrecisionPolicy(ToString(p)) == p.
 // Error rule: bad text throws std::invalid_argument, one line naming the bad item and what is
 // allowed (roles, presets, profiles).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,9 +67,11 @@ std::string_view PrecisionRoleName(PrecisionRole r);
 
 struct PrecisionPolicy {
   RoleArithmetic in, prod, acc, combine, state, s, p, out;
-  std::string mma;      // matrix-unit profile name; empty: none
-  double pscale = 1.0;  // power of two
-  std::string preset;   // the preset it came from, for display; not part of equality
+  std::string mma;                      // matrix-unit profile name; empty: none
+  double pscale = 1.0;                  // power of two
+  double rescale = 0.0;                 // lazy-rescale threshold in log2 units; 0: none
+  std::optional<RoleArithmetic> recip;  // the normaliser's reciprocal; empty: divide by l
+  std::string preset;  // the preset it came from, for display; not part of equality
   bool operator==(const PrecisionPolicy& o) const;
 
   const RoleArithmetic& Role(PrecisionRole r) const;

@@ -78,6 +78,7 @@ class ShapeWalker {
                      (static_cast<std::uint64_t>(f.output) << 16) ^
                      (static_cast<std::uint64_t>(f.two_stage) << 8) ^
                      static_cast<std::uint64_t>(f.frac_bits + 128));
+      if (f.group) x = Absorb(x, 0x6700000000ULL | f.group);  // group nodes only: old hashes hold
     } else if (mode == ChainMode::kLiftTile && count > 0) {
       x = Absorb(Mix(kTagTile), count);
     } else {

@@ -163,8 +163,21 @@ void ApplyPolicy(const registry::Entry& e, TrialSpec& spec, ResolvedTrial& t) {
     spec.out.clear();
     return;
   }
+  PrecisionPolicy shorthand = p;
+  if (!p.mma.empty() && e.fused_schedules) {
+    // The matrix unit a policy names (an XLA FAST_ACCUM alias, say) is the mma:PROFILE order
+    // (core/orders/mma.hpp): it replaces the default seq; an explicit mma order must name the
+    // same profile (a promote:N tail is kept).
+    const std::string order = "mma:" + p.mma;
+    if (spec.schedule == "seq")
+      spec.schedule = order;
+    else if (spec.schedule != order && spec.schedule.rfind(order + ":", 0) != 0)
+      throw SpecError("precision mma=" + p.mma + " runs as --schedule " + order +
+                      "[:promote:N], not '" + spec.schedule + "'");
+    shorthand.mma.clear();
+  }
   try {
-    const ShorthandSpec sh = ToShorthand(p);
+    const ShorthandSpec sh = ToShorthand(shorthand);
     spec.dtype = sh.dtype;
     spec.acc = sh.acc;
     spec.round = sh.round;

@@ -191,7 +191,8 @@ double Round(const BigInt& x, int frac, int emin, bool nearest, double max_finit
 
 struct FormatBits {
   int ebits, mbits, bias;
-  bool ieee_specials;  // exponent all ones reserved (fp16, bf16, tf32); e4m3: only S.1111.111
+  bool ieee_specials;        // exponent all ones reserved (fp16, bf16, tf32); e4m3: only S.1111.111
+  bool no_specials = false;  // e2m1: every code is a number
 };
 
 FormatBits BitsOf(MmaInput f) {
@@ -204,6 +205,10 @@ FormatBits BitsOf(MmaInput f) {
       return {8, 10, 127, true};
     case MmaInput::kFp8E4m3:
       return {4, 3, 7, false};
+    case MmaInput::kFp8E5m2:
+      return {5, 2, 15, true};
+    case MmaInput::kFp4E2m1:
+      return {2, 1, 1, false, true};
   }
   return {5, 10, 15, true};
 }
@@ -215,7 +220,9 @@ double RandomValue(Rng& rng, const FormatBits& f, int elo, int ehi) {
     const std::uint64_t m = rng.Below(std::uint64_t{1} << f.mbits);
     const int emax_field = (1 << f.ebits) - 1;
     if (f.ieee_specials && ef == emax_field) continue;
-    if (!f.ieee_specials && ef == emax_field && m == (std::uint64_t{1} << f.mbits) - 1) continue;
+    if (!f.ieee_specials && !f.no_specials && ef == emax_field &&
+        m == (std::uint64_t{1} << f.mbits) - 1)
+      continue;
     double v = ef == 0 ? std::ldexp(static_cast<double>(m), 1 - f.bias - f.mbits)
                        : std::ldexp(static_cast<double>(m + (std::uint64_t{1} << f.mbits)),
                                     ef - f.bias - f.mbits);
@@ -225,8 +232,17 @@ double RandomValue(Rng& rng, const FormatBits& f, int elo, int ehi) {
   }
 }
 
+double OracleRound(MmaOutput output, const BigInt& exact);
+double OracleGroupStep(const MmaNode& node, double c, const std::vector<P>& p,
+                       const std::vector<double>& sa, const std::vector<double>& sb,
+                       std::size_t block, bool e8m0);
+
 // The rule of core/mma.hpp's contract, written again from it.
 double OracleStep(const MmaNode& node, double c, const std::vector<P>& p) {
+  if (node.group > 0) {  // unit scales
+    const std::vector<double> ones((p.size() + node.group - 1) / node.group + 1, 1.0);
+    return OracleGroupStep(node, c, p, ones, ones, node.group, true);
+  }
   const FormatBits fb = BitsOf(node.input);
   const int emin_in = 1 - fb.bias;
   const int emin_c = node.output == MmaOutput::kFp16Rne ? -14 : -126;
@@ -264,7 +280,11 @@ double OracleStep(const MmaNode& node, double c, const std::vector<P>& p) {
   }
   const BigInt exact = q + kShift >= 0 ? BigInt(sum << (q + kShift)) : BigInt(0);
   REQUIRE(q + kShift >= 0);
-  switch (node.output) {
+  return OracleRound(node.output, exact);
+}
+
+double OracleRound(MmaOutput output, const BigInt& exact) {
+  switch (output) {
     case MmaOutput::kFp32Rz:
       return Round(exact, 23, -126, false, 0x1.fffffep127);
     case MmaOutput::kE8m13Rz:
@@ -275,6 +295,63 @@ double OracleStep(const MmaNode& node, double c, const std::vector<P>& p) {
       return Round(exact, 23, -126, true, 0x1.fffffep127, true);
   }
   return NAN;
+}
+
+// A scale's exponent and significand as the contract states them: E8M0 2^e is (1, e); a
+// UE4M3 value |s| has exponent max(floor(log2 |s|), -6); zero has exponent -126.
+int OracleScaleExponent(double s, bool e8m0) {
+  if (s == 0) return -126;
+  return e8m0 ? static_cast<int>(std::ilogb(s)) : OracleExponent(std::fabs(s), -6);
+}
+
+// Group nodes (mxf4, nvf4): exact group sums of `node.group` products, times the scale
+// pair's significands, at the scale pair's exponent; c at its exponent (zero: -126); all cut
+// toward zero at F below the largest exponent, added, rounded.
+double OracleGroupStep(const MmaNode& node, double c, const std::vector<P>& p,
+                       const std::vector<double>& sa, const std::vector<double>& sb,
+                       std::size_t block, bool e8m0) {
+  if (!std::isfinite(c)) return c;  // an earlier step overflowed: finite products keep it
+  std::vector<BigInt> value;        // term value * 2^kShift
+  std::vector<int> exps;
+  for (std::size_t j = 0; j < p.size(); j += node.group) {
+    BigInt sum = 0;
+    for (std::size_t i = j; i < std::min(p.size(), j + node.group); ++i)
+      sum += Scaled(p[i].a) * Scaled(p[i].b) >> kShift;
+    const double x = std::fabs(sa[j / block]), y = std::fabs(sb[j / block]);
+    value.push_back(sum * Scaled(x) * Scaled(y) >> (2 * kShift));
+    exps.push_back(OracleScaleExponent(x, e8m0) + OracleScaleExponent(y, e8m0));
+  }
+  int emax = c != 0 ? OracleExponent(c, -126) : -126;
+  for (int e : exps) emax = std::max(emax, e);
+  const int q = emax - node.frac_bits;
+  BigInt sum = c != 0 ? Shift(Scaled(c), q + kShift, false) : BigInt(0);
+  for (const BigInt& v : value) sum += Shift(v, q + kShift, false);
+  REQUIRE(q + kShift >= 0);
+  return OracleRound(node.output, BigInt(sum << (q + kShift)));
+}
+
+// mxf8: one scale pair per instruction; every product's exponent raised by the pair's
+// exponents; c at its exponent (zero: -126); zero products have none.
+double OracleMxf8Step(const MmaNode& node, double c, const std::vector<P>& p, double sa,
+                      double sb) {
+  if (!std::isfinite(c)) return c;  // an earlier step overflowed: finite products keep it
+  const FormatBits fb = BitsOf(node.input);
+  const int es = static_cast<int>(std::ilogb(sa)) + static_cast<int>(std::ilogb(sb));
+  int emax = c != 0 ? OracleExponent(c, -126) : -126;
+  std::vector<BigInt> terms;
+  for (const P& pr : p) {
+    if (pr.a == 0 || pr.b == 0) continue;
+    BigInt t = Scaled(pr.a) * Scaled(pr.b) >> kShift;
+    t = es >= 0 ? BigInt(t << es) : BigInt(t >> -es);  // exact: kShift leaves room
+    terms.push_back(t);
+    emax =
+        std::max(emax, OracleExponent(pr.a, 1 - fb.bias) + OracleExponent(pr.b, 1 - fb.bias) + es);
+  }
+  const int q = emax - node.frac_bits;
+  BigInt sum = c != 0 ? Shift(Scaled(c), q + kShift, false) : BigInt(0);
+  for (const BigInt& t : terms) sum += Shift(t, q + kShift, false);
+  REQUIRE(q + kShift >= 0);
+  return OracleRound(node.output, BigInt(sum << (q + kShift)));
 }
 
 // A random accumulator value of the node's output format, near 2^e.
@@ -305,7 +382,8 @@ TEST_CASE("Fused steps equal an independent big-integer model", "[fast][mma]") {
     for (int trial = 0; trial < test::Trials(1500); ++trial) {
       // Narrow exponent windows give overlapping terms (carries, cancellation, cuts); wide ones
       // give alignment shifts past F; some windows include subnormals.
-      const int width = 1 + static_cast<int>(rng.Below(trial % 3 == 0 ? emax_field : 6));
+      const int width =
+          1 + static_cast<int>(rng.Below(trial % 3 == 0 ? emax_field : std::min(6, emax_field)));
       const int lo =
           static_cast<int>(rng.Below(static_cast<std::uint64_t>(emax_field - width + 1)));
       const std::size_t m = 1 + rng.Below(node.terms);
@@ -350,10 +428,11 @@ TEST_CASE("Fused chains equal the big-integer model step by step", "[fast][mma]"
     for (int trial = 0; trial < test::Trials(40); ++trial) {
       const std::size_t n = 1 + rng.Below(8 * node.terms);
       const int lo = 1 + static_cast<int>(rng.Below(static_cast<std::uint64_t>(fb.bias)));
+      const int hi = std::min(lo + 3, (1 << fb.ebits) - 1);
       std::vector<ValuePair<float>> pf(n);
       for (auto& v : pf)
-        v = {static_cast<float>(RandomValue(rng, fb, lo, lo + 3)),
-             static_cast<float>(RandomValue(rng, fb, lo, lo + 3))};
+        v = {static_cast<float>(RandomValue(rng, fb, lo, hi)),
+             static_cast<float>(RandomValue(rng, fb, lo, hi))};
       const double got = MmaFusedChain(node, 0.0, pf.data(), n);
       double want = 0;
       for (std::size_t j = 0; j < n; j += node.terms) {
@@ -383,4 +462,201 @@ TEST_CASE("Profiles are well formed", "[fast][mma]") {
   CHECK(Profile("hopper-fp8").node.frac_bits == 13);
   CHECK(Profile("hopper-fp8").node.output == MmaOutput::kE8m13Rz);
   CHECK(Profile("cdna3").node.align == MmaAlign::kFloor);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Blackwell (MMA-Sim simulator/nv_ptx.py tcgen05mma and tcgen05mma_block_scale; arithmetic.py
+// fused_dot_add and nv_fused_dot_add_with_block_scale): each case worked out by hand from the
+// contract in core/mma.hpp.
+
+namespace {
+
+double Scaled1(const char* name, double c, const std::vector<double>& a,
+               const std::vector<double>& b, const std::vector<double>& sa,
+               const std::vector<double>& sb) {
+  return MmaScaledStep(Profile(name), c, a, b, sa, sb);
+}
+
+// a and b of length 64 with the given (index, value) entries, zeros elsewhere.
+std::vector<double> Sparse64(std::initializer_list<std::pair<int, double>> entries) {
+  std::vector<double> v(64, 0.0);
+  for (const auto& [i, x] : entries) v[static_cast<std::size_t>(i)] = x;
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("blackwell-f8f6f4 keeps 25 bits and an fp32 output where hopper-fp8 keeps 13",
+          "[fast][mma]") {
+  // 1 + 2^-14: the product 2^-6 * 2^-8 has exponent -6 + -6 = -12 (2^-8 is an e4m3 subnormal,
+  // exponent clamped to -6) and value 2^-14. Hopper cuts it at 2^(0-13); Blackwell keeps it and
+  // its fp32 output holds 1 + 2^-14 (e8m13 could not).
+  const double bw = Step("blackwell-f8f6f4", 0, {1, 0x1p-6}, {1, 0x1p-8});
+  const double hp = Step("hopper-fp8", 0, {1, 0x1p-6}, {1, 0x1p-8});
+  std::cout << "[1, 2^-6].[1, 2^-8]: blackwell-f8f6f4 " << Exact(bw) << ", hopper-fp8 " << Exact(hp)
+            << "\n";
+  CHECK(bw == 1 + 0x1p-14);
+  CHECK(hp == 1.0);
+  // Exactly 25 bits: 32*32 - 32*32 + (3 * 2^-9) * 2^-7 = 3 * 2^-16 exactly, but e_max = 10 cuts
+  // every term to a multiple of 2^(10-25) = 2^-15: 2^-15 (F = 26 would keep 3 * 2^-16, F = 24
+  // would give 0).
+  const double cut = Step("blackwell-f8f6f4", 0, {32, -32, 3 * 0x1p-9}, {32, 32, 0x1p-7});
+  std::cout << "32*32 - 32*32 + 3*2^-16 through blackwell-f8f6f4: " << Exact(cut) << "\n";
+  CHECK(cut == 0x1p-15);
+  // The exponent clamp follows the element format: 2^-9 * 2^-9 has exponent -12 in e4m3 (two
+  // subnormals) but -18 in e5m2, so c = 2^-18 + 2^-38 loses its 2^-38 (cut at 2^(-12-25)) in
+  // the e4m3 node only.
+  const double c = 0x1p-18 + 0x1p-38;
+  CHECK(Step("blackwell-f8f6f4", c, {0x1p-9}, {0x1p-9}) == 0x1p-17);
+  CHECK(Step("blackwell-f8f6f4-e5m2", c, {0x1p-9}, {0x1p-9}) == 0x1p-17 + 0x1p-38);
+  // RZ output: 256 + 3 * 2^-16 is 1.5 fp32 ulps above 256 (RNE would give 256 + 2^-14).
+  CHECK(Step("blackwell-f8f6f4", 0, {16, 3 * 0x1p-9}, {16, 0x1p-7}) == 256 + 0x1p-15);
+  CHECK(Step("blackwell-f8f6f4", 0, {-16, -3 * 0x1p-9}, {16, 0x1p-7}) == -(256 + 0x1p-15));
+  CHECK_THROWS_AS(Step("blackwell-f8f6f4", 0, {1.0625}, {1}), MmaInputError);
+}
+
+TEST_CASE("blackwell-mxf8: the E8M0 exponents enter the one fused sum", "[fast][mma]") {
+  // (1 + 1) * 2^-3 * 2^5 = 8.
+  CHECK(Scaled1("blackwell-mxf8", 0, {1, 1}, {1, 1}, {0x1p-3}, {0x1p5}) == 8.0);
+  // 2^10 * 2^10 * (1 - 1) + c: the products' exponents are 20, so c = 1 + 2^-10 is cut to a
+  // multiple of 2^(20-25): 1. With unit scales e_max = 0 and c stays whole.
+  const double scaled = Scaled1("blackwell-mxf8", 1 + 0x1p-10, {1, -1}, {1, 1}, {0x1p10}, {0x1p10});
+  const double unit = Scaled1("blackwell-mxf8", 1 + 0x1p-10, {1, -1}, {1, 1}, {1.0}, {1.0});
+  std::cout << "blackwell-mxf8 c = 1 + 2^-10, products +-2^20: " << Exact(scaled)
+            << "; with unit scales " << Exact(unit) << "\n";
+  CHECK(scaled == 1.0);
+  CHECK(unit == 1 + 0x1p-10);
+  CHECK(unit == Step("blackwell-mxf8", 1 + 0x1p-10, {1, -1}, {1, 1}));  // the plain path
+  // Overflow of the fp32 output, and the range of E8M0.
+  CHECK(Scaled1("blackwell-mxf8", 0, {1}, {1}, {0x1p127}, {0x1p127}) ==
+        std::numeric_limits<double>::infinity());
+  CHECK(Scaled1("blackwell-mxf8", 0, {448}, {448}, {0x1p-127}, {0x1p127}) == 448.0 * 448.0);
+  CHECK(std::isnan(Scaled1("blackwell-mxf8", 0, {1}, {1}, {NAN}, {1.0})));
+  CHECK_THROWS_AS(Scaled1("blackwell-mxf8", 0, {1}, {1}, {3.0}, {1.0}), MmaInputError);
+  CHECK_THROWS_AS(Scaled1("blackwell-mxf8", 0, {1}, {1}, {0x1p128}, {1.0}), MmaInputError);
+  CHECK_THROWS_AS(Scaled1("blackwell-mxf8", 0, {1}, {1}, {0.0}, {1.0}), MmaInputError);
+  CHECK_THROWS_AS(Scaled1("blackwell-mxf8", 0, {1}, {1}, {1.0, 1.0}, {1.0, 1.0}), MmaInputError);
+}
+
+TEST_CASE("blackwell-mxf4 and nvf4: exact groups of 16 times the scale pair, then 35 bits, RZ",
+          "[fast][mma]") {
+  const std::vector<double> ones(64, 1.0);
+  // Scale application: every group sums to 16; nvf4 has one scale per 16, mxf4 per 32.
+  CHECK(Scaled1("blackwell-nvf4", 0, ones, ones, {1, 2, 4, 8}, {1, 1, 1, 1}) == 16.0 * 15);
+  CHECK(Scaled1("blackwell-mxf4", 0, ones, ones, {1, 2}, {1, 1}) == 16.0 * 6);
+  // UE4M3 significands multiply the group sum; the sign bit is ignored.
+  const auto one_pair = Sparse64({{0, 1.0}});
+  CHECK(Scaled1("blackwell-nvf4", 0, one_pair, one_pair, {1.5, 1, 1, 1}, {1.25, 1, 1, 1}) == 1.875);
+  CHECK(Scaled1("blackwell-nvf4", 0, one_pair, one_pair, {-1.5, 1, 1, 1}, {1.25, 1, 1, 1}) ==
+        1.875);
+  // 35 bits below the scale pair's exponent: groups 0 and 1 (scale 2^12 * 2^12) sum to
+  // +0.25 and -0.25, so e_max = 24 (from the scales, not the group sums' own exponent 22) and
+  // c = 1 + 2^-11 + 2^-12 is cut to a multiple of 2^(24-35): 1 + 2^-11. blackwell-mxf8, with
+  // the same pair of products, aligns at the products' exponent 22 with 25 bits: 1.
+  const auto a = Sparse64({{0, 0.5}, {16, 0.5}});
+  const auto b = Sparse64({{0, 0.5}, {16, -0.5}});
+  const double c = 1 + 0x1p-11 + 0x1p-12;
+  const double f35 = Scaled1("blackwell-mxf4", c, a, b, {0x1p12, 1.0}, {0x1p12, 1.0});
+  const double f25 = Scaled1("blackwell-mxf8", c, {0.5, 0.5}, {0.5, -0.5}, {0x1p12}, {0x1p12});
+  std::cout << "c = 1 + 2^-11 + 2^-12 with +-0.25 at scale 2^24: blackwell-mxf4 " << Exact(f35)
+            << ", blackwell-mxf8 " << Exact(f25) << "\n";
+  CHECK(f35 == 1 + 0x1p-11);
+  CHECK(f25 == 1.0);
+  // A zero group still carries its scales' exponent: alone at 2^20 it cuts c = 1 + 2^-20 to a
+  // multiple of 2^-15.
+  CHECK(Scaled1("blackwell-mxf4", 1 + 0x1p-20, std::vector<double>(64, 0.0),
+                std::vector<double>(64, 0.0), {0x1p10, 1.0}, {0x1p10, 1.0}) == 1.0);
+  // RZ: 2^25 (group 0 at scale 2^25) + 3 (group 2 at scale 1) is 2^25 + 0.75 ulp: 2^25.
+  const auto a2 = Sparse64({{0, 1.0}, {32, 3.0}});
+  const auto b2 = Sparse64({{0, 1.0}, {32, 1.0}});
+  CHECK(Scaled1("blackwell-mxf4", 0, a2, b2, {0x1p25, 1.0}, {1.0, 1.0}) == 0x1p25);
+  CHECK(Scaled1("blackwell-mxf4", 0, a2, Sparse64({{0, -1.0}, {32, -1.0}}), {0x1p25, 1.0},
+                {1.0, 1.0}) == -0x1p25);
+  // Group sums are exact: two groups of 16 products 6 * 6, 576 each (a short instruction of
+  // 32 elements takes two scales).
+  CHECK(Scaled1("blackwell-nvf4", 0, std::vector<double>(32, 6.0), std::vector<double>(32, 6.0),
+                {1, 1}, {1, 1}) == 1152.0);
+  // Specials and refusals.
+  CHECK(std::isnan(Scaled1("blackwell-nvf4", 0, ones, ones, {NAN, 1, 1, 1}, {1, 1, 1, 1})));
+  CHECK(std::isnan(Scaled1("blackwell-mxf4", NAN, ones, ones, {1, 1}, {1, 1})));
+  CHECK(Scaled1("blackwell-nvf4", 0, ones, ones, {0, 0, 0, 0}, {1, 1, 1, 1}) == 0.0);
+  CHECK_THROWS_AS(Scaled1("blackwell-nvf4", 0, {2.5}, {1}, {1}, {1}), MmaInputError);  // not e2m1
+  CHECK_THROWS_AS(Scaled1("blackwell-nvf4", 0, {1}, {1}, {1.0625}, {1}), MmaInputError);
+  CHECK_THROWS_AS(Scaled1("blackwell-mxf4", 0, {1}, {1}, {1.5}, {1}), MmaInputError);
+  CHECK_THROWS_AS(Scaled1("hopper-fp8", 0, {1}, {1}, {1}, {1}), MmaInputError);
+  // Unit scales are the plain path mma:blackwell-nvf4 replays.
+  CHECK(Scaled1("blackwell-nvf4", 0.75, a2, b2, {1, 1, 1, 1}, {1, 1, 1, 1}) ==
+        MmaFusedChain(
+            Profile("blackwell-nvf4").node, 0.75,
+            [&] {
+              std::vector<P> p;
+              for (int i = 0; i < 64; ++i) p.push_back({a2[i], b2[i]});
+              return p;
+            }()
+                .data(),
+            64));
+}
+
+TEST_CASE("Block-scaled steps and chains equal the big-integer model", "[fast][mma]") {
+  Rng rng(20261205);
+  int checked = 0;
+  for (const MmaProfile& prof : kMmaProfiles) {
+    if (prof.scale == MmaScale::kNone) continue;
+    const bool e8m0 = prof.scale == MmaScale::kE8m0;
+    const FormatBits fb = BitsOf(prof.node.input);
+    const int emax_field = (1 << fb.ebits) - 1;
+    auto scale = [&] {
+      if (e8m0) {
+        const int e = rng.Below(8) == 0 ? static_cast<int>(rng.Below(255)) - 127
+                                        : static_cast<int>(rng.Below(41)) - 20;
+        return std::ldexp(1.0, e);
+      }
+      return std::fabs(RandomValue(rng, BitsOf(MmaInput::kFp8E4m3), 0, 15));
+    };
+    for (int trial = 0; trial < test::Trials(600); ++trial) {
+      const std::size_t n = 1 + rng.Below(3 * prof.k);
+      const int width = 1 + static_cast<int>(rng.Below(static_cast<std::uint64_t>(emax_field)));
+      const int lo =
+          static_cast<int>(rng.Below(static_cast<std::uint64_t>(emax_field - width + 1)));
+      std::vector<double> a(n), b(n), sa, sb;
+      for (std::size_t i = 0; i < n; ++i)
+        a[i] = RandomValue(rng, fb, lo, lo + width - 1),
+        b[i] = RandomValue(rng, fb, lo, lo + width - 1);
+      for (std::size_t i = 0; i < (n + prof.scale_block - 1) / prof.scale_block; ++i)
+        sa.push_back(scale()), sb.push_back(scale());
+      const double c0 = rng.Below(3) == 0 ? 0.0
+                                          : RandomAccumulator(rng, prof.node,
+                                                              static_cast<int>(rng.Below(60)) - 30);
+      // The chain, instruction by instruction through the oracle.
+      double want = c0;
+      for (std::size_t j = 0; j < n; j += prof.k) {
+        std::vector<P> p;
+        for (std::size_t i = j; i < std::min(n, j + prof.k); ++i) p.push_back({a[i], b[i]});
+        const std::size_t s = j / prof.scale_block;
+        want = prof.node.group > 0
+                   ? OracleGroupStep(
+                         prof.node, want, p, std::vector<double>(sa.begin() + s, sa.end()),
+                         std::vector<double>(sb.begin() + s, sb.end()), prof.scale_block, e8m0)
+                   : OracleMxf8Step(prof.node, want, p, sa[s], sb[s]);
+      }
+      const double got = MmaScaledChain(prof, c0, a, b, sa, sb);
+      if (!(got == want || (std::isnan(got) && std::isnan(want)))) {
+        std::ostringstream os;
+        os << "profile " << prof.name << " trial " << trial << " c " << Exact(c0) << "\n";
+        for (std::size_t i = 0; i < n; ++i)
+          os << "  " << Exact(a[i]) << " * " << Exact(b[i]) << "\n";
+        for (std::size_t i = 0; i < sa.size(); ++i)
+          os << "  scales " << Exact(sa[i]) << " " << Exact(sb[i]) << "\n";
+        os << "got " << Exact(got) << " want " << Exact(want);
+        FAIL(os.str());
+      }
+      ++checked;
+    }
+  }
+  std::cout << "block-scaled chains checked against the big-integer model: " << checked << "\n";
+  // promote:N: chunks from zero, added onto c in fp32.
+  const MmaProfile& nv = Profile("blackwell-nvf4");
+  const std::vector<double> ones(192, 1.0), sc(12, 1.0);
+  CHECK(MmaScaledChain(nv, 0, ones, ones, sc, sc, 64) == 192.0);
+  CHECK_THROWS_AS(MmaScaledChain(nv, 0, ones, ones, sc, sc, 32), MmaInputError);
 }

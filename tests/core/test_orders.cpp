@@ -258,7 +258,8 @@ TEST_CASE("file: trees round-trip through carrier tree's JSON", "[fast][orders]"
   // Every matrix-unit profile, one chain and promoted (fused nodes: the writer emits them).
   for (const MmaProfile& p : kMmaProfiles) {
     schedules.push_back("mma:" + std::string(p.name));
-    schedules.push_back("mma:" + std::string(p.name) + ":promote:32");
+    // promote:32 is a multiple of every k up to 32; the k64 block-scaled profiles take 64.
+    schedules.push_back("mma:" + std::string(p.name) + ":promote:" + (p.k > 32 ? "64" : "32"));
   }
   std::uint64_t fused_trees = 0;
   for (const auto& s : schedules)
@@ -317,11 +318,23 @@ TEST_CASE("a file: tree that is not a merge order is refused with one line", "[f
       {R"({"n":2,"chains":[{"first":0,"count":2,"mode":"fused"}],"combines":[],"fused":{)"
        R"("input":"fp16","terms":0,"frac_bits":23,"align":"truncate","output":"fp32-rz",)"
        R"("two_stage":false}})",
-       "terms must be in [1, 32]"},
+       "terms must be in [1, 64]"},
       {R"({"n":2,"chains":[{"first":0,"count":2,"mode":"fused"}],"combines":[],"fused":{)"
        R"("input":"fp16","terms":4,"frac_bits":40,"align":"truncate","output":"fp32-rz",)"
        R"("two_stage":false}})",
-       "frac_bits must be in [0, 25]"},
+       "frac_bits must be in [0, 35]"},
+      {R"({"n":2,"chains":[{"first":0,"count":2,"mode":"fused"}],"combines":[],"fused":{)"
+       R"("input":"fp16","terms":4,"frac_bits":30,"align":"truncate","output":"fp32-rz",)"
+       R"("two_stage":false}})",
+       "frac_bits above 25 needs a group node"},
+      {R"({"n":2,"chains":[{"first":0,"count":2,"mode":"fused"}],"combines":[],"fused":{)"
+       R"("input":"fp16","terms":64,"frac_bits":35,"align":"truncate","output":"fp32-rz",)"
+       R"("two_stage":false,"group":16}})",
+       "group node takes fp4e2m1 input"},
+      {R"({"n":2,"chains":[{"first":0,"count":2,"mode":"fused"}],"combines":[],"fused":{)"
+       R"("input":"fp4e2m1","terms":64,"frac_bits":35,"align":"truncate","output":"fp32-rz",)"
+       R"("two_stage":false,"group":8}})",
+       "group must be 0 or 16"},
       {R"({"n":2,"chains":[{"first":0,"count":2,"mode":"fused"}],"combines":[],"fused":{)"
        R"("input":"fp64","terms":4,"frac_bits":23,"align":"truncate","output":"fp32-rz",)"
        R"("two_stage":false}})",

@@ -101,6 +101,41 @@ TEST_CASE("carrier eval --op dot --schedule mma:... gives the modelled bits", "[
   std::remove(fp8.c_str());
 }
 
+TEST_CASE("carrier eval runs the Blackwell profiles on plain (unit-scale) inputs",
+          "[fast][cli][mma]") {
+  // e4m3: 1 * 1 + 2^-6 * 2^-8 (an e4m3 subnormal, exponent clamped to -6): the product 2^-14
+  // has exponent -12. blackwell-f8f6f4 (F = 25, fp32 out) keeps it: 1 + 2^-14; hopper-fp8
+  // (F = 13) cuts it: 1.
+  const std::string fp8 = TempPath("pairs8bw.txt");
+  {
+    std::ofstream f(fp8);
+    f << "1 1\n0x1p-6 0x1p-8\n";
+  }
+  CHECK(Eval(fp8, "fp8e4m3", "mma:blackwell-f8f6f4") == 1 + std::ldexp(1.0f, -14));
+  CHECK(Eval(fp8, "fp8e4m3", "mma:hopper-fp8") == 1.0f);
+  CHECK(Eval(fp8, "fp8e4m3", "mma:blackwell-mxf8") == 1 + std::ldexp(1.0f, -14));
+  // e2m1 (a custom format: carrier has no fp4 dtype name): 200 pairs (6, 1.5), each 9, in
+  // instructions of 64 (groups of 16 summed exactly): 1800 exactly, with and without promotion.
+  const std::string e2m1 = "custom:p=2,emin=0,emax=2,inf=0";
+  const std::string fp4 = TempPath("pairs4bw.txt");
+  {
+    std::ofstream f(fp4);
+    for (int i = 0; i < 200; ++i) f << "6 1.5\n";
+  }
+  CHECK(Eval(fp4, e2m1, "mma:blackwell-nvf4") == 1800.0f);
+  CHECK(Eval(fp4, e2m1, "mma:blackwell-mxf4:promote:128") == 1800.0f);
+  CheckRejected(
+      "eval --op dot --dtype fp8e4m3 --acc fp32 --schedule mma:blackwell-nvf4 --input " + fp8,
+      "multiplies fp4e2m1 values");
+  CheckRejected("tree --schedule mma:blackwell-nvf4:promote:96 --n 8", "multiple of");
+  const Run json = Carrier("tree --schedule mma:blackwell-nvf4 --n 70 --format json");
+  CHECK(json.code == 0);
+  CHECK(json.out.find("\"frac_bits\":35,\"align\":\"truncate\",\"output\":\"fp32-rz\","
+                      "\"two_stage\":false,\"group\":16}") != std::string::npos);
+  std::remove(fp8.c_str());
+  std::remove(fp4.c_str());
+}
+
 TEST_CASE("mma schedules refuse what they cannot model, in one line", "[fast][cli][mma]") {
   CheckRejected("eval --op sum --dtype fp16 --acc fp32 --schedule mma:volta --gen normal --n 8",
                 "dot only");

@@ -46,7 +46,16 @@ TEST_CASE("eval --precision equals its --dtype/--acc/--round shorthand bit for b
   for (const Case& c : {Case{"in=bf16,acc=fp32", "--dtype bf16 --acc fp32"},
                         Case{"in=fp16,acc=fp16@rz", "--dtype fp16 --acc fp16 --round rz"},
                         Case{"in=bf16,acc=fp32,combine=fp32", "--dtype bf16 --acc fp32"},
-                        Case{"all-bf16", "--dtype bf16 --acc bf16"}}) {
+                        Case{"all-bf16", "--dtype bf16 --acc bf16"},
+                        // XLA's dot algorithms, by their proto names
+                        Case{"ALG_DOT_BF16_BF16_F32", "--dtype bf16 --acc fp32"},
+                        Case{"ALG_DOT_BF16_BF16_BF16", "--dtype bf16 --acc bf16"},
+                        Case{"ALG_DOT_F16_F16_F32", "--dtype fp16 --acc fp32"},
+                        Case{"ALG_DOT_F16_F16_F16", "--dtype fp16 --acc fp16"},
+                        Case{"ALG_DOT_TF32_TF32_F32", "--dtype tf32 --acc fp32"},
+                        Case{"ALG_DOT_F32_F32_F32", "--dtype fp32 --acc fp32"},
+                        Case{"ALG_DOT_F64_F64_F64", "--dtype fp64 --acc fp64"},
+                        Case{"ALG_DOT_ANY_F8_ANY_F8_F32", "--dtype fp8e4m3 --acc fp32"}}) {
     const std::string common =
         " --op sum --schedule blocked:16 --gen uniform11 --n 2000 --format json";
     const Run a = Carrier(std::string("eval --precision '") + c.policy + "'" + common);
@@ -101,6 +110,47 @@ TEST_CASE("eval --precision with a combine wider than acc delivers the out role'
   CHECK(JsonNumber(pol.out, "abs_error") <= JsonNumber(pol.out, "bound"));
 }
 
+TEST_CASE("eval --op dot --precision ALG_DOT_...: XLA's dot algorithms as aliases", "[fast][cli]") {
+  const std::string common = " --op dot --gen normal --n 3000 --format json";
+  // The plain aliases are their role shorthand, for dot as for sum.
+  const Run bf = Carrier("eval --precision ALG_DOT_BF16_BF16_F32" + common);
+  const Run bf_short = Carrier("eval --dtype bf16 --acc fp32" + common);
+  INFO(bf.err << bf_short.err);
+  REQUIRE(bf.code == 0);
+  REQUIRE(bf_short.code == 0);
+  CHECK(Untimed(bf.out) == Untimed(bf_short.out));
+  std::cout << "  dot ALG_DOT_BF16_BF16_F32, normal, n 3000: result " << JsonField(bf.out, "result")
+            << ", relative error " << JsonField(bf.out, "relative_error") << "\n";
+  // FAST_ACCUM is Hopper's FP8 fused sum without promotion: --schedule mma:hopper-fp8.
+  for (const char* tail : {"", " --schedule mma:hopper-fp8:promote:128"}) {
+    const std::string order = *tail ? "mma:hopper-fp8:promote:128" : "mma:hopper-fp8";
+    const Run fast = Carrier(std::string("eval --precision ALG_DOT_ANY_F8_ANY_F8_F32_FAST_ACCUM") +
+                             tail + common);
+    const Run sched = Carrier("eval --dtype fp8e4m3 --acc fp32 --schedule " + order + common);
+    INFO(fast.err << sched.err);
+    REQUIRE(fast.code == 0);
+    REQUIRE(sched.code == 0);
+    // "schedule" is what was asked (the default seq for the alias), "schedule_used" what ran.
+    CHECK(JsonField(fast.out, "schedule_used") == order);
+    CHECK(JsonField(sched.out, "schedule_used") == order);
+    const auto without_schedule = [](std::string json) {
+      const auto at = json.find("\"schedule\":");
+      if (at != std::string::npos) json.erase(at, json.find(',', at) + 1 - at);
+      return Untimed(json);
+    };
+    CHECK(without_schedule(fast.out) == without_schedule(sched.out));
+    std::cout << "  dot FAST_ACCUM" << tail << ": result " << JsonField(fast.out, "result")
+              << ", relative error " << JsonField(fast.out, "relative_error") << "\n";
+  }
+  CheckRejected(
+      "eval --precision ALG_DOT_ANY_F8_ANY_F8_F32_FAST_ACCUM --schedule pairwise" + common,
+      "runs as --schedule mma:hopper-fp8");
+  CheckRejected("eval --op sum --precision ALG_DOT_ANY_F8_ANY_F8_F32_FAST_ACCUM --gen normal --n 8",
+                "mma");
+  CheckRejected("eval --op sum --precision ALG_DOT_BF16_BF16_F32_X3 --gen normal --n 8",
+                "unknown preset");
+}
+
 TEST_CASE("eval --precision refuses what a one-precision op cannot honour", "[fast][cli]") {
   CheckRejected("eval --op sum --precision fa2-ampere-bf16 --gen normal --n 10", "mma");
   CheckRejected("eval --op sum --precision in=bf16,acc=fp32,out=bf16 --gen normal --n 10", "out");
@@ -118,7 +168,8 @@ TEST_CASE("eval --precision runs attention role by role under the kernel presets
     const char* schedule;
   };
   for (const Case& c : {Case{"fa2-ampere-bf16", "bf16", ""}, Case{"fa3-hopper-fp8", "fp8e4m3", ""},
-                        Case{"eager-bf16", "bf16", ""},
+                        Case{"eager-bf16", "bf16", ""}, Case{"fa4-blackwell-bf16", "bf16", ""},
+                        Case{"fa4-blackwell-fp8", "fp8e4m3", ""},
                         Case{"fa2-ampere-bf16", "bf16", " --schedule blocked:64:lift"}}) {
     const Run r = Carrier(std::string("eval --op attention --precision ") + c.preset +
                           " --head-dim 64 --gen normal --n 256" + c.schedule + " --format json");

@@ -1,10 +1,13 @@
 // The kernel-faithful attention model (precision/attention_model.hpp): in fp64 every algorithm
 // is the exact softmax(QK^T/sqrt(d))V to rounding level; Br changes no bit; the round-to-odd
 // path agrees bit for bit with native fp32; rounding roles change the result the way the
-// contract says; bad shapes and a missing matrix unit are one-line errors.
+// contract says; bad shapes and a missing matrix unit are one-line errors; FlashAttention-4's
+// lazy rescale and rounded reciprocal give the hand-derived values.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <iostream>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "precision/attention_model.hpp"
@@ -258,4 +261,48 @@ TEST_CASE("attention model: tensor-op granularity rounds each tensor op and noth
                        ArithSpec(n, d, 16, AttentionAlgorithm::kBaseline, "eager-bf16,ew=bf16")) ==
         AttentionModel(x.q, x.k, x.v,
                        ArithSpec(n, d, 16, AttentionAlgorithm::kBaseline, "eager-bf16")));
+}
+
+TEST_CASE("attention model: FlashAttention-4's lazy rescale and rounded reciprocal", "[fast]") {
+  // Two keys in tiles of one (d = 1, so the score is the key; both queries are 1, output row 0):
+  // s = (0, delta), v = (0, 1). Every role fp64 except those named; the exact answer is
+  // e^delta / (1 + e^delta).
+  auto run = [](double delta, const std::string& policy) {
+    const std::vector<double> q = {1.0, 1.0}, k = {0.0, delta}, v = {0.0, 1.0};
+    return AttentionModel(q, k, v, Spec(2, 1, 1, 1, AttentionAlgorithm::kFa2, policy))[0];
+  };
+  // delta = 1 is 1.44 log2 units: under rescale=8 the second tile keeps m = 0, so its P value
+  // is e^1 = 2.718.., which e4m3 rounds to 2.75: O = 2.75, l = 1 + e, result 2.75 / (1 + e).
+  // Rescaling every tile (rescale absent) makes that P value exp(0) = 1, exact in e4m3.
+  const double e = std::exp(1.0);
+  const double lazy = run(1.0, "in=fp64,p=fp8e4m3,rescale=8");
+  const double eager = run(1.0, "in=fp64,p=fp8e4m3");
+  // delta = 5 (7.2 log2 units) still keeps m: e^5 = 148.41.. rounds to 144 in e4m3 (spacing 16
+  // above 128); delta = 6 (8.66 units) rescales: exact again.
+  const double lazy5 = run(5.0, "in=fp64,p=fp8e4m3,rescale=8");
+  const double lazy6 = run(6.0, "in=fp64,p=fp8e4m3,rescale=8");
+  std::cout << "lazy rescale, delta 1: " << lazy << " (eager " << eager << "), delta 5: " << lazy5
+            << ", delta 6: " << lazy6 << "\n";
+  CHECK(std::fabs(lazy - 2.75 / (1 + e)) < 1e-15);
+  CHECK(std::fabs(eager - e / (1 + e)) < 1e-15);
+  CHECK(std::fabs(lazy5 - 144 / (1 + std::exp(5.0))) < 1e-15);
+  CHECK(std::fabs(lazy6 - std::exp(6.0) / (1 + std::exp(6.0))) < 1e-15);
+  // In fp64 the lazy rescale is the same mathematics: the exact attention.
+  const std::size_t n = 100, d = 16;
+  const Qkv x = RandomQkv(n, d, 7, Fp64());
+  const auto o = AttentionModel(x.q, x.k, x.v,
+                                Spec(n, d, 16, 7, AttentionAlgorithm::kFa2, "in=fp64,rescale=8"));
+  CHECK(MeasureDeviation(o, Naive(x, n, d)).max < 1e-13);
+  // recip=bf16: O (= 1 after the rescale) times 1/l rounded to bf16: l = 1 + e^-1, 1/l =
+  // 0.73105.. -> 187 * 2^-8 = 0.73046875.
+  CHECK(run(1.0, "in=fp64,recip=bf16") == 0.73046875);
+  CHECK(run(1.0, "in=fp64,recip=fp64") == run(1.0, "in=fp64"));
+  // The text form round-trips; a negative threshold is refused.
+  const PrecisionPolicy p = ParsePrecisionPolicy("in=bf16,acc=fp32,rescale=8,recip=fp32@rz");
+  CHECK(ToString(p).find(",rescale=8,recip=fp32@rz") != std::string::npos);
+  CHECK(ParsePrecisionPolicy(ToString(p)) == p);
+  CHECK(ParsePrecisionPolicy("fa4-blackwell-bf16").rescale == 8.0);
+  CHECK(ParsePrecisionPolicy("fa4-blackwell-fp8").rescale == 0.0);
+  CHECK(ParsePrecisionPolicy("fa4-blackwell-fp8").pscale == 256.0);
+  CHECK_THROWS_AS(ParsePrecisionPolicy("in=bf16,rescale=-1"), std::invalid_argument);
 }
