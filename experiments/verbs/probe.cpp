@@ -107,6 +107,7 @@ std::optional<FormatRange> DotFormat(const std::string& dtype) {
   if (dtype == "bf16") return FormatRange{-126, 127, 8};
   if (dtype == "tf32") return FormatRange{-126, 127, 11};
   if (dtype == "fp8e4m3") return FormatRange{-6, 8, 4};
+  if (dtype == "fp8e5m2") return FormatRange{-14, 15, 3};
   return std::nullopt;
 }
 
@@ -317,7 +318,7 @@ int RunDotProbe(const std::vector<std::string>& argv) {
   Args args("probe", argv, {"dtype", "k", "verify", "seed", "timeout"}, {}, 1);
   const std::string target_text = args.Positional()[0].substr(4);
   const std::string dtype =
-      args.Choice("dtype", {"fp16", "bf16", "tf32", "fp8e4m3", "fp32", "fp64"}, "fp16");
+      args.Choice("dtype", {"fp16", "bf16", "tf32", "fp8e4m3", "fp8e5m2", "fp32", "fp64"}, "fp16");
   const std::uint64_t k = args.Count("k", 64);
   if (k < 4 || k > 4096) args.Fail("--k must be in [4, 4096]");
   const std::uint64_t verify = args.Count("verify", 8);
@@ -977,7 +978,8 @@ const char kProbeHelp[] =
     "                            (default 300 s) is killed; a failure is reported with its exit\n"
     "                            code or signal and the start of its stderr\n"
     "\n"
-    "carrier probe dot:TARGET --k K [--dtype fp16|bf16|tf32|fp8e4m3|fp32|fp64] [--verify V]\n"
+    "carrier probe dot:TARGET --k K [--dtype fp16|bf16|tf32|fp8e4m3|fp8e5m2|fp32|fp64]\n"
+    "                        [--verify V]\n"
     "                     [--seed S]\n"
     "recovers a black-box dot product's matrix-unit accumulation: the mma: profile (and\n"
     "promotion interval) of core/mma.hpp that gives the target's bits. The hypotheses are every\n"

@@ -182,6 +182,13 @@ TEST_CASE("carrier probe dot: recovers every mma profile run as a black box", "[
   };
   for (const carrier::MmaProfile& p : carrier::kMmaProfiles) {
     const std::string dtype(carrier::MmaInputName(p.node.input));
+    if (p.node.input == carrier::MmaInput::kFp4E2m1) {
+      // e2m1 factors (|x| <= 6, exponents 0..2) make at most 64 products within 2^-2 .. 2^6:
+      // every profile sums them exactly, so no output can tell their nodes apart without
+      // control of the block scales (which the dot: protocol does not carry).
+      std::cout << "  mma:" << p.name << ": not probed (fp4 e2m1 inputs)\n";
+      continue;
+    }
     for (const std::uint32_t promote : {0u, 2 * p.k}) {
       const std::string truth =
           "mma:" + std::string(p.name) + (promote ? ":promote:" + std::to_string(promote) : "");
