@@ -284,11 +284,12 @@ TEST_CASE("carrier probe dot:numpy.dot --dtype fp32|fp64 replays numpy's bits",
     {
       std::ofstream f(file);
       std::uint64_t s = 0x5eedf00dULL + static_cast<std::uint64_t>(k);
+      const bool single = dtype == "fp32";  // clang 14 cannot capture a structured binding
       auto value = [&] {
         s = s * 6364136223846793005ULL + 1442695040888963407ULL;
         const double u = static_cast<double>(s >> 11) * 0x1.0p-53;
         const double v = (2 * u - 1) * std::ldexp(1.0, static_cast<int>((s >> 5) % 16) - 8);
-        return dtype == "fp32" ? static_cast<double>(static_cast<float>(v)) : v;
+        return single ? static_cast<double>(static_cast<float>(v)) : v;
       };
       char buf[64];
       for (int q = 0; q < k; ++q) {
