@@ -1,6 +1,7 @@
 // core/tree_io.cpp: the JSON of merge trees, written and read with nlohmann-json (contract in
 // core/tree_io.hpp). The one compiled file of core/ (library carrier_core_json): it keeps
 // nlohmann's header out of every other translation unit, nvcc's included.
+// Also ReadDotArithmetic (core/dot_arithmetic.hpp): a tree file's optional "dot_arithmetic".
 #include "core/tree_io.hpp"
 
 #include <cmath>
