@@ -401,8 +401,8 @@ TEST_CASE("carrier probe dot: --dtype fp32 finds a planted tree's fp64 nodes",
   }
   // The printed line, run by carrier on fresh inputs, gives the target's bits.
   const std::string replay = Line(r.out, "replay          ");
+  const std::string file = TempPath("planted_mixed.txt");
   for (std::uint64_t seed : {11u, 12u, 13u}) {
-    const std::string file = TempPath("planted_mixed.txt");
     WritePairs(file, k, true, seed);
     const std::string stdin_file = TempPath("planted_mixed.in");
     {
@@ -427,6 +427,25 @@ TEST_CASE("carrier probe dot: --dtype fp32 finds a planted tree's fp64 nodes",
     std::cout << "    " << replay << " (seed " << seed << ") -> " << std::hexfloat << got
               << ", target " << want << std::defaultfloat << "\n";
     CHECK(got == want);
+  }
+  // A saved arithmetic eval cannot honour is refused in one line: another compute type, a bad
+  // push, fp64 nodes that are not closed upward (node 0, a lane, under an fp32 combine).
+  const std::string& input = file;
+  CheckRejected(
+      "eval --op dot --dtype fp32 --acc fp64 --schedule file:" + tree + " --input " + input,
+      "replay it with --acc fp32");
+  for (const auto& [from, to, why] :
+       {std::tuple<std::string, std::string, std::string>{"\"push\":\"fma\"", "\"push\":\"fused\"",
+                                                          "mul-add or fma"},
+        {"\"fp64_nodes\":[", "\"fp64_nodes\":[0,", "closed upward"}}) {
+    std::string edited = text;
+    REQUIRE(edited.find(from) != std::string::npos);
+    edited.replace(edited.find(from), from.size(), to);
+    const std::string bad_tree = TempPath("planted_bad.json");
+    std::ofstream(bad_tree) << edited;
+    CheckRejected(
+        "eval --op dot --dtype fp32 --acc fp32 --schedule file:" + bad_tree + " --input " + input,
+        why);
   }
   // The tail rounded to fp32 before an fp32 join: refused, naming why.
   const std::string bad =
