@@ -431,8 +431,14 @@ inline std::string ProveSumTree(const BinaryTree& t, int precision_bits, const S
   return "";
 }
 
-// The binary tree as a MergeTree (chains compressed; see the contract above).
-inline MergeTree ToMergeTree(const BinaryTree& b, const std::string& schedule_name) {
+// The binary tree as a MergeTree (chains compressed; see the contract above). With node_class
+// (one entry per internal node: a precision, say), a chain never runs across a change of
+// class: a node whose left operand is an internal node of another class starts a combine.
+// merge_node, when given, receives for every node of b (inputs, then internal nodes) the
+// MergeTree node that computes it: its chain (an input; a push inside a chain) or its combine.
+inline MergeTree ToMergeTree(const BinaryTree& b, const std::string& schedule_name,
+                             const std::vector<std::uint8_t>* node_class = nullptr,
+                             std::vector<std::uint64_t>* merge_node = nullptr) {
   using tree_hash_detail::kAbsent;
   MergeTree t;
   t.n = b.n;
@@ -455,6 +461,7 @@ inline MergeTree ToMergeTree(const BinaryTree& b, const std::string& schedule_na
     const Run& l = run[ch[0]];
     const std::uint64_t r = ch[1];
     if (!l.is_run || r >= b.n) continue;
+    if (node_class && ch[0] >= b.n && (*node_class)[ch[0] - b.n] != (*node_class)[m]) continue;
     const std::uint64_t last = l.first + (l.count - 1) * l.stride;
     if (r <= last) continue;
     if (l.count == 1) {
@@ -487,6 +494,20 @@ inline MergeTree ToMergeTree(const BinaryTree& b, const std::string& schedule_na
     const std::uint64_t l = id[ch[0]], r = id[ch[1]];
     t.combines.push_back({l, r});
     id[node] = t.chains.size() + t.combines.size() - 1;
+  }
+  if (merge_node) {
+    merge_node->assign(total, kAbsent);
+    for (std::size_t x = 0; x < total; ++x) {
+      if (id[x] == kAbsent) continue;
+      (*merge_node)[x] = id[x];
+      if (!run[x].is_run) continue;           // a combine
+      for (std::uint64_t y = x; y >= b.n;) {  // down the chain: pushes and their inputs
+        const auto& ch = b.internal[y - b.n].children;
+        (*merge_node)[y] = (*merge_node)[ch[1]] = id[x];
+        y = ch[0];
+        if (y < b.n) (*merge_node)[y] = id[x];
+      }
+    }
   }
   t.permutes = false;
   if (!ValidateTree(t).empty()) t.permutes = true;

@@ -1,6 +1,7 @@
 // core/tree_io.cpp: the JSON of merge trees, written and read with nlohmann-json (contract in
 // core/tree_io.hpp). The one compiled file of core/ (library carrier_core_json): it keeps
 // nlohmann's header out of every other translation unit, nvcc's included.
+// Also ReadDotArithmetic (core/dot_arithmetic.hpp): a tree file's optional "dot_arithmetic".
 #include "core/tree_io.hpp"
 
 #include <cmath>
@@ -9,12 +10,14 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/dot_arithmetic.hpp"
 #include "core/mma.hpp"
 
 namespace carrier {
@@ -245,6 +248,53 @@ MergeTree TreeFromJson(std::string_view text, const std::string& origin) {
   if (std::string why = ValidateTree(t); !why.empty())
     throw ScheduleError(origin + ": not a valid merge tree: " + why);
   return t;
+}
+
+std::optional<DotArithmetic> ReadDotArithmetic(std::string_view text, const std::string& origin,
+                                               std::uint64_t nodes) {
+  const Reader r(origin);
+  Json doc;
+  try {
+    doc = Json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::exception& e) {
+    r.Fail(std::string("not valid JSON: ") + e.what());
+  }
+  if (!doc.is_object() || !doc.contains("dot_arithmetic")) return std::nullopt;
+  DotArithmetic a;
+  bool have_format = false, have_push = false;
+  for (const auto& [k, v] : r.Object(doc["dot_arithmetic"], "dot_arithmetic").items()) {
+    if (k == "format") {
+      const std::string f = r.String(v, "dot_arithmetic format");
+      if (f != "fp32" && f != "fp64")
+        r.Fail("dot_arithmetic format must be fp32 or fp64, got '" + f + "'");
+      a.fp32 = f == "fp32";
+      have_format = true;
+    } else if (k == "push") {
+      const std::string p = r.String(v, "dot_arithmetic push");
+      if (p != "mul-add" && p != "fma")
+        r.Fail("dot_arithmetic push must be mul-add or fma, got '" + p + "'");
+      a.push = p == "fma" ? DotPush::kFma : DotPush::kMulAdd;
+      have_push = true;
+    } else if (k == "fp64_products") {
+      const std::string p = r.String(v, "dot_arithmetic fp64_products");
+      if (p != "fp32" && p != "exact")
+        r.Fail("dot_arithmetic fp64_products must be fp32 or exact, got '" + p + "'");
+      a.wide_products = p == "exact" ? WideProducts::kExact : WideProducts::kRounded;
+    } else if (k == "fp64_nodes") {
+      a.wide.assign(nodes, 0);
+      for (const Json& id : r.Array(v, "dot_arithmetic fp64_nodes")) {
+        const std::uint64_t node = r.Unsigned(id, "an fp64 node");
+        if (node >= nodes)
+          r.Fail("dot_arithmetic names fp64 node " + std::to_string(node) + ", but the tree has " +
+                 std::to_string(nodes) + " nodes");
+        a.wide[node] = 1;
+      }
+    } else {
+      r.Fail("dot_arithmetic has unknown key '" + k + "' (format push fp64_nodes fp64_products)");
+    }
+  }
+  if (!have_format || !have_push) r.Fail("dot_arithmetic needs format and push");
+  return a;
 }
 
 std::string ReadTextFile(const std::string& path, std::uint64_t max_bytes) {

@@ -3,6 +3,8 @@
 #include "core/carriers/affine.hpp"
 #include "core/carriers/dot.hpp"
 #include "core/derivations/affine.hpp"
+#include "core/dot_arithmetic.hpp"
+#include "core/tree_io.hpp"
 #include "ops/builtin.hpp"
 #include "precision/reference/fast_sum.hpp"
 
@@ -20,6 +22,51 @@ reference::Reference AffineReference(std::span<const ValuePair<double>> x) {
 reference::Reference AffineColumnsReference(const StoredColumn& a, const StoredColumn& b) {
   return reference::ReferenceAffine(a, b);
 }
+
+// A tree file that carries a "dot_arithmetic" (core/dot_arithmetic.hpp: `carrier probe dot:...
+// -o FILE`) is replayed node by node as it says, in its own format only; every other tree runs
+// carrier's Dot in the compute type.
+std::optional<DotArithmetic> FileArithmetic(const MergeTree& tree) {
+  if (tree.schedule.rfind("file:", 0) != 0) return std::nullopt;
+  const std::string path = tree.schedule.substr(5);
+  std::string text;
+  try {
+    text = ReadTextFile(path, kMaxTreeFileBytes);
+  } catch (const std::runtime_error& e) {
+    throw ScheduleError(std::string("file:") + e.what());
+  }
+  std::optional<DotArithmetic> a = ReadDotArithmetic(text, tree.schedule, tree.NodeCount());
+  if (!a) return a;
+  if (const std::string why = CheckDotArithmetic(tree, *a); !why.empty())
+    throw ScheduleError(tree.schedule + ": " + why);
+  return a;
+}
+
+registry::Replayed ReplayArithmetic(registry::ScalarKind k, const MergeTree& tree,
+                                    const DotArithmetic& a, const registry::ReplayInput& in) {
+  const registry::ScalarKind want =
+      a.fp32 ? registry::ScalarKind::kFloat : registry::ScalarKind::kDouble;
+  if (k != want)
+    throw std::invalid_argument(
+        tree.schedule + " holds a dot's arithmetic in " + (a.fp32 ? "fp32" : "fp64") +
+        " node by node: replay it with --acc " + (a.fp32 ? "fp32" : "fp64"));
+  registry::Replayed r;
+  r.components = {static_cast<long double>(ReplayDotArithmetic(tree, a, in.a, in.b))};
+  return r;
+}
+
+registry::Replayed DotReplay(registry::ScalarKind k, registry::ExpKind e, const MergeTree& tree,
+                             const registry::ReplayInput& in) {
+  if (const auto a = FileArithmetic(tree)) return ReplayArithmetic(k, tree, *a, in);
+  return registry::ReplayOf<registry::Plain<Dot>>(k, e, tree, in);
+}
+
+registry::Replayed DotFastReplay(registry::ScalarKind k, registry::ExpKind e, const Schedule& s,
+                                 const MergeTree* tree, const registry::ReplayInput& in) {
+  if (tree)
+    if (const auto a = FileArithmetic(*tree)) return ReplayArithmetic(k, *tree, *a, in);
+  return registry::FastReplayOf<registry::Plain<Dot>>(k, e, s, tree, in);
+}
 }  // namespace
 #endif
 
@@ -32,6 +79,8 @@ Entry DotOp() {
   e.backends = {{"simd", kSimdStrided, &backends::RunSimdDot},
                 {"omp", OmpSchedules(kSimdStrided), &backends::RunOmpDot}};
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+  e.replay = &DotReplay;
+  e.fast_replay = &DotFastReplay;
   e.reference = &registry::PairsReference<&DotReference, &registry::DecodedPairs<&DotReference>>;
   // the exact tier at superaccumulator speed, the two columns read a chunk at a time
   e.fast_reference =

@@ -21,11 +21,13 @@
 #include "cli/progress.hpp"
 #include "core/carriers/dot.hpp"
 #include "core/carriers/sum.hpp"
+#include "core/dot_arithmetic.hpp"
 #include "core/fprev.hpp"
 #include "core/mma.hpp"
 #include "core/replay.hpp"
 #include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
+#include "core/tree_io.hpp"
 #include "io/json.hpp"
 #include "probe/targets.hpp"
 #include "verbs/verbs.hpp"
@@ -166,31 +168,31 @@ std::string NodeText(const MmaNode& n) {
 //            once (an FMA unit's accumulator lanes, OpenBLAS's Haswell kernels);
 // and the combines of chains IEEE additions in the format. Fresh random inputs with full
 // significands decide between them.
-template <class T>
-struct FmaDot {
-  using Scalar = T;
-  using Input = ValuePair<T>;
-  using Result = T;
-  struct State {
-    T s;
-    auto Tie() const { return std::tie(s); }
-  };
-  static constexpr const char* kName = "dot (fma)";
-  static constexpr bool kCommutative = true;
-  static constexpr bool kBitwiseCommutative = true;
-  static constexpr bool kPushIsCombineLift = false;
-  static constexpr bool kHasPadInput = false;
-  static State Identity() { return {T(0)}; }
-  static State Lift(const Input& p) { return {p.a * p.b}; }
-  static State Combine(const State& a, const State& b) { return {a.s + b.s}; }
-  static State Push(const State& st, const Input& p) { return {std::fma(p.a, p.b, st.s)}; }
-  static Result Finalize(const State& st) { return st.s; }
-  static std::array<T, 1> Components(const Result& r) { return {r}; }
-};
+//
+// An fp32 dot may add in a double in places (OpenBLAS's x86_64 sdot: FMA lanes in fp32 over
+// the first n & -32 products, the rest and the lanes' sum in a double). So the masks' M
+// absorbs ones in fp64 too (the tree is then the order of every addition, whatever its
+// format), one input per internal node tells whether it keeps fp64's bits, and one more
+// whether the fp64 additions take their products rounded to fp32 or exact; the tree and
+// this per-node arithmetic (core/dot_arithmetic.hpp) are replayed together, and -o FILE
+// saves both for carrier eval --op dot --schedule file:FILE.
+
+// Describes inputs as ranges ("x[0..991]", "x[3:99:8]", or a count).
+std::string InputsText(std::vector<std::uint64_t> v) {
+  std::sort(v.begin(), v.end());
+  if (v.empty()) return "no inputs";
+  if (v.size() == 1) return "x[" + std::to_string(v[0]) + "]";
+  const std::uint64_t stride = v[1] - v[0];
+  for (std::size_t q = 1; q < v.size(); ++q)
+    if (v[q] - v[q - 1] != stride) return std::to_string(v.size()) + " inputs";
+  return "x[" + std::to_string(v.front()) + (stride == 1 ? ".." : ":") + std::to_string(v.back()) +
+         (stride == 1 ? "" : ":" + std::to_string(stride)) + "]";
+}
 
 template <class T>
 int RunIeeeDotProbe(const std::string& target_text, const std::string& dtype, std::uint64_t k,
                     std::uint64_t verify, std::uint64_t seed, double timeout,
+                    const std::optional<std::string>& output,
                     const std::function<void(const std::string&)>& fail) {
   const bool fp32 = std::is_same_v<T, float>;
   std::unique_ptr<probe::Target> exec;
@@ -199,23 +201,30 @@ int RunIeeeDotProbe(const std::string& target_text, const std::string& dtype, st
   } catch (const probe::TargetError& e) {
     fail(e.what());
   }
-  // The sum x -> dot(x, ones): K values, the b half held at 1.
-  auto evaluate = [&](const std::vector<MaskedInput>& batch) {
+  // The target on sparse inputs over the 2K values; with b_ones, the b half is held at 1 (the
+  // sum x -> dot(x, ones)) unless the input sets it itself after that.
+  auto evaluate = [&](const std::vector<MaskedInput>& batch, bool b_ones) {
     std::vector<double> out;
     for (std::size_t at = 0; at < batch.size(); at += probe::kMaxBatch) {
       std::vector<MaskedInput> part;
       for (std::size_t q = at; q < std::min(batch.size(), at + probe::kMaxBatch); ++q) {
         MaskedInput in = batch[q];
-        if (in.background != 1.0) in.runs.push_back({k, k, 1, 1.0});
+        if (b_ones && in.background != 1.0) in.runs.insert(in.runs.begin(), {k, k, 1, 1.0});
         part.push_back(std::move(in));
       }
-      const std::vector<double> got = exec->Evaluate(part);
+      std::vector<double> got;
+      try {
+        got = exec->Evaluate(part);
+      } catch (const probe::TargetError& e) {
+        fail(e.what());
+      }
       out.insert(out.end(), got.begin(), got.end());
     }
     return out;
   };
-  const int p = fp32 ? 24 : 53;
-  const double m = MaskMagnitude(k, p);
+  // M absorbs a partial sum of ones in an fp64 node too (a wider accumulator inside an fp32
+  // dot, OpenBLAS's sdot tail), and stays finite and exact in fp32 (2^67 at K = 4096).
+  const double m = MaskMagnitude(k, 53);
   ProbeStats stats;
   BinaryTree recovered;
   const auto t0 = std::chrono::steady_clock::now();
@@ -227,7 +236,7 @@ int RunIeeeDotProbe(const std::string& target_text, const std::string& dtype, st
           for (const MaskRequest& r : requests)
             for (std::uint64_t j : r.js)
               batch.push_back(MaskedInput{1.0, {{r.i, 1, 1, m}, {j, 1, 1, -m}}});
-          const std::vector<double> flat = evaluate(batch);
+          const std::vector<double> flat = evaluate(batch, true);
           std::vector<std::vector<double>> out;
           std::size_t at = 0;
           for (const MaskRequest& r : requests) {
@@ -239,40 +248,151 @@ int RunIeeeDotProbe(const std::string& target_text, const std::string& dtype, st
         stats);
   } catch (const ProbeError& e) {
     std::cout << "target          " << exec->Description() << "\n"
-              << "result          the dot with b = 1 is no tree of " << dtype
-              << " additions (a wider or exact accumulator?): " << e.what() << " after "
-              << stats.calls << " calls\n";
+              << "result          the dot with b = 1 is no tree of additions (in " << dtype
+              << (fp32 ? " or fp64" : "") << "; an exact or multi-term accumulator?): " << e.what()
+              << " after " << stats.calls << " calls\n";
     return 1;
-  } catch (const probe::TargetError& e) {
-    fail(e.what());
+  }
+
+  // Per node (fp32 targets): does it add in fp32 or in fp64? Node v (not the root) gets 1 at
+  // an input of its left operand, 2^-30 at one of its right operand and -1 at one of its
+  // sibling's, 0 elsewhere: v keeps 1 + 2^-30 only in fp64, and its parent's cancellation
+  // (exact in either format) leaves 2^-30 or 0, which every later addition of zeros keeps.
+  // The root's format is seen only through its operands (double rounding of a sum of two
+  // fp32 values through fp64 is innocuous): it is fp64 when an operand is.
+  const std::uint64_t n_int = recovered.internal.size();
+  const std::uint64_t total = k + n_int;
+  std::vector<std::uint64_t> lo(total), parent(total, tree_hash_detail::kAbsent);
+  for (std::uint64_t i = 0; i < k; ++i) lo[i] = i;
+  for (std::uint64_t q = 0; q < n_int; ++q) {
+    const auto& ch = recovered.internal[q].children;
+    lo[k + q] = std::min(lo[ch[0]], lo[ch[1]]);
+    parent[ch[0]] = parent[ch[1]] = k + q;
+  }
+  std::vector<std::uint8_t> wide(n_int, 0);
+  std::uint64_t node_calls = 0;
+  if (fp32 && n_int > 1) {
+    std::vector<MaskedInput> batch;
+    std::vector<std::uint64_t> asked;
+    for (std::uint64_t q = 0; q < n_int; ++q) {
+      const std::uint64_t v = k + q;
+      if (v == recovered.root) continue;
+      const auto& ch = recovered.internal[q].children;
+      const auto& pc = recovered.internal[parent[v] - k].children;
+      const std::uint64_t sibling = pc[0] == v ? pc[1] : pc[0];
+      batch.push_back(MaskedInput{0.0,
+                                  {{lo[ch[0]], 1, 1, 1.0},
+                                   {lo[ch[1]], 1, 1, std::ldexp(1.0, -30)},
+                                   {lo[sibling], 1, 1, -1.0}}});
+      asked.push_back(q);
+    }
+    const std::vector<double> got = evaluate(batch, true);
+    node_calls = got.size();
+    for (std::size_t r = 0; r < asked.size(); ++r) {
+      if (got[r] == std::ldexp(1.0, -30)) {
+        wide[asked[r]] = 1;
+      } else if (got[r] != 0) {
+        std::ostringstream os;
+        os << std::hexfloat << got[r];
+        std::cout << "target          " << exec->Description() << "\n"
+                  << "result          the addition joining inputs " << lo[k + asked[r]]
+                  << ".. is neither fp32 nor fp64: 1 + 2^-30 - 1 gave " << os.str()
+                  << " (2^-30 in fp64, 0 in fp32)\n";
+        return 1;
+      }
+    }
+    const auto& rc = recovered.internal[recovered.root - k].children;
+    for (std::uint64_t c : rc)
+      if (c >= k && wide[c - k]) wide[recovered.root - k] = 1;
+    for (std::uint64_t q = 0; q < n_int; ++q)
+      for (std::uint64_t c : recovered.internal[q].children)
+        if (c >= k && wide[c - k] && !wide[q]) {
+          std::cout << "target          " << exec->Description() << "\n"
+                    << "result          the addition over inputs from " << lo[c]
+                    << " adds in fp64 but the one above it (from " << lo[k + q]
+                    << ") rounds to fp32: the fp64 additions are not closed upward, which "
+                       "carrier's replay assumes\n";
+          return 1;
+        }
+  }
+  std::vector<std::uint64_t> merge_node;
+  const MergeTree tree =
+      ToMergeTree(recovered, "probe:" + target_text, fp32 ? &wide : nullptr, &merge_node);
+  // The MergeTree nodes' formats: a chain's pushes, or (one input alone) its consumer's.
+  DotArithmetic arith;
+  arith.fp32 = fp32;
+  arith.wide.assign(tree.NodeCount(), 0);
+  std::vector<std::uint64_t> wide_inputs;
+  for (std::uint64_t x = k; x < total; ++x)
+    if (wide[x - k]) arith.wide[merge_node[x]] = 1;
+  for (std::uint64_t i = 0; i < k; ++i)
+    if (parent[i] != tree_hash_detail::kAbsent && wide[parent[i] - k]) {
+      arith.wide[merge_node[i]] = 1;
+      wide_inputs.push_back(i);
+    }
+  if (const std::string why = CheckDotArithmetic(tree, arith); !why.empty())
+    fail("internal: the recovered arithmetic does not fit its tree: " + why);
+
+  // The products of the fp64 nodes: rounded to fp32 first, or exact? Input i (an fp64 node's
+  // operand) gets the product (1 + 2^-23)^2 = 1 + 2^-22 + 2^-46 and an input j of its
+  // sibling -(1 + 2^-22): the fp64 node leaves 2^-46 of an exact product, 0 of a rounded one.
+  std::string products_note;
+  if (!wide_inputs.empty()) {
+    const std::uint64_t i = wide_inputs[0];
+    const auto& pc = recovered.internal[parent[i] - k].children;
+    const std::uint64_t j = lo[pc[0] == i ? pc[1] : pc[0]];
+    const double a = 1 + std::ldexp(1.0, -23);
+    const double got = evaluate({MaskedInput{0.0,
+                                             {{k, k, 1, 1.0},
+                                              {i, 1, 1, a},
+                                              {k + i, 1, 1, a},
+                                              {j, 1, 1, -(1 + std::ldexp(1.0, -22))}}}},
+                                false)[0];
+    node_calls += 1;
+    if (got == std::ldexp(1.0, -46)) {
+      arith.wide_products = WideProducts::kExact;
+    } else if (got != 0) {
+      std::ostringstream os;
+      os << std::hexfloat << got;
+      std::cout << "target          " << exec->Description() << "\n"
+                << "result          the fp64 additions' products are neither exact nor rounded "
+                   "to fp32: (1 + 2^-23)^2 - (1 + 2^-22) gave "
+                << os.str() << " (2^-46 exact, 0 rounded)\n";
+      return 1;
+    }
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const MergeTree tree = ToMergeTree(recovered, "probe:" + target_text);
 
   // Fresh random inputs, full significands: which push rule replays the target.
-  std::uint64_t plain = 0, fused = 0;
-  std::string first_miss;
-  for (std::uint64_t r = 0; r < verify; ++r) {
-    const std::vector<double> x = RandomInput(2 * k, seed * 7919 + 0xd07, r, fp32);
-    double want = 0;
+  auto fresh = [&](std::uint64_t r, std::uint64_t stream, std::vector<double>& a,
+                   std::vector<double>& b) {
+    const std::vector<double> x = RandomInput(2 * k, seed * 7919 + stream, r, fp32);
+    a.assign(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(k));
+    b.assign(x.begin() + static_cast<std::ptrdiff_t>(k), x.end());
     try {
-      want = exec->Values(x);
+      return exec->Values(x);
     } catch (const probe::TargetError& e) {
       fail(e.what());
     }
-    std::vector<ValuePair<T>> pairs(k);
-    for (std::uint64_t q = 0; q < k; ++q)
-      pairs[q] = {static_cast<T>(x[q]), static_cast<T>(x[k + q])};
-    const std::span<const ValuePair<T>> in(pairs);
-    const double a = static_cast<double>(ReplayResult<Dot<T>>(tree, in));
-    const double f = static_cast<double>(ReplayResult<FmaDot<T>>(tree, in));
-    plain += SameBits(a, want);
-    fused += SameBits(f, want);
-    if (!SameBits(a, want) && !SameBits(f, want) && first_miss.empty()) {
+    return 0.0;
+  };
+  DotArithmetic plain_ar = arith, fused_ar = arith;
+  plain_ar.push = DotPush::kMulAdd;
+  fused_ar.push = DotPush::kFma;
+  std::uint64_t plain = 0, fused = 0;
+  std::string first_miss;
+  std::vector<double> a, b;
+  for (std::uint64_t r = 0; r < verify; ++r) {
+    const double want = fresh(r, 0xd07, a, b);
+    const double pa = ReplayDotArithmetic(tree, plain_ar, a, b);
+    const double fa = ReplayDotArithmetic(tree, fused_ar, a, b);
+    plain += SameBits(pa, want);
+    fused += SameBits(fa, want);
+    if (!SameBits(pa, want) && !SameBits(fa, want) && first_miss.empty()) {
       std::ostringstream os;
-      os << "random input " << r << ": target " << std::hexfloat << want << ", mul-add " << a
-         << ", fma " << f;
+      os << "random input " << r << ": target " << std::hexfloat << want << ", mul-add " << pa
+         << ", fma " << fa;
       first_miss = os.str();
     }
   }
@@ -283,9 +403,63 @@ int RunIeeeDotProbe(const std::string& target_text, const std::string& dtype, st
   std::cout << "target          " << exec->Description() << "\n"
             << "k               " << k << " products of " << dtype << " inputs\n"
             << "order           " << order << ": recovered as the sum x -> dot(x, ones) by FPRev, "
-            << stats.calls << " target calls in " << stats.batches << " rounds, " << seconds
-            << " s\n"
+            << stats.calls << " target calls in " << stats.batches << " rounds"
+            << (node_calls ? ", " + std::to_string(node_calls) + " more for the node formats" : "")
+            << ", " << Seconds(seconds) << "\n"
             << "tree hash       " << TreeHash(tree) << "\n";
+  if (fp32) {
+    std::uint64_t wide_nodes = 0;
+    for (std::uint8_t w : arith.wide) wide_nodes += w;
+    std::cout << "formats         ";
+    if (wide_nodes == 0) {
+      std::cout << "every addition in fp32\n";
+    } else {
+      const std::uint64_t c = tree.chains.size();
+      std::string list;
+      for (std::uint64_t x = 0; x < tree.NodeCount(); ++x) {
+        if (!arith.wide[x]) continue;
+        list += list.empty() ? "" : "; ";
+        if (x < c) {
+          std::vector<std::uint64_t> in;
+          for (std::uint64_t j = 0; j < tree.chains[x].count; ++j)
+            in.push_back(tree.chains[x].first + j * tree.chains[x].stride);
+          list += "the products of " + InputsText(in);
+        } else {
+          // The inputs under each operand of the combine.
+          auto under = [&](std::uint64_t node) {
+            std::vector<std::uint64_t> in;
+            for (std::uint64_t i = 0; i < k; ++i)
+              for (std::uint64_t y = i; y != tree_hash_detail::kAbsent; y = parent[y])
+                if (merge_node[y] == node) {
+                  in.push_back(i);
+                  break;
+                }
+            return InputsText(in);
+          };
+          const CombineOp& op = tree.combines[x - c];
+          list += std::string(x == tree.Root() ? "the final join" : "the join") + " of " +
+                  under(op.left) + " with " + under(op.right);
+        }
+      }
+      std::cout << "fp64 (" << wide_nodes << " of " << tree.NodeCount() << " nodes): " << list
+                << "; every other addition in fp32";
+      std::sort(wide_inputs.begin(), wide_inputs.end());
+      if (!wide_inputs.empty() && wide_inputs.back() == k - 1 &&
+          wide_inputs.back() - wide_inputs.front() + 1 == wide_inputs.size()) {
+        const std::uint64_t n1 = wide_inputs.front();
+        std::cout << " (products " << n1 << ".." << k - 1 << " in fp64, n1 = " << n1;
+        if (n1 > 0) std::cout << " = " << (n1 & -n1) << " * " << n1 / (n1 & -n1);
+        std::cout << ")";
+      }
+      std::cout << "; the result rounded to fp32\n";
+      if (!wide_inputs.empty())
+        std::cout << "fp64 products  "
+                  << (arith.wide_products == WideProducts::kExact
+                          ? " exact (float * float in a double), each added with one rounding"
+                          : " rounded to fp32, then added in fp64 (C's double d += x[i] * y[i])")
+                  << "\n";
+    }
+  }
   const bool ok = plain == verify || fused == verify;
   if (!ok) {
     std::cout << "result          neither push rule replays the target: mul-add agrees on " << plain
@@ -293,29 +467,78 @@ int RunIeeeDotProbe(const std::string& target_text, const std::string& dtype, st
               << ")\n";
     return 1;
   }
+  arith.push = fused == verify ? DotPush::kFma : DotPush::kMulAdd;
   const std::string rule = fused == verify ? "fma" : "mul-add";
+  const std::string where = arith.AnyWide() ? "each fp32 chain step" : "each chain step";
   std::cout << "push            "
             << (fused == verify
-                    ? "fma: each chain step rounds s + a*b once (IEEE 754 fusedMultiplyAdd, "
-                      "the product exact)"
-                    : "mul-add: each chain step rounds a*b to " + dtype + ", then s + (a*b)")
+                    ? "fma: " + where +
+                          " rounds s + a*b once (IEEE 754 fusedMultiplyAdd, the "
+                          "product exact)"
+                    : "mul-add: " + where + " rounds a*b to " + dtype + ", then s + (a*b)")
             << (plain == verify && fused == verify ? " (mul-add gives the same bits)" : "") << "\n"
-            << "combine         " << dtype << " addition (RNE) of the chains' partial sums\n"
+            << "combine         " << dtype << " addition (RNE) of the chains' partial sums"
+            << (arith.AnyWide() ? " (fp64 where named above)" : "") << "\n"
             << "verified        " << (fused == verify ? fused : plain) << " of " << verify
             << " fresh random inputs: replay of the tree with " << rule
             << " pushes == target, bit for bit (mul-add " << plain << ", fma " << fused << ")\n";
-  if (rule == "mul-add" && !named.empty())
+  const bool plain_replay = rule == "mul-add" && !arith.AnyWide() && !named.empty();
+  if (output) {
+    // The tree and its arithmetic, read back as carrier eval reads them and checked on other
+    // fresh inputs before the line that replays it is printed.
+    std::string json = ToJson(tree);
+    json =
+        json.substr(0, json.rfind('}')) + ",\"dot_arithmetic\":" + DotArithmeticJson(arith) + "}\n";
+    {
+      std::ofstream f(*output);
+      if (!f || !(f << json) || !f.flush()) fail("cannot write -o " + *output);
+    }
+    std::uint64_t same = 0;
+    std::string miss;
+    try {
+      const MergeTree back = LoadTreeFile(*output, k);
+      const std::optional<DotArithmetic> back_ar =
+          ReadDotArithmetic(ReadTextFile(*output, kMaxTreeFileBytes), *output, back.NodeCount());
+      if (!back_ar || !CheckDotArithmetic(back, *back_ar).empty())
+        fail("internal: " + *output + " does not read back");
+      for (std::uint64_t r = 0; r < verify; ++r) {
+        const double want = fresh(r, 0x5eed, a, b);
+        const double got = ReplayDotArithmetic(back, *back_ar, a, b);
+        same += SameBits(got, want);
+        if (!SameBits(got, want) && miss.empty()) {
+          std::ostringstream os;
+          os << " (random input " << r << ": target " << std::hexfloat << want << ", file " << got
+             << ")";
+          miss = os.str();
+        }
+      }
+    } catch (const std::exception& e) {
+      fail(std::string("internal: ") + e.what());
+    }
+    std::cout << "saved           " << *output << ": the tree and each node's arithmetic "
+              << "(\"dot_arithmetic\"), read back: " << same << " of " << verify
+              << " other fresh inputs replay bit for bit" << miss << "\n";
+    if (same != verify) return 1;
+    std::cout << "replay          carrier eval --op dot --dtype " << dtype << " --acc " << dtype
+              << " --schedule file:" << *output << "\n";
+  } else if (plain_replay) {
     std::cout << "replay          carrier eval --op dot --dtype " << dtype << " --schedule "
               << named[0] << "\n";
-  if (rule == "fma")
-    std::cout << "note            carrier eval's dot rounds each product, so it replays the "
-                 "order, not the fma pushes\n";
+  } else {
+    std::cout << "note            carrier eval's dot rounds each product in one format: give "
+                 "-o FILE to save the tree with its "
+              << (arith.AnyWide() ? "per-node formats" : "fma pushes")
+              << " for carrier eval --schedule file:FILE\n";
+  }
   if (named.empty()) std::cout << ToText(tree);
   return 0;
 }
 
-int RunDotProbe(const std::vector<std::string>& argv) {
-  Args args("probe", argv, {"dtype", "k", "verify", "seed", "timeout"}, {}, 1);
+int RunDotProbe(const std::vector<std::string>& argv_in) {
+  std::vector<std::string> argv = argv_in;
+  for (auto& a : argv)
+    if (a == "-o") a = "--output";
+  Args args("probe", argv, {"dtype", "k", "verify", "seed", "timeout", "output"}, {}, 1);
   const std::string target_text = args.Positional()[0].substr(4);
   const std::string dtype =
       args.Choice("dtype", {"fp16", "bf16", "tf32", "fp8e4m3", "fp8e5m2", "fp32", "fp64"}, "fp16");
@@ -331,10 +554,14 @@ int RunDotProbe(const std::vector<std::string>& argv) {
       args.Fail("--dtype " + dtype + " (an IEEE dot: recovered order x push rule) needs " +
                 "dot:numpy.dot or dot:exec:COMMAND, not dot:" + target_text);
     const auto fail = [&](const std::string& why) { args.Fail(why); };
+    const std::optional<std::string> output = args.Get("output");
+    if (output && output->empty()) args.Fail("-o needs a file name");
     return dtype == "fp32"
-               ? RunIeeeDotProbe<float>(target_text, dtype, k, verify, seed, timeout, fail)
-               : RunIeeeDotProbe<double>(target_text, dtype, k, verify, seed, timeout, fail);
+               ? RunIeeeDotProbe<float>(target_text, dtype, k, verify, seed, timeout, output, fail)
+               : RunIeeeDotProbe<double>(target_text, dtype, k, verify, seed, timeout, output,
+                                         fail);
   }
+  if (args.Get("output")) args.Fail("-o goes with --dtype fp32|fp64 (an IEEE dot's tree)");
   const FormatRange range = *DotFormat(dtype);
   const auto ieee_hint = [&] {
     if (target_text.rfind("mma:", 0) != 0)
@@ -979,8 +1206,7 @@ const char kProbeHelp[] =
     "                            code or signal and the start of its stderr\n"
     "\n"
     "carrier probe dot:TARGET --k K [--dtype fp16|bf16|tf32|fp8e4m3|fp8e5m2|fp32|fp64]\n"
-    "                        [--verify V]\n"
-    "                     [--seed S]\n"
+    "                        [--verify V] [--seed S] [-o FILE (fp32|fp64)]\n"
     "recovers a black-box dot product's matrix-unit accumulation: the mma: profile (and\n"
     "promotion interval) of core/mma.hpp that gives the target's bits. The hypotheses are every\n"
     "profile whose inputs hold --dtype (default fp16), alone or promoted every k * 2^j products;\n"
@@ -998,7 +1224,13 @@ const char kProbeHelp[] =
     "recovers the order as the sum x -> dot(x, ones) (with b = 1 a rounded product and an FMA\n"
     "round alike), then V fresh random inputs decide the push rule: mul-add (the product\n"
     "rounded, then added: carrier eval --op dot replays it with the named schedule printed) or\n"
-    "fma (IEEE 754 fusedMultiplyAdd, one rounding per step); combines are IEEE additions.\n"
+    "fma (IEEE 754 fusedMultiplyAdd, one rounding per step); combines are IEEE additions. For\n"
+    "fp32 each addition is also found to be fp32 or fp64 (the masks absorb ones in fp64 too;\n"
+    "one input per node keeps 2^-30 only in fp64; fp64 nodes must be closed upward), and the\n"
+    "fp64 nodes' products rounded to fp32 or exact (OpenBLAS's sdot: fp32 FMA lanes, the tail\n"
+    "and the final join in a double). -o FILE saves the tree with this per-node arithmetic\n"
+    "(\"dot_arithmetic\", core/dot_arithmetic.hpp), checks the file on other fresh inputs and\n"
+    "prints carrier eval --op dot --dtype D --acc D --schedule file:FILE, which replays it.\n"
     "\n"
     "A target that is not a tree of binary additions in the format (a compensated or exact\n"
     "sum, a wider accumulator) is reported as such (exit 2). max and other exact reductions have\n"

@@ -10,14 +10,17 @@
 #include <fstream>
 #include <iostream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include "core/dot_arithmetic.hpp"
 #include "core/mma.hpp"
 #include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
+#include "core/tree_io.hpp"
 #include "support/cli_support.hpp"
 
 namespace {
@@ -224,27 +227,59 @@ TEST_CASE("carrier probe dot: recovers every mma profile run as a black box", "[
   CheckRejected("probe dot:nothing --k 64", "unknown dot target");
 }
 
+namespace {
+
+std::string Line(const std::string& text, const std::string& label) {
+  const auto at = text.find(label);
+  if (at == std::string::npos) return std::string();
+  const auto from = at + label.size();
+  return text.substr(from, text.find('\n', from) - from);
+}
+
+// K fresh pairs (not the probe's): full significands, mixed signs, 2^-8..2^7, in the format.
+void WritePairs(const std::string& file, int k, bool single, std::uint64_t seed) {
+  std::ofstream f(file);
+  std::uint64_t s = seed;
+  auto value = [&] {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    const double u = static_cast<double>(s >> 11) * 0x1.0p-53;
+    const double v = (2 * u - 1) * std::ldexp(1.0, static_cast<int>((s >> 5) % 16) - 8);
+    return single ? static_cast<double>(static_cast<float>(v)) : v;
+  };
+  char buf[64];
+  for (int q = 0; q < k; ++q) {
+    const double a = value(), b = value();
+    std::snprintf(buf, sizeof buf, "%a %a\n", a, b);
+    f << buf;
+  }
+}
+
+// The probe's printed replay line run by carrier on the pairs in `file` (eval's JSON result).
+double RunReplayLine(const std::string& replay, const std::string& file) {
+  REQUIRE(replay.rfind("carrier eval ", 0) == 0);
+  const std::string eval = replay.substr(8) + " --input " + file + " --format json";
+  const Run e = Carrier(eval);
+  INFO("carrier " << eval << "\n" << e.out << e.err);
+  REQUIRE((e.code == 0 || e.code == 1));
+  return Result(e);
+}
+
+}  // namespace
+
 TEST_CASE("carrier probe dot:numpy.dot --dtype fp32|fp64 replays numpy's bits",
           "[fast][cli][mma][probe]") {
-  // The probe recovers numpy.dot's order as the sum x -> dot(x, ones) and picks the push rule
-  // (product rounded, or FMA) on fresh inputs; here the printed replay is run by carrier eval
-  // on other fresh inputs and compared with numpy.dot's bits computed by numpy itself.
+  // The probe recovers numpy.dot's order as the sum x -> dot(x, ones), each node's format and
+  // the push rule, saves the tree with its arithmetic (-o), and prints the carrier eval line that
+  // replays it; here that line is run on other fresh inputs and compared with numpy.dot's bits
+  // computed by numpy itself, for whichever BLAS numpy loads: Debian's reference BLAS
+  // (libblas3: a sequential dot with rounded products) or OpenBLAS 0.3.21 (x86_64 sdot: FMA lanes
+  // in fp32 over the first n & -32 products, the tail and the lanes' sum added in a double,
+  // kernel/x86_64/sdot.c), whose fp64 nodes the probe must find and name.
   const std::string python = "/usr/bin/python3";
   if (std::system((python + " -c 'import numpy' >/dev/null 2>&1").c_str()) != 0) {
     WARN("skipped: numpy is not importable under " << python);
     return;
   }
-  auto line = [](const std::string& text, const std::string& label) {
-    const auto at = text.find(label);
-    if (at == std::string::npos) return std::string();
-    const auto from = at + label.size();
-    return text.substr(from, text.find('\n', from) - from);
-  };
-  // Which BLAS numpy.dot calls here: Debian's reference BLAS (libblas3: a sequential dot with
-  // rounded products, which the probe must replay) or another one through the libblas.so.3
-  // alternative, e.g. OpenBLAS 0.3.21, whose x86_64 sdot runs FMA lanes in fp32 over the first
-  // n & -32 products but adds the tail and the lanes' sum in a double (kernel/x86_64/sdot.c):
-  // no tree of fp32 additions, which the probe must say (exit 1) rather than print a profile.
   const std::string blas_out = TempPath("npdot_blas.out");
   REQUIRE(std::system(
               (python +
@@ -253,71 +288,188 @@ TEST_CASE("carrier probe dot:numpy.dot --dtype fp32|fp64 replays numpy's bits",
                blas_out)
                   .c_str()) == 0);
   const std::string blas = carrier_test::Slurp(blas_out);
-  const bool reference_blas =
-      blas.find("openblas") == std::string::npos && blas.find("blis") == std::string::npos &&
-      blas.find("atlas") == std::string::npos && blas.find("mkl") == std::string::npos;
+  // OpenBLAS's sdot runs when libblas.so.3 itself is OpenBLAS's (its LAPACK may load OpenBLAS
+  // beside the reference BLAS, e.g. with LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/blas).
+  std::string libblas;
+  {
+    std::istringstream words(blas);
+    for (std::string w; words >> w;)
+      if (w.find("/libblas.so") != std::string::npos) libblas = w;
+  }
+  const bool openblas = libblas.find("openblas") != std::string::npos;
   std::cout << "  numpy's BLAS: " << blas;
-  for (const auto& [dtype, k] : {std::pair<std::string, int>{"fp32", 1000}, {"fp64", 777}}) {
-    const std::string args = "probe dot:numpy.dot --k " + std::to_string(k) + " --dtype " + dtype;
+  for (const auto& [dtype, k] : {std::pair<std::string, int>{"fp32", 37},
+                                 {"fp32", 64},
+                                 {"fp32", 100},
+                                 {"fp32", 1000},
+                                 {"fp64", 777}}) {
+    const std::string tree = TempPath("npdot_" + dtype + "_" + std::to_string(k) + ".json");
+    const std::string args =
+        "probe dot:numpy.dot --k " + std::to_string(k) + " --dtype " + dtype + " -o " + tree;
     const Run r = Carrier(args);
     INFO("carrier " << args << "\n" << r.out << r.err << "numpy's BLAS: " << blas);
-    if (!reference_blas && r.code == 1) {
-      // Not replayable by the probe's model: it must say so, naming why, and print no replay.
-      CHECK(r.out.find("no tree of " + dtype + " additions") != std::string::npos);
-      CHECK(line(r.out, "replay          ").empty());
-      WARN("numpy.dot through " << blas << " is not replayed (" << dtype
-                                << "): " << line(r.out, "result          "));
-      continue;
-    }
     REQUIRE(r.code == 0);
     CHECK(r.out.find("verified        8 of 8") != std::string::npos);
-    std::cout << "  " << args << ": order " << line(r.out, "order           ") << "; push "
-              << line(r.out, "push            ") << "\n";
-    const std::string replay = line(r.out, "replay          ");
-    if (replay.empty()) {  // an FMA target: the probe's own check is all carrier can replay
-      CHECK(line(r.out, "push            ").rfind("fma", 0) == 0);
-      continue;
-    }
-    const std::string schedule = replay.substr(replay.rfind(' ') + 1);
-    // Fresh inputs (not the probe's): full significands, mixed signs, 2^-8..2^7.
-    const std::string file = TempPath("npdot_" + dtype + ".txt");
-    {
-      std::ofstream f(file);
-      std::uint64_t s = 0x5eedf00dULL + static_cast<std::uint64_t>(k);
-      const bool single = dtype == "fp32";  // clang 14 cannot capture a structured binding
-      auto value = [&] {
-        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-        const double u = static_cast<double>(s >> 11) * 0x1.0p-53;
-        const double v = (2 * u - 1) * std::ldexp(1.0, static_cast<int>((s >> 5) % 16) - 8);
-        return single ? static_cast<double>(static_cast<float>(v)) : v;
-      };
-      char buf[64];
-      for (int q = 0; q < k; ++q) {
-        const double a = value(), b = value();
-        std::snprintf(buf, sizeof buf, "%a %a\n", a, b);
-        f << buf;
+    CHECK(Line(r.out, "saved           ").find("read back: 8 of 8") != std::string::npos);
+    const std::string formats = Line(r.out, "formats         ");
+    std::cout
+        << "  " << args << ": push "
+        << Line(r.out, "push            ").substr(0, Line(r.out, "push            ").find(':'))
+        << "; formats " << (formats.empty() ? "(" + dtype + ")" : formats) << "\n";
+    if (dtype == "fp32" && openblas) {
+      // OpenBLAS's tail: products n1..k-1 (n1 = k & -32) and the final join in fp64.
+      const int n1 = k & -32;
+      if (n1 == k) {
+        CHECK(formats == "every addition in fp32");
+      } else {
+        CHECK(formats.find("the products of x[" + std::to_string(n1) + ".." +
+                           std::to_string(k - 1) + "]") != std::string::npos);
+        CHECK(formats.find("the final join") != std::string::npos);
+        CHECK(Line(r.out, "fp64 products   ").find("rounded to fp32") != std::string::npos);
+      }
+    } else if (dtype == "fp32") {
+      CHECK(formats == "every addition in fp32");
+      if (k == 1000) {  // the reference BLAS's sequential dot needs no file: seq is named
+        const Run plain = Carrier("probe dot:numpy.dot --k 1000 --dtype fp32");
+        INFO(plain.out << plain.err);
+        CHECK(Line(plain.out, "replay          ") ==
+              "carrier eval --op dot --dtype fp32 --schedule seq");
       }
     }
+    const std::string file = TempPath("npdot_" + dtype + ".txt");
+    WritePairs(file, k, dtype == "fp32", 0x5eedf00dULL + static_cast<std::uint64_t>(k));
+    // numpy.dot of contiguous arrays (a strided view takes OpenBLAS's inc != 1 loop instead).
     const std::string np_out = TempPath("npdot_" + dtype + ".out");
     const std::string np_type = dtype == "fp32" ? "float32" : "float64";
     const std::string cmd = python +
                             " -c \"import numpy as np; x = np.array([[float.fromhex(t) "
                             "for t in l.split()] for l in open('" +
                             file + "')], dtype=np." + np_type +
-                            "); print(float(np.dot(x[:, 0], x[:, 1])).hex())\" > " + np_out;
+                            "); print(float(np.dot(x[:, 0].copy(), x[:, 1].copy())).hex())\" > " +
+                            np_out;
     REQUIRE(std::system(cmd.c_str()) == 0);
     const double want = std::strtod(carrier_test::Slurp(np_out).c_str(), nullptr);
-    const std::string eval = "eval --op dot --dtype " + dtype + " --acc " + dtype + " --schedule " +
-                             schedule + " --input " + file + " --format json";
-    const Run e = Carrier(eval);
-    INFO("carrier " << eval << "\n" << e.out << e.err);
-    REQUIRE((e.code == 0 || e.code == 1));
-    const double got =
-        dtype == "fp32" ? static_cast<double>(static_cast<float>(Result(e))) : Result(e);
-    std::cout << "  carrier " << eval << " -> " << std::hexfloat << got << ", numpy.dot " << want
+    const std::string replay = Line(r.out, "replay          ");
+    const double raw = RunReplayLine(replay, file);
+    const double got = dtype == "fp32" ? static_cast<double>(static_cast<float>(raw)) : raw;
+    std::cout << "    " << replay << " -> " << std::hexfloat << got << ", numpy.dot " << want
               << std::defaultfloat << "\n";
     CHECK(got == want);
   }
+}
+
+TEST_CASE("carrier probe dot: --dtype fp32 finds a planted tree's fp64 nodes",
+          "[fast][cli][mma][probe]") {
+  // An exec: target whose arithmetic is known (so this runs without OpenBLAS): eight fp32 FMA
+  // lanes over the first n & -16 products (computed exactly with fractions), summed pairwise in
+  // fp32; the tail added in a double with exact products (float * float is exact there), the
+  // lanes' sum joined to it in the double, the result rounded to fp32. With `roundtail` the
+  // double tail is rounded to fp32 before an fp32 join instead: its fp64 additions are then not
+  // closed upward, which the probe must refuse in one line.
+  const std::string script = TempPath("planted_mixed.py");
+  std::ofstream(script)
+      << "import math, os, sys\nfrom fractions import Fraction as Q\n"
+         "n = int(os.environ['CARRIER_PROBE_N']) // 2\nroundtail = len(sys.argv) > 1\n"
+         "def f32(v):\n    if v == 0:\n        return 0.0\n"
+         "    e = math.frexp(float(abs(v)))[1] - 1\n"
+         "    e -= Q(2) ** e > abs(v)\n    e += Q(2) ** (e + 1) <= abs(v)\n"
+         "    q = Q(2) ** (max(e, -126) - 23)\n    return float(round(v / q) * q)\n"
+         "v = [float.fromhex(l) for l in sys.stdin]\nn1 = n & -16\n"
+         "for k in range(int(os.environ['CARRIER_PROBE_VECTORS'])):\n"
+         "    x, acc, tail = v[2 * n * k:2 * n * (k + 1)], [0.0] * 8, 0.0\n"
+         "    for i in range(n1):\n"
+         "        acc[i % 8] = f32(Q(x[i]) * Q(x[n + i]) + Q(acc[i % 8]))\n"
+         "    while len(acc) > 1:\n"
+         "        acc = [f32(Q(acc[j]) + Q(acc[j + 1])) for j in range(0, len(acc), 2)]\n"
+         "    for i in range(n1, n):\n        tail += x[i] * x[n + i]\n"
+         "    print((f32(Q(f32(Q(tail))) + Q(acc[0])) if roundtail else f32(Q(tail + acc[0])))"
+         ".hex())\n";
+  const int k = 100;  // n1 = 96: twelve rounds of the eight lanes, a tail of four
+  const std::string tree = TempPath("planted_mixed.json");
+  const std::string args = "probe 'dot:exec:/usr/bin/python3 " + script + "' --k " +
+                           std::to_string(k) + " --dtype fp32 -o " + tree;
+  const Run r = Carrier(args);
+  INFO("carrier " << args << "\n" << r.out << r.err);
+  REQUIRE(r.code == 0);
+  const auto from = r.out.find("formats         ");
+  std::cout << "  planted, k = " << k << ":\n" << r.out.substr(from, r.out.find("saved") - from);
+  CHECK(r.out.find("push            fma:") != std::string::npos);
+  CHECK(r.out.find("mul-add gives the same bits") == std::string::npos);  // the lanes tell
+  CHECK(r.out.find("verified        8 of 8") != std::string::npos);
+  CHECK(Line(r.out, "formats         ")
+            .find("fp64 (2 of 17 nodes): the products of x[96..99]; the final join of x[0..95] "
+                  "with x[96..99]; every other addition in fp32") != std::string::npos);
+  CHECK(Line(r.out, "fp64 products   ").find("exact") != std::string::npos);
+  // The saved tree: the eight lanes (strided:8 over 0..95) and the tail chain, the arithmetic's
+  // fp64 nodes exactly the tail and the root.
+  const carrier::MergeTree t = carrier::LoadTreeFile(tree, k);
+  const std::string text = carrier_test::Slurp(tree);
+  const auto arith = carrier::ReadDotArithmetic(text, tree, t.NodeCount());
+  REQUIRE(arith.has_value());
+  CHECK(arith->push == carrier::DotPush::kFma);
+  CHECK(arith->wide_products == carrier::WideProducts::kExact);
+  for (std::uint64_t x = 0; x < t.NodeCount(); ++x) {
+    const bool tail = x < t.chains.size() && t.chains[x].first == 96 && t.chains[x].count == 4 &&
+                      t.chains[x].stride == 1;
+    INFO("node " << x);
+    CHECK(arith->Wide(x) == (tail || x == t.Root()));
+  }
+  // The printed line, run by carrier on fresh inputs, gives the target's bits.
+  const std::string replay = Line(r.out, "replay          ");
+  const std::string file = TempPath("planted_mixed.txt");
+  for (std::uint64_t seed : {11u, 12u, 13u}) {
+    WritePairs(file, k, true, seed);
+    const std::string stdin_file = TempPath("planted_mixed.in");
+    {
+      std::ifstream in(file);
+      std::vector<std::string> a, b;
+      std::string x, y;
+      while (in >> x >> y) {
+        a.push_back(x);
+        b.push_back(y);
+      }
+      std::ofstream out(stdin_file);
+      for (const auto& v : a) out << v << "\n";
+      for (const auto& v : b) out << v << "\n";
+    }
+    const std::string out = TempPath("planted_mixed.out");
+    REQUIRE(std::system(("CARRIER_PROBE_N=" + std::to_string(2 * k) +
+                         " CARRIER_PROBE_VECTORS=1 /usr/bin/python3 " + script + " < " +
+                         stdin_file + " > " + out)
+                            .c_str()) == 0);
+    const double want = std::strtod(carrier_test::Slurp(out).c_str(), nullptr);
+    const double got = static_cast<float>(RunReplayLine(replay, file));
+    std::cout << "    " << replay << " (seed " << seed << ") -> " << std::hexfloat << got
+              << ", target " << want << std::defaultfloat << "\n";
+    CHECK(got == want);
+  }
+  // A saved arithmetic eval cannot honour is refused in one line: another compute type, a bad
+  // push, fp64 nodes that are not closed upward (node 0, a lane, under an fp32 combine).
+  const std::string& input = file;
+  CheckRejected(
+      "eval --op dot --dtype fp32 --acc fp64 --schedule file:" + tree + " --input " + input,
+      "replay it with --acc fp32");
+  for (const auto& [from, to, why] :
+       {std::tuple<std::string, std::string, std::string>{"\"push\":\"fma\"", "\"push\":\"fused\"",
+                                                          "mul-add or fma"},
+        {"\"fp64_nodes\":[", "\"fp64_nodes\":[0,", "closed upward"}}) {
+    std::string edited = text;
+    REQUIRE(edited.find(from) != std::string::npos);
+    edited.replace(edited.find(from), from.size(), to);
+    const std::string bad_tree = TempPath("planted_bad.json");
+    std::ofstream(bad_tree) << edited;
+    CheckRejected(
+        "eval --op dot --dtype fp32 --acc fp32 --schedule file:" + bad_tree + " --input " + input,
+        why);
+  }
+  // The tail rounded to fp32 before an fp32 join: refused, naming why.
+  const std::string bad =
+      "probe 'dot:exec:/usr/bin/python3 " + script + " roundtail' --k 40 --dtype fp32";
+  const Run e = Carrier(bad);
+  INFO("carrier " << bad << "\n" << e.out << e.err);
+  CHECK(e.code == 1);
+  CHECK(e.out.find("not closed upward") != std::string::npos);
+  CHECK(Line(e.out, "replay          ").empty());
 }
 
 TEST_CASE("carrier probe dot: --dtype fp32 tells FMA lanes from rounded products",
