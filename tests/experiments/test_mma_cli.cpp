@@ -391,8 +391,8 @@ TEST_CASE("carrier probe dot: --dtype fp32 finds a planted tree's fp64 nodes",
   const Run r = Carrier(args);
   INFO("carrier " << args << "\n" << r.out << r.err);
   REQUIRE(r.code == 0);
-  const auto from = r.out.find("formats         ");
-  std::cout << "  planted, k = " << k << ":\n" << r.out.substr(from, r.out.find("saved") - from);
+  const auto at = r.out.find("formats         ");
+  std::cout << "  planted, k = " << k << ":\n" << r.out.substr(at, r.out.find("saved") - at);
   CHECK(r.out.find("push            fma:") != std::string::npos);
   CHECK(r.out.find("mul-add gives the same bits") == std::string::npos);  // the lanes tell
   CHECK(r.out.find("verified        8 of 8") != std::string::npos);
