@@ -43,6 +43,7 @@
 #include "run/matmul.hpp"
 #include "run/memory.hpp"
 #include "run/trial.hpp"
+#include "verbs/trial_flags.hpp"
 
 namespace carrier::cli {
 
@@ -120,35 +121,10 @@ int RunEval(const std::vector<std::string>& argv) {
   const std::uint64_t seed = args.Count("seed", 1);
   run::TrialSpec spec;
   spec.op = op;
-  if (const auto pol = args.Get("precision")) {
-    if (args.Get("dtype") || args.Get("acc") || args.Get("round"))
-      args.Fail("--precision replaces --dtype, --acc and --round: give one or the other");
-    try {
-      spec.precision = ParsePrecisionPolicy(*pol);
-    } catch (const std::invalid_argument& e) {
-      args.Fail(std::string("--precision: ") + e.what());
-    }
-  } else {
-    spec.dtype = args.Require("dtype");
-    spec.acc = args.Get("acc").value_or("");
-    spec.round = args.Get("round").value_or("rne");
-  }
-  spec.exp = args.Choice("exp", registry::ExpNames(), "");
-  spec.backend = args.Choice("backend", registry::BackendNames(), "replay");
-  spec.schedule = args.Get("schedule").value_or("");
-  if (args.Get("schedule") && spec.schedule.empty()) args.Fail("--schedule needs a value");
-  // Left-out acc, exp and schedule: what the backend realises exactly (run/defaults.hpp).
-  const std::vector<std::string> defaults = run::ApplyDefaults(spec);
+  const std::vector<std::string> defaults = ReadTrialFlags(args, spec, seed);
   spec.head_dim = args.Count("head-dim", 0);
-  spec.sr_seed = args.Count("sr-seed", seed);
-  spec.engine = args.Choice("engine", run::Engines(), "fast");
   const std::string format_out = args.Choice("format", {"text", "json"}, "text");
-  run::ResolvedTrial trial;
-  try {
-    trial = run::ResolveTrial(spec);
-  } catch (const run::SpecError& e) {
-    args.Fail(e.what());
-  }
+  const run::ResolvedTrial trial = ResolveOrFail(args, spec);
   const bool allow_nonfinite = args.Has("allow-nonfinite");
   const double max_seconds = args.Seconds("max-seconds", kDefaultMaxSeconds);
   const bool user = trial.user != nullptr;

@@ -29,6 +29,7 @@
 #include "run/defaults.hpp"
 #include "run/matmul.hpp"
 #include "run/trial.hpp"
+#include "verbs/trial_flags.hpp"
 
 namespace carrier::cli {
 
@@ -64,33 +65,9 @@ int RunEvalMatmul(const std::vector<std::string>& argv) {
   const std::uint64_t seed = args.Count("seed", 1);
   run::TrialSpec spec;
   spec.op = "dot";  // every output is one dot trial
-  if (const auto pol = args.Get("precision")) {
-    if (args.Get("dtype") || args.Get("acc") || args.Get("round"))
-      args.Fail("--precision replaces --dtype, --acc and --round: give one or the other");
-    try {
-      spec.precision = ParsePrecisionPolicy(*pol);
-    } catch (const std::invalid_argument& e) {
-      args.Fail(std::string("--precision: ") + e.what());
-    }
-  } else {
-    spec.dtype = args.Require("dtype");
-    spec.acc = args.Get("acc").value_or("");
-    spec.round = args.Get("round").value_or("rne");
-  }
-  spec.exp = args.Choice("exp", registry::ExpNames(), "");
-  spec.backend = args.Choice("backend", registry::BackendNames(), "replay");
-  spec.schedule = args.Get("schedule").value_or("");
-  if (args.Get("schedule") && spec.schedule.empty()) args.Fail("--schedule needs a value");
-  const std::vector<std::string> defaults = run::ApplyDefaults(spec);
-  spec.sr_seed = args.Count("sr-seed", seed);
-  spec.engine = args.Choice("engine", run::Engines(), "fast");
+  const std::vector<std::string> defaults = ReadTrialFlags(args, spec, seed);
   const std::string format_out = args.Choice("format", {"text", "json"}, "text");
-  run::ResolvedTrial trial;
-  try {
-    trial = run::ResolveTrial(spec);
-  } catch (const run::SpecError& e) {
-    args.Fail(e.what());
-  }
+  const run::ResolvedTrial trial = ResolveOrFail(args, spec);
   run::MatmulShape shape;
   shape.m = args.RequireCount("m");
   shape.n = args.RequireCount("n");
