@@ -91,8 +91,8 @@ double ScaledDot(const MmaProfile& p, std::uint64_t promote, const ScaledOperand
   if (p.scale != MmaScale::kNone) {
     double acc = MmaScaledChain(p, 0.0, a.elements, b.elements, a.scales, b.scales, promote);
     if (a.tensor_scale != 1 || b.tensor_scale != 1) {
-      // NVFP4's per-tensor scales, after the unit on its fp32 output (the GEMM's alpha in
-      // cuBLASLt; TransformerEngine's NVFP4 GEMM: alpha = product of the decode scales).
+      // NVFP4's per-tensor scales, after the unit on its fp32 output: the GEMM's fp32 alpha
+      // (TransformerEngine cublaslt_gemm.cu; scaled_dot.hpp says what is not modelled).
       const float alpha = static_cast<float>(a.tensor_scale) * static_cast<float>(b.tensor_scale);
       acc = static_cast<double>(alpha * static_cast<float>(acc));
     }

@@ -10,16 +10,21 @@
 //        group of 16 products after their exact sum, then the 35-bit fused sum, fp32 RZ). The
 //        storage must be the profile's own format: element type, block size (32 for mxf8 and
 //        mxf4, 16 for nvf4) and scale format (E8M0, UE4M3); the scale rule is free. NVFP4's
-//        per-tensor fp32 scales are applied after the unit, on its fp32 output: cuBLASLt takes
-//        them as the GEMM's alpha (TransformerEngine's NVFP4 GEMM passes the product of the two
-//        tensors' decode scales as alpha), so the result is fp32(fp32(S_a S_b) * acc).
+//        per-tensor fp32 scales are applied after the unit, on its fp32 output: the block
+//        scales go to cuBLASLt as VEC16_UE4M3 scale tensors and the per-tensor scales as the
+//        GEMM's fp32 alpha (TransformerEngine transformer_engine/common/gemm/cublaslt_gemm.cu
+//        and cublaslt_grouped_gemm.cu: alpha = amax_A amax_B / (6^2 448^2), computed on the
+//        device). Here the result is fp32(fp32(S_a S_b) * acc) with S the stored decode scales
+//        (block_scaled.hpp's S_dec = fp32(1 / S_enc)); TE's alpha, rounded from the amaxes, can
+//        differ from fp32(S_a S_b) in its last bits, which is not modelled.
 //   fp32 block scales through an unscaled profile (DeepGEMM's FP8 GEMM on Hopper)
 //        mx:e4m3:128:fp32:amax through mma:hopper-fp8: each block of 128 along K (4 wgmma k32
 //        instructions) is accumulated from zero on the unit's own rule (MmaFusedChain, e8m13),
 //        then promoted into the fp32 accumulator with its scale pair: total = fma(fp32(s_a
 //        s_b), acc, total), one FFMA (DeepGEMM deep_gemm/include/deep_gemm/impls/
-//        sm90_fp8_gemm_1d2d.cuh, "Promote with scales": final_accum += (scale_a * scale_b) *
-//        accum, contracted by nvcc's default -fmad=true). The promotion interval is the block
+//        sm90_fp8_gemm_1d2d.cuh: the math warpgroup multiplies the two fp32 scales, then adds
+//        that product times the chunk's wgmma result into its fp32 registers, which nvcc's
+//        default -fmad=true contracts to one FFMA). The promotion interval is the block
 //        (mma:hopper-fp8 is run as mma:hopper-fp8:promote:128; another N is refused).
 // Everything else is refused in one line naming both the profile and the storage: a
 // block-scaled profile on plain storage or on another block-scaled format, a block-scaled
