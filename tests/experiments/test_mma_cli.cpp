@@ -18,7 +18,7 @@
 #include "core/mma.hpp"
 #include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
-#include "precision/block_scaled.hpp"
+#include "precision/block_scaled.hpp"  // block-scaled dots: the quantised codes
 #include "support/cli_support.hpp"
 
 namespace {
@@ -142,8 +142,8 @@ TEST_CASE("carrier eval runs the Blackwell profiles on plain (unit-scale) inputs
 namespace {
 
 // Pairs written one per line in %a (exact), for eval --input.
-std::string WritePairs(const std::string& name, const std::vector<double>& a,
-                       const std::vector<double>& b) {
+std::string WriteExactPairs(const std::string& name, const std::vector<double>& a,
+                            const std::vector<double>& b) {
   const std::string path = TempPath(name);
   std::FILE* f = std::fopen(path.c_str(), "w");
   REQUIRE(f != nullptr);
@@ -178,7 +178,7 @@ TEST_CASE("block-scaled dots: the block scales applied where the unit applies th
   a[0] = 6 * std::ldexp(1.0, -9), a[1] = 0.5 * std::ldexp(1.0, -9);
   b[1] = 0.5 * std::ldexp(1.0, -9), b[2] = 6 * std::ldexp(1.0, -9);
   a[16] = a[17] = b[16] = 2688, b[17] = -2688;
-  const std::string nv = WritePairs("bs_nv.txt", a, b);
+  const std::string nv = WriteExactPairs("bs_nv.txt", a, b);
   CHECK(EvalArgs("eval --op dot --precision nvfp4-gemm --input " + nv) == 0.0f);
   CHECK(EvalArgs("eval --op dot --dtype nvfp4 --acc fp32 --schedule mma:blackwell-nvf4 --input " +
                  nv) == 0.0f);
@@ -195,7 +195,7 @@ TEST_CASE("block-scaled dots: the block scales applied where the unit applies th
   std::vector<double> x(64, 0.0);
   x[0] = 1;
   for (int i = 32; i < 64; ++i) x[i] = std::ldexp(1.0, -12);
-  const std::string mx = WritePairs("bs_mx8.txt", x, x);
+  const std::string mx = WriteExactPairs("bs_mx8.txt", x, x);
   CHECK(EvalArgs("eval --op dot --precision mxfp8-gemm --input " + mx) ==
         1 + std::ldexp(1.0f, -19));
   CHECK(EvalArgs("eval --op dot --dtype mxfp8e4m3 --acc fp32 --schedule seq --input " + mx) ==
@@ -210,7 +210,7 @@ TEST_CASE("block-scaled dots: the block scales applied where the unit applies th
   std::vector<double> d(256, 1.0);
   d[0] = 448;
   for (int i = 128; i < 256; ++i) d[i] = 448 * std::ldexp(1.0, -10);
-  const std::string dg = WritePairs("bs_dg.txt", d, d);
+  const std::string dg = WriteExactPairs("bs_dg.txt", d, d);
   CHECK(EvalArgs("eval --op dot --precision deepgemm-fp8 --input " + dg) == 200728.5f);
   CHECK(EvalArgs("eval --op dot --dtype mx:e4m3:128:fp32:amax --acc fp32 --schedule "
                  "mma:hopper-fp8:promote:128 --input " +
@@ -226,7 +226,7 @@ TEST_CASE("block-scaled dots equal MmaScaledChain on the quantised codes", "[fas
   const std::size_t n = 1000;  // not a multiple of the instruction's k: a short last one
   std::vector<double> a(n), b(n);
   for (std::size_t i = 0; i < n; ++i) a[i] = normal(rng), b[i] = normal(rng);
-  const std::string path = WritePairs("bs_direct.txt", a, b);
+  const std::string path = WriteExactPairs("bs_direct.txt", a, b);
   struct Case {
     const char* dtype;
     const char* profile;
