@@ -239,8 +239,9 @@ const std::vector<PrecisionPreset>& PrecisionPresets() {
        "activation block and 128 x 128 weight block (tests' per_token_cast_to_fp8 and "
        "per_block_cast_to_fp8: scale amax / 448, amax clamped at 1e-4), so one scale per 128 "
        "of K for either operand; wgmma e4m3 k32 (hopper-fp8) from zero for each 128 of K, then "
-       "promoted into fp32 with the scale pair by one FFMA (impls/sm90_fp8_gemm_1d2d.cuh, "
-       "\"Promote with scales\"): mma:hopper-fp8:promote:128"},
+       "promoted into fp32 with the scale pair by one FFMA (impls/sm90_fp8_gemm_1d2d.cuh): "
+       "mma:hopper-fp8:promote:128; a dot's (and matmul's) columns carry 1 x 128 blocks, so a "
+       "weight tile's shared scale is modelled as each column's own"},
       {"mxfp8-gemm", "in=mxfp8e4m3,acc=fp32,mma=blackwell-mxf8",
        "an MXFP8 GEMM on sm100 (OCP MX v1.0 e4m3 elements, blocks of 32 along K, E8M0 scales; "
        "the OCP floor rule, in=mxfp8e4m3:rceil for cuBLAS's and TransformerEngine's) through "
