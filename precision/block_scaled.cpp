@@ -52,10 +52,11 @@ constexpr BlockScaleRule kE8M0Rules[] = {BlockScaleRule::kFloor, BlockScaleRule:
                                          BlockScaleRule::kEven, BlockScaleRule::kRceil,
                                          BlockScaleRule::kCudnn};
 constexpr BlockScaleRule kUE4M3Rules[] = {BlockScaleRule::kNearest, BlockScaleRule::kUp};
+constexpr BlockScaleRule kFp32Rules[] = {BlockScaleRule::kAmax};
 
 constexpr std::string_view kSyntax =
     "expected mxfp8e4m3, mxfp8e5m2, mxfp6e3m2, mxfp6e2m3, mxfp4, mxint8, nvfp4 or "
-    "mx:ELEM:BLOCK:SCALEFMT:RULE, then optional :RULE, :4/6, :2dB";
+    "mx:ELEM:BLOCK:SCALEFMT:RULE (SCALEFMT e8m0 ue4m3 fp32), then optional :RULE, :4/6, :2dB";
 
 [[noreturn]] void Reject(std::string_view text, const std::string& why) {
   throw std::invalid_argument("block-scaled format '" + std::string(text) + "': " + why);
@@ -65,8 +66,10 @@ std::string RulesOf(BlockScaleFormat f) {
   std::string s;
   if (f == BlockScaleFormat::kE8M0) {
     for (auto r : kE8M0Rules) s += (s.empty() ? "" : " ") + std::string(BlockScaleRuleName(r));
-  } else {
+  } else if (f == BlockScaleFormat::kUE4M3) {
     for (auto r : kUE4M3Rules) s += (s.empty() ? "" : " ") + std::string(BlockScaleRuleName(r));
+  } else {
+    for (auto r : kFp32Rules) s += (s.empty() ? "" : " ") + std::string(BlockScaleRuleName(r));
   }
   return s;
 }
@@ -74,7 +77,7 @@ std::string RulesOf(BlockScaleFormat f) {
 bool ParseRule(std::string_view t, BlockScaleRule& out) {
   for (auto r : {BlockScaleRule::kFloor, BlockScaleRule::kCeil, BlockScaleRule::kEven,
                  BlockScaleRule::kRceil, BlockScaleRule::kCudnn, BlockScaleRule::kNearest,
-                 BlockScaleRule::kUp}) {
+                 BlockScaleRule::kUp, BlockScaleRule::kAmax}) {
     if (t == BlockScaleRuleName(r)) {
       out = r;
       return true;
@@ -84,6 +87,8 @@ bool ParseRule(std::string_view t, BlockScaleRule& out) {
 }
 
 bool RuleFits(BlockScaleFormat f, BlockScaleRule r) {
+  if (f == BlockScaleFormat::kFp32 || r == BlockScaleRule::kAmax)
+    return f == BlockScaleFormat::kFp32 && r == BlockScaleRule::kAmax;
   const bool ue = r == BlockScaleRule::kNearest || r == BlockScaleRule::kUp;
   return (f == BlockScaleFormat::kUE4M3) == ue;
 }
@@ -180,7 +185,7 @@ int E8M0Exponent(const ElementInfo& el, const Format& ef, BlockScaleRule rule, d
 std::string_view MxElementName(MxElement e) { return Info(e).name; }
 
 std::string_view BlockScaleFormatName(BlockScaleFormat f) {
-  return f == BlockScaleFormat::kE8M0 ? "e8m0" : "ue4m3";
+  return f == BlockScaleFormat::kE8M0 ? "e8m0" : f == BlockScaleFormat::kUE4M3 ? "ue4m3" : "fp32";
 }
 
 std::string_view BlockScaleRuleName(BlockScaleRule r) {
@@ -198,9 +203,11 @@ std::string_view BlockScaleRuleName(BlockScaleRule r) {
     case BlockScaleRule::kNearest:
       return "rn";
     case BlockScaleRule::kUp:
+      return "ru";
+    case BlockScaleRule::kAmax:
       break;
   }
-  return "ru";
+  return "amax";
 }
 
 Format MxElementFormat(MxElement e) {
@@ -313,8 +320,10 @@ BlockScaledFormat ParseBlockScaledFormat(std::string_view text) {
       f.scale = BlockScaleFormat::kE8M0;
     } else if (parts[3] == "ue4m3") {
       f.scale = BlockScaleFormat::kUE4M3;
+    } else if (parts[3] == "fp32") {
+      f.scale = BlockScaleFormat::kFp32;
     } else {
-      Reject(text, "scale format '" + std::string(parts[3]) + "' is not one of e8m0 ue4m3");
+      Reject(text, "scale format '" + std::string(parts[3]) + "' is not one of e8m0 ue4m3 fp32");
     }
     if (!ParseRule(parts[4], f.rule) || !RuleFits(f.scale, f.rule))
       Reject(text, "rule '" + std::string(parts[4]) + "' is not one of " + RulesOf(f.scale) +
@@ -452,6 +461,38 @@ BlockScaledResult Quantize(const BlockScaledFormat& f, std::span<const double> x
         const double el_value = RoundToFormat(std::ldexp(x[i], -e), ef, Rounding::kNearestEven);
         set_element(i, el_value);
         out.values[i] = el_value * out.scales[b];
+      }
+    }
+    return out;
+  }
+
+  if (f.scale == BlockScaleFormat::kFp32) {  // DeepGEMM's per-block fp32 scales (rule amax)
+    const float elem_max = static_cast<float>(ef.MaxFinite());
+    for (std::size_t b = 0; b < nblocks; ++b) {
+      gather(b);
+      double amax = 0;
+      bool bad = false;
+      for (std::size_t i : idx) {
+        if (!std::isfinite(x[i])) bad = true;
+        amax = std::max(amax, std::fabs(x[i]));
+      }
+      if (bad) {  // NaN scale: every value of the block is NaN
+        out.scales[b] = nan;
+        for (std::size_t i : idx) {
+          set_element(i, 0.0);
+          out.values[i] = nan;
+        }
+        continue;
+      }
+      const float a = std::max(static_cast<float>(amax), 1e-4f);
+      const float s = a / elem_max;  // the stored (decode) scale
+      const float c = elem_max / a;  // the encode multiplier
+      out.scales[b] = s;
+      for (std::size_t i : idx) {
+        const float y = static_cast<float>(x[i]) * c;
+        const double e = RoundToFormat(static_cast<double>(y), ef, Rounding::kNearestEven);
+        set_element(i, e);
+        out.values[i] = e * static_cast<double>(s);  // exact: at most 4 + 24 significant bits
       }
     }
     return out;

@@ -31,6 +31,9 @@
 //   e8m0   2^(code - 127) for code 0..254 (2^-127 .. 2^127); 0xFF is NaN; no zero, no inf
 //          (OCP MX v1.0 section 5.4.1).
 //   ue4m3  an unsigned OCP E4M3 (sign bit 0): 0, 2^-9 .. 448; 0x7F is NaN (NVFP4).
+//   fp32   an IEEE binary32 scale per block (DeepGEMM's fine-grained FP8: 1 x 128 activation
+//          and 128 x 128 weight blocks, so one scale per 128 along K for either operand). It
+//          has no byte code: scale_codes holds 0 and `scales` the fp32 value.
 //
 // Scale rules for e8m0 (amax = max |x| over the block; E = the element format's emax, the
 // exponent of its largest power of two: 15 8 4 2 2 0; M = its max finite value):
@@ -45,6 +48,11 @@
 //          `cvt.rp.ue8m0` does: 2^ceil(log2 d); d <= 2^-127 (fp32 subnormal or 0) gives 2^-127.
 //   cudnn  the cuDNN block-scale-quantize formula quantize_round_up(amax / vmax) with
 //          round-to-nearest-even elements, taken exactly: 2^ceil(log2(amax / M)).
+// Scale rule for fp32 (`amax`, the only one): DeepGEMM's per_token_cast_to_fp8 and
+// per_block_cast_to_fp8 (tests of github.com/deepseek-ai/DeepGEMM), every step in fp32 with rne:
+//   a = max(fp32(amax), fp32(1e-4)); scale s = fp32(a / M); element = elem_rne_sat(fp32(fp32(x)
+//   * fp32(M / a))) (M = the element max, 448 for e4m3). A block holding a NaN or an inf gets
+//   the scale NaN, element codes 0 and values NaN.
 // Exponents below -127 become -127 (elements then lose their low bits or flush); an exponent
 // above 127 gives the NaN scale (torchao clamps to 128 = 0xFF). A block of zeros gets scale
 // code 0 (2^-127) and zero elements. A block holding a NaN or an inf gets scale 0xFF (NaN; OCP:
@@ -71,10 +79,11 @@
 //   mx:ELEM:BLOCK:SCALEFMT:RULE   e.g. mx:e2m1:32:e8m0:floor, mx:e4m3:16:ue4m3:ru
 // followed by optional suffixes, each at most once: `:RULE` (after a name), `:4/6` (ue4m3 scale,
 // e2m1 elements), `:2dB` (B x B blocks; sets the block size to B). RULE is floor ceil even rceil
-// cudnn for e8m0 and rn ru for ue4m3. The canonical name is the short name where element, scale
-// format and block size are a named format's, else the mx: form, then the non-default suffixes
-// in the order rule, 4/6, 2d; ParseBlockScaledFormat(f.name) == f. Bad text throws
-// std::invalid_argument: one line naming the bad part and the allowed values.
+// cudnn for e8m0, rn ru for ue4m3 and amax for fp32 (e.g. mx:e4m3:128:fp32:amax, DeepGEMM's). The
+// canonical name is the short name where element, scale format and block size are a named format's,
+// else the mx: form, then the non-default suffixes in the order rule, 4/6, 2d;
+// ParseBlockScaledFormat(f.name) == f. Bad text throws std::invalid_argument: one line naming the
+// bad part and the allowed values.
 #pragma once
 
 #include <cstddef>
@@ -89,10 +98,10 @@
 namespace carrier {
 
 enum class MxElement { kE5M2, kE4M3, kE3M2, kE2M3, kE2M1, kInt8 };
-enum class BlockScaleFormat { kE8M0, kUE4M3 };
-enum class BlockScaleRule { kFloor, kCeil, kEven, kRceil, kCudnn, kNearest, kUp };
+enum class BlockScaleFormat { kE8M0, kUE4M3, kFp32 };
+enum class BlockScaleRule { kFloor, kCeil, kEven, kRceil, kCudnn, kNearest, kUp, kAmax };
 
-// e5m2 e4m3 e3m2 e2m3 e2m1 int8 / e8m0 ue4m3 / floor ceil even rceil cudnn rn ru
+// e5m2 e4m3 e3m2 e2m3 e2m1 int8 / e8m0 ue4m3 fp32 / floor ceil even rceil cudnn rn ru amax
 std::string_view MxElementName(MxElement e);
 std::string_view BlockScaleFormatName(BlockScaleFormat f);
 std::string_view BlockScaleRuleName(BlockScaleRule r);

@@ -231,6 +231,28 @@ const std::vector<PrecisionPreset>& PrecisionPresets() {
       {"all-bf16", "in=bf16,prod=bf16,acc=bf16,combine=bf16,state=bf16,s=bf16,p=bf16,out=bf16",
        "every operation rounded to bf16: the model of `--dtype bf16` (Golden et al. 2024's "
        "re-implementation of FlashAttention at one precision)"},
+      // Block-scaled GEMMs (dot and matmul run them through run/scaled_dot.hpp: the block
+      // scales applied where the unit applies them).
+      {"deepgemm-fp8", "in=mx:e4m3:128:fp32:amax,acc=fp32,mma=hopper-fp8",
+       "DeepGEMM's FP8 GEMM on sm90 (github.com/deepseek-ai/DeepGEMM; fine-grained scaling of "
+       "DeepSeek-V3, arXiv 2412.19437 sec. 3.3): e4m3 operands with fp32 scales per 1 x 128 "
+       "activation block and 128 x 128 weight block (tests' per_token_cast_to_fp8 and "
+       "per_block_cast_to_fp8: scale amax / 448, amax clamped at 1e-4), so one scale per 128 "
+       "of K for either operand; wgmma e4m3 k32 (hopper-fp8) from zero for each 128 of K, then "
+       "promoted into fp32 with the scale pair by one FFMA (impls/sm90_fp8_gemm_1d2d.cuh): "
+       "mma:hopper-fp8:promote:128; a dot's (and matmul's) columns carry 1 x 128 blocks, so a "
+       "weight tile's shared scale is modelled as each column's own"},
+      {"mxfp8-gemm", "in=mxfp8e4m3,acc=fp32,mma=blackwell-mxf8",
+       "an MXFP8 GEMM on sm100 (OCP MX v1.0 e4m3 elements, blocks of 32 along K, E8M0 scales; "
+       "the OCP floor rule, in=mxfp8e4m3:rceil for cuBLAS's and TransformerEngine's) through "
+       "tcgen05.mma kind::mxf8f6f4 block32 (blackwell-mxf8: the scale exponents inside the "
+       "25-bit fused sum, fp32 RZ; MMA-Sim nv_blackwell.py)"},
+      {"nvfp4-gemm", "in=nvfp4,acc=fp32,mma=blackwell-nvf4",
+       "an NVFP4 GEMM on sm100 (TransformerEngine's NVFP4 recipe, core_nvfp4.cuh: e2m1 in "
+       "blocks of 16, UE4M3 block scales, fp32 per-tensor scale) through tcgen05.mma "
+       "kind::mxf4nvf4 block16 (blackwell-nvf4: groups of 16 summed exactly, times the scale "
+       "pair, 35-bit fused sum, fp32 RZ; MMA-Sim nv_blackwell.py), the per-tensor scales "
+       "applied to the fp32 output as the GEMM's alpha"},
       // XLA's dot algorithms (PrecisionConfig.Algorithm in xla/xla_data.proto; JAX's
       // DotAlgorithmPreset): ALG_DOT_{A}_{B}_{ACC}[_X{N}], A and B the types the operands are
       // rounded to, ACC the accumulation type, independent of the storage types. The proto

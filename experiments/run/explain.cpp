@@ -210,9 +210,18 @@ std::vector<std::string> MmaOrders(std::uint64_t n, const std::vector<double>& a
                                    const std::vector<std::string>& promotes) {
   std::vector<std::string> out;
   for (const MmaProfile& p : kMmaProfiles) {
-    if (!profiles.empty() &&
-        std::find(profiles.begin(), profiles.end(), std::string(p.name)) == profiles.end())
+    const bool named = !profiles.empty() && std::find(profiles.begin(), profiles.end(),
+                                                      std::string(p.name)) != profiles.end();
+    if (!profiles.empty() && !named) continue;
+    // A block-scaled profile takes block-scaled storage only (run/scaled_dot.hpp); explain's
+    // inputs are plain values, so the default search leaves it out and naming it is refused.
+    if (p.scale != MmaScale::kNone) {
+      if (named)
+        throw SpecError("search: mma profile " + std::string(p.name) +
+                        " takes block-scaled inputs (its own format's codes and scales); "
+                        "explain searches plain inputs");
       continue;
+    }
     const mma_detail::InputFormat f = mma_detail::FormatOf(p.node.input);
     bool fits = true;
     for (std::size_t i = 0; i < a.size() && fits; ++i)

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "precision/block_scaled.hpp"
 #include "run/memory.hpp"
 
 namespace carrier::run {
@@ -36,6 +37,9 @@ std::uint64_t StoredBytes(const Format& f) {
   return 8;
 }
 
+// Block-scaled storage also keeps each value's element and (at most) one scale (ScaledOperand).
+std::uint64_t ScaledBytes(const Format& f) { return LooksBlockScaled(f.name) ? 16 : 0; }
+
 // What RunMatmul keeps per output: the result and the reference (long double, 16 bytes each),
 // five doubles (errors, ratio, two times) and two flags.
 constexpr std::uint64_t kOutputBytes = 16 + 16 + 5 * 8 + 2;
@@ -59,8 +63,8 @@ std::uint64_t MatmulBytes(const ResolvedTrial& dot, const MatmulShape& s, unsign
   // The raw doubles of A and B while they are made, the packed columns, kOutputBytes per
   // output, and per thread one pair of columns decoded plus the replay's copies (8 bytes each
   // side, twice).
-  return inputs * (8 + StoredBytes(dot.storage)) + kOutputBytes * s.m * s.n +
-         std::uint64_t{threads} * 64 * s.k;
+  return inputs * (8 + StoredBytes(dot.storage) + ScaledBytes(dot.storage)) +
+         kOutputBytes * s.m * s.n + std::uint64_t{threads} * 64 * s.k;
 }
 
 void CheckMatmulMemory(const ResolvedTrial& dot, const MatmulShape& s, unsigned threads) {
@@ -69,7 +73,7 @@ void CheckMatmulMemory(const ResolvedTrial& dot, const MatmulShape& s, unsigned 
   // In long double: M K + K N may pass 2^64 bytes before the shape check's limits do.
   const long double need_ld =
       (static_cast<long double>(s.m) * s.k + static_cast<long double>(s.k) * s.n) *
-          (8 + StoredBytes(dot.storage)) +
+          (8 + StoredBytes(dot.storage) + ScaledBytes(dot.storage)) +
       static_cast<long double>(kOutputBytes) * s.m * s.n + 64.0L * threads * s.k;
   if (need_ld <= avail) return;
   char text[96];
@@ -109,6 +113,8 @@ MatmulInput MakeMatmulInputFromValues(const ResolvedTrial& dot, std::span<const 
     in.storage_overflows += both ? p.storage_overflows : p.storage_overflows / 2;
     if (r < s.m) in.a_rows.push_back(std::move(p.column));
     if (r < s.n) in.b_cols.push_back(std::move(p.column_b));
+    if (p.scaled_a && r < s.m) in.a_scaled.push_back(std::move(p.scaled_a));
+    if (p.scaled_b && r < s.n) in.b_scaled.push_back(std::move(p.scaled_b));
   }
   return in;
 }
@@ -127,6 +133,8 @@ TrialInput MatmulPair(const MatmulInput& in, std::uint64_t i, std::uint64_t j) {
   TrialInput p;
   p.column = in.a_rows.at(i);
   p.column_b = in.b_cols.at(j);
+  if (!in.a_scaled.empty()) p.scaled_a = in.a_scaled.at(i);
+  if (!in.b_scaled.empty()) p.scaled_b = in.b_scaled.at(j);
   p.n = in.shape.k;
   p.id = 0;  // no kept conversion: every output is a new pair
   p.text = "row " + std::to_string(i) + " of A, column " + std::to_string(j) + " of B";

@@ -31,6 +31,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -58,6 +59,9 @@ struct MatmulInput {
   MatmulShape shape;
   std::vector<StoredColumn> a_rows;  // M rows of A (K values), stored as dot's column a
   std::vector<StoredColumn> b_cols;  // N columns of B (K values), stored as dot's column b
+  // Block-scaled storage: each row's and column's elements and scales (TrialInput::scaled_a,
+  // scaled_b), for a dot through a block-scaled matrix unit (run/scaled_dot.hpp); else empty.
+  std::vector<std::shared_ptr<const ScaledOperand>> a_scaled, b_scaled;
   std::string text;
   std::uint64_t storage_overflows = 0;
 };

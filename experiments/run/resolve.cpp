@@ -11,6 +11,7 @@
 #include "precision/block_scaled.hpp"
 #include "precision/emulated.hpp"
 #include "registry/registry.hpp"
+#include "run/scaled_dot.hpp"
 
 namespace carrier::run {
 
@@ -331,7 +332,9 @@ ResolvedTrial ResolveTrial(const TrialSpec& given) {
     if (t.mixed ||
         (t.compute.kind != ComputeKind::kFloat && t.compute.kind != ComputeKind::kDouble))
       throw SpecError(what + " computes in --acc fp32 or fp64, not '" + t.compute.text + "'");
-    if (!MmaInputAccepts(p.node.input, t.storage.name))
+    if (p.scale != MmaScale::kNone || LooksBlockScaled(t.storage.name))
+      CheckScaledMma(p, spec.schedule, t);  // block scales in the unit (run/scaled_dot.hpp)
+    else if (!MmaInputAccepts(p.node.input, t.storage.name))
       throw SpecError(what + " multiplies " + std::string(MmaInputName(p.node.input)) +
                       " values, not --dtype " + t.storage.name);
   }

@@ -30,6 +30,7 @@
 #include "precision/role_bounds.hpp"
 #include "precision/scalars.hpp"
 #include "registry/registry.hpp"
+#include "run/scaled_dot.hpp"
 #include "run/tree_shape.hpp"
 
 namespace carrier::run {
@@ -152,6 +153,20 @@ registry::Replayed Execute(const ResolvedTrial& t, const TrialInput& in, MergeTr
     } catch (const std::invalid_argument& ex) {
       throw SpecError(ex.what());
     }
+    seconds = Seconds(t0);
+    return got;
+  }
+  if (t.scaled_mma) {  // block scales applied in the matrix unit (run/scaled_dot.hpp)
+    const auto t0 = Clock::now();
+    try {
+      if (!ShapeOfSchedule(t.schedule, in.n, shape)) {
+        tree = BuildTree(t.schedule, in.n);
+        shape = ShapeOfTree(tree);
+      }
+    } catch (const ScheduleError& err) {
+      throw SpecError(err.what());
+    }
+    got = RunScaledDot(t, in);
     seconds = Seconds(t0);
     return got;
   }
@@ -475,10 +490,19 @@ std::optional<BlockScaledFormat> BlocksOf(const ResolvedTrial& t) {
 
 // Quantises `values` (one tensor: rows x cols, row-major) in place to the block-scaled format,
 // counting the finite values that became NaN (a block whose scale the format cannot hold).
+// `keep` (pairs): the elements and scales a block-scaled matrix unit reads (ScaledOperand).
 void QuantizeStorage(const BlockScaledFormat& f, std::vector<double>& values, std::size_t rows,
-                     std::uint64_t offset, TrialInput& in) {
+                     std::uint64_t offset, TrialInput& in,
+                     std::shared_ptr<const ScaledOperand>* keep = nullptr) {
   if (values.empty()) return;
   BlockScaledResult q = Quantize(f, values, rows, values.size() / rows);
+  if (keep) {
+    auto op = std::make_shared<ScaledOperand>();
+    op->elements = std::move(q.elements);
+    op->scales = std::move(q.scales);
+    op->tensor_scale = q.tensor_scale;
+    *keep = std::move(op);
+  }
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (std::isfinite(values[i]) && !std::isfinite(q.values[i]) && in.storage_overflows++ == 0) {
       in.first_overflow = offset + i;
@@ -530,8 +554,8 @@ TrialInput MakeInput(const ResolvedTrial& t, const inputs::GeneratorSpec& gen, s
       case registry::InputKind::kPairs: {
         auto a = inputs::Generate(gen, n, seed);
         auto b = inputs::Generate(gen, n, seed + 1);
-        QuantizeStorage(*blocks, a, 1, 0, in);
-        QuantizeStorage(*blocks, b, 1, n, in);
+        QuantizeStorage(*blocks, a, 1, 0, in, &in.scaled_a);
+        QuantizeStorage(*blocks, b, 1, n, in, &in.scaled_b);
         in.column = PackColumn(t, a);
         in.column_b = PackColumn(t, b);
         break;
@@ -579,8 +603,9 @@ TrialInput MakeInputFromValues(const ResolvedTrial& t, std::vector<double> a, st
   in.b = std::move(b);
   in.n = in.a.size();
   if (const auto blocks = BlocksOf(t)) {  // each column one tensor (files hold vectors)
-    QuantizeStorage(*blocks, in.a, 1, 0, in);
-    QuantizeStorage(*blocks, in.b, 1, in.a.size(), in);
+    const bool pairs = t.op->input == registry::InputKind::kPairs;
+    QuantizeStorage(*blocks, in.a, 1, 0, in, pairs ? &in.scaled_a : nullptr);
+    QuantizeStorage(*blocks, in.b, 1, in.a.size(), in, pairs ? &in.scaled_b : nullptr);
   }
   RoundToStorage(t, in.a, 0, in);
   RoundToStorage(t, in.b, in.a.size(), in);

@@ -160,6 +160,11 @@ struct ResolvedTrial {
   // it is listed under; `out` stays empty: the policy's out role is the replay's own last step).
   std::optional<PrecisionPolicy> policy;
   bool per_role = false;
+  // An mma: schedule that applies block scales (run/scaled_dot.hpp): a block-scaled profile
+  // (blackwell-mxf8, -mxf4, -nvf4) on its block-scaled storage, or an unscaled profile on
+  // storage with fp32 block scales applied at each promotion (DeepGEMM). Execute then runs
+  // RunScaledDot on the input's codes and scales (TrialInput::scaled_a, scaled_b).
+  bool scaled_mma = false;
   const registry::Entry* user = nullptr;  // a registered user carrier, else null
   const registry::Entry* op = nullptr;    // the op's table entry (never null once resolved)
 };
@@ -183,6 +188,15 @@ std::string ReferenceKey(const ResolvedTrial& t);
 // fp16, 4 for tf32 and fp32, 8 for fp64), and `a` and `b` are empty. The fast engine's replay,
 // the chunked references and the bounds read the columns a chunk at a time; every other reader
 // takes ColumnValues / ColumnBValues (a column decoded for it alone).
+// One operand of a block-scaled storage as a block-scaled matrix unit reads it
+// (precision/block_scaled.hpp's BlockScaledResult, 1 x n): element values (unscaled), one scale
+// per block along the vector, and NVFP4's per-tensor decode scale (1 for the other formats).
+struct ScaledOperand {
+  std::vector<double> elements;
+  std::vector<double> scales;
+  double tensor_scale = 1;
+};
+
 struct TrialInput {
   std::vector<double> a;  // attention; an input made by hand (tests)
   std::vector<double> b;
@@ -202,6 +216,9 @@ struct TrialInput {
   std::uint64_t storage_overflows = 0;
   std::uint64_t first_overflow = 0;
   double first_overflow_value = 0;
+  // Pairs in block-scaled storage (MakeInput, MakeInputFromValues): each column's elements and
+  // scales beside its dequantised values, for ResolvedTrial::scaled_mma; null otherwise.
+  std::shared_ptr<const ScaledOperand> scaled_a, scaled_b;
 };
 std::uint64_t NewInputId();
 // One line naming a storage overflow of `in` (storage_overflows > 0) in format `dtype`.

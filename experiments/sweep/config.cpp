@@ -160,8 +160,12 @@ ShorthandSpec PrecisionShorthand(const std::string& text, const std::string& op_
   const std::string op = op_name == run::kMatmulOp ? "dot" : op_name;  // its outputs are dots
   if (RunsRoles(op))
     return {p.in.format.name, p.acc.format.name, std::string(RoundingName(p.acc.rounding)), ""};
+  PrecisionPolicy shorthand = p;
+  // A matrix unit (mma=) is dot's mma:PROFILE order, as ResolveTrial's ApplyPolicy runs it.
+  const registry::Entry* e = registry::Find(op);
+  if (e && e->fused_schedules) shorthand.mma.clear();
   try {
-    return ToShorthand(p);
+    return ToShorthand(shorthand);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string(e.what()) + " (op " + op +
                                 "; every role: op attention)");

@@ -21,6 +21,7 @@
 #include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
 #include "core/tree_io.hpp"
+#include "precision/block_scaled.hpp"  // block-scaled dots: the quantised codes
 #include "support/cli_support.hpp"
 
 namespace {
@@ -116,20 +117,22 @@ TEST_CASE("carrier eval runs the Blackwell profiles on plain (unit-scale) inputs
   }
   CHECK(Eval(fp8, "fp8e4m3", "mma:blackwell-f8f6f4") == 1 + std::ldexp(1.0f, -14));
   CHECK(Eval(fp8, "fp8e4m3", "mma:hopper-fp8") == 1.0f);
-  CHECK(Eval(fp8, "fp8e4m3", "mma:blackwell-mxf8") == 1 + std::ldexp(1.0f, -14));
-  // e2m1 (a custom format: carrier has no fp4 dtype name): 200 pairs (6, 1.5), each 9, in
+  // The block-scaled profiles take their own block-scaled storage. mxfp8e4m3 (floor): one block,
+  // amax 1, scale 2^-8: elements (256, 4) and (256, 1); products 2^16 and 4 with the scale
+  // exponents -16 inside the fused sum: 1 + 2^-14 again.
+  CHECK(Eval(fp8, "mxfp8e4m3", "mma:blackwell-mxf8") == 1 + std::ldexp(1.0f, -14));
+  // mxfp4: 200 pairs (6, 1.5) (amax 6, floor scale 2^0: elements 6 and 1.5), each 9, in
   // instructions of 64 (groups of 16 summed exactly): 1800 exactly, with and without promotion.
-  const std::string e2m1 = "custom:p=2,emin=0,emax=2,inf=0";
   const std::string fp4 = TempPath("pairs4bw.txt");
   {
     std::ofstream f(fp4);
     for (int i = 0; i < 200; ++i) f << "6 1.5\n";
   }
-  CHECK(Eval(fp4, e2m1, "mma:blackwell-nvf4") == 1800.0f);
-  CHECK(Eval(fp4, e2m1, "mma:blackwell-mxf4:promote:128") == 1800.0f);
+  CHECK(Eval(fp4, "mxfp4", "mma:blackwell-mxf4") == 1800.0f);
+  CHECK(Eval(fp4, "mxfp4", "mma:blackwell-mxf4:promote:128") == 1800.0f);
   CheckRejected(
       "eval --op dot --dtype fp8e4m3 --acc fp32 --schedule mma:blackwell-nvf4 --input " + fp8,
-      "multiplies fp4e2m1 values");
+      "takes block-scaled inputs nvfp4");
   CheckRejected("tree --schedule mma:blackwell-nvf4:promote:96 --n 8", "multiple of");
   const Run json = Carrier("tree --schedule mma:blackwell-nvf4 --n 70 --format json");
   CHECK(json.code == 0);
@@ -137,6 +140,143 @@ TEST_CASE("carrier eval runs the Blackwell profiles on plain (unit-scale) inputs
                       "\"two_stage\":false,\"group\":16}") != std::string::npos);
   std::remove(fp8.c_str());
   std::remove(fp4.c_str());
+}
+
+namespace {
+
+// Pairs written one per line in %a (exact), for eval --input.
+std::string WriteExactPairs(const std::string& name, const std::vector<double>& a,
+                            const std::vector<double>& b) {
+  const std::string path = TempPath(name);
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  REQUIRE(f != nullptr);
+  for (std::size_t i = 0; i < a.size(); ++i) std::fprintf(f, "%a %a\n", a[i], b[i]);
+  std::fclose(f);
+  return path;
+}
+
+float EvalArgs(const std::string& args) {
+  const Run r = Carrier(args + " --format json");
+  INFO("carrier " << args << "\nstderr: " << r.err << "\nstdout: " << r.out);
+  REQUIRE(r.code == 0);
+  const float v = static_cast<float>(Result(r));
+  std::cout << "  carrier " << args << "  -> result " << std::hexfloat << v << std::defaultfloat
+            << "\n";
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("block-scaled dots: the block scales applied where the unit applies them",
+          "[fast][cli][mma]") {
+  // nvfp4 -> blackwell-nvf4, two blocks of 16. Both columns have tensor amax 2688, so S_enc =
+  // 448 * 6 / 2688 = 1 and the tensor scales are 1. Block 0: a = (6, 0.5, 0, ...) 2^-9,
+  // b = (0, 0.5, 6, 0, ...) 2^-9: amax 6 2^-9, scale ue4m3(2^-9) = 2^-9 (the smallest
+  // subnormal: exponent -6, significand 2^-3), elements (6, 0.5) and (0, 0.5, 6); group sum
+  // 0.25, value 2^-20. Block 1: a = (2688, 2688), b = (2688, -2688): scale 448 (2^8 1.75),
+  // elements 6, 6 and 6, -6; group sum 0, but its exponent is the scales', 16. The fused sum
+  // aligns to 16 with F = 35 (quantum 2^-19) and truncates block 0's 2^-20 to 0: result 0,
+  // the exact dot 2^-20.
+  std::vector<double> a(32, 0.0), b(32, 0.0);
+  a[0] = 6 * std::ldexp(1.0, -9), a[1] = 0.5 * std::ldexp(1.0, -9);
+  b[1] = 0.5 * std::ldexp(1.0, -9), b[2] = 6 * std::ldexp(1.0, -9);
+  a[16] = a[17] = b[16] = 2688, b[17] = -2688;
+  const std::string nv = WriteExactPairs("bs_nv.txt", a, b);
+  CHECK(EvalArgs("eval --op dot --precision nvfp4-gemm --input " + nv) == 0.0f);
+  CHECK(EvalArgs("eval --op dot --dtype nvfp4 --acc fp32 --schedule mma:blackwell-nvf4 --input " +
+                 nv) == 0.0f);
+  {
+    const Run r = Carrier("eval --op dot --precision nvfp4-gemm --input " + nv + " --format json");
+    CHECK(r.out.find("\"reference\":9.5367431640625e-07") != std::string::npos);  // 2^-20
+  }
+
+  // mxfp8e4m3 -> blackwell-mxf8, two blocks of 32 (one instruction each, the scale pair's
+  // exponents inside the fused sum). Block 0: 1 * 1 (scale 2^-8, elements 256): 1. Block 1:
+  // 32 pairs 2^-12 * 2^-12 (floor scale 2^-20, elements 256; exponent 8 + 8 - 40 = -24): with
+  // c = 1 (exponent 0, F = 25, quantum 2^-25) each 2^-24 is kept: 1 + 2^-19, fp32 RZ exact.
+  // IEEE fp32 seq on the same values rounds every 1 + 2^-24 back to 1.
+  std::vector<double> x(64, 0.0);
+  x[0] = 1;
+  for (int i = 32; i < 64; ++i) x[i] = std::ldexp(1.0, -12);
+  const std::string mx = WriteExactPairs("bs_mx8.txt", x, x);
+  CHECK(EvalArgs("eval --op dot --precision mxfp8-gemm --input " + mx) ==
+        1 + std::ldexp(1.0f, -19));
+  CHECK(EvalArgs("eval --op dot --dtype mxfp8e4m3 --acc fp32 --schedule seq --input " + mx) ==
+        1.0f);
+
+  // deepgemm-fp8: mx:e4m3:128:fp32:amax through hopper-fp8, promoted every 128 with the scale
+  // pair. Block 0: (448, 1 x 127) twice: amax 448, scale 1, elements as given; the first wgmma
+  // k32 aligns to 448 * 448 (exponent 16, F = 13, quantum 8) and cuts every 1 * 1, the next
+  // ones align to 200704 (exponent 17): 200704. Block 1: 128 pairs 0.4375 = 448 2^-10:
+  // scale fp32(448 2^-10 / 448) = 2^-10, elements 448; the chunk sums 128 * 200704 =
+  // 25690112 exactly; promotion: fma(2^-20, 25690112, 200704) = 200728.5. Exact: 200855.5.
+  std::vector<double> d(256, 1.0);
+  d[0] = 448;
+  for (int i = 128; i < 256; ++i) d[i] = 448 * std::ldexp(1.0, -10);
+  const std::string dg = WriteExactPairs("bs_dg.txt", d, d);
+  CHECK(EvalArgs("eval --op dot --precision deepgemm-fp8 --input " + dg) == 200728.5f);
+  CHECK(EvalArgs("eval --op dot --dtype mx:e4m3:128:fp32:amax --acc fp32 --schedule "
+                 "mma:hopper-fp8:promote:128 --input " +
+                 dg) == 200728.5f);
+  for (const std::string& f : {nv, mx, dg}) std::remove(f.c_str());
+}
+
+TEST_CASE("block-scaled dots equal MmaScaledChain on the quantised codes", "[fast][cli][mma]") {
+  // Normal pairs, quantised here by precision/block_scaled.hpp as eval quantises a file's
+  // columns (each one tensor), then run through the profile directly.
+  std::mt19937_64 rng(31);
+  std::normal_distribution<double> normal;
+  const std::size_t n = 1000;  // not a multiple of the instruction's k: a short last one
+  std::vector<double> a(n), b(n);
+  for (std::size_t i = 0; i < n; ++i) a[i] = normal(rng), b[i] = normal(rng);
+  const std::string path = WriteExactPairs("bs_direct.txt", a, b);
+  struct Case {
+    const char* dtype;
+    const char* profile;
+    std::uint64_t promote;
+  };
+  for (const Case& c :
+       {Case{"nvfp4", "blackwell-nvf4", 0}, Case{"nvfp4:4/6", "blackwell-nvf4", 128},
+        Case{"mxfp4:rceil", "blackwell-mxf4", 0}, Case{"mxfp8e4m3", "blackwell-mxf8", 0},
+        Case{"mxfp8e4m3", "blackwell-mxf8", 256}}) {
+    const carrier::BlockScaledFormat f = carrier::ParseBlockScaledFormat(c.dtype);
+    const auto qa = carrier::Quantize(f, a), qb = carrier::Quantize(f, b);
+    const carrier::MmaProfile& p = *carrier::FindMmaProfile(c.profile);
+    double want =
+        carrier::MmaScaledChain(p, 0.0, qa.elements, qb.elements, qa.scales, qb.scales, c.promote);
+    // NVFP4's tensor scales on the fp32 output (run/scaled_dot.hpp: the GEMM's alpha).
+    const float alpha = static_cast<float>(qa.tensor_scale) * static_cast<float>(qb.tensor_scale);
+    want = static_cast<float>(alpha * static_cast<float>(want));
+    const std::string sched = std::string("mma:") + c.profile +
+                              (c.promote ? ":promote:" + std::to_string(c.promote) : "");
+    const float got = EvalArgs(std::string("eval --op dot --dtype ") + c.dtype +
+                               " --acc fp32 --schedule " + sched + " --input " + path);
+    INFO(c.dtype << " through " << sched);
+    CHECK(got == static_cast<float>(want));
+  }
+  std::remove(path.c_str());
+}
+
+TEST_CASE("block-scaled profiles and storages refuse a mismatch, in one line", "[fast][cli][mma]") {
+  const std::string gen = " --gen normal --n 256";
+  CheckRejected("eval --op dot --precision in=nvfp4,mma=blackwell-mxf4" + gen,
+                "not --dtype nvfp4 (e2m1 elements, blocks of 16, ue4m3 scales)");
+  CheckRejected("eval --op dot --precision in=mxfp4,mma=blackwell-nvf4" + gen,
+                "takes block-scaled inputs nvfp4");
+  CheckRejected("eval --op dot --dtype fp8e4m3 --acc fp32 --schedule mma:blackwell-mxf8" + gen,
+                "not --dtype fp8e4m3");
+  CheckRejected("eval --op dot --dtype mxfp8e5m2 --acc fp32 --schedule mma:blackwell-mxf8" + gen,
+                "mxfp8e5m2 (e5m2 elements");
+  CheckRejected(
+      "eval --op dot --dtype mxfp8e4m3 --acc fp32 --schedule mma:blackwell-f8f6f4" + gen,
+      "--dtype mxfp8e4m3 (e4m3 elements, blocks of 32, e8m0 scales) needs a block-scaled profile");
+  CheckRejected(
+      "eval --op dot --precision deepgemm-fp8 --schedule mma:hopper-fp8:promote:256" + gen,
+      "promote:N must be the block, 128");
+  CheckRejected("eval --op dot --dtype nvfp4 --acc fp64 --schedule mma:blackwell-nvf4" + gen,
+                "accumulates in fp32");
+  CheckRejected("eval --op matmul --m 2 --n 2 --k 64 --precision in=nvfp4,mma=blackwell-mxf8",
+                "takes block-scaled inputs mxfp8e4m3");
 }
 
 TEST_CASE("mma schedules refuse what they cannot model, in one line", "[fast][cli][mma]") {

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
 #include <map>
 #include <string>
 #include <vector>
@@ -120,6 +121,45 @@ TEST_CASE("sweep precision = [presets and specs] equals eval --precision row for
              (as_float && static_cast<float>(a) == static_cast<float>(b))));
     }
     CHECK(r.at("tree_hash") == JsonField(e.out, "tree_hash"));
+  }
+  std::system(("rm -rf " + out + " " + cfg).c_str());
+}
+
+TEST_CASE("sweep precision = the block-scaled GEMM presets: dot rows equal eval",
+          "[fast][cli][mma]") {
+  // A policy's mma= is dot's mma:PROFILE order (run/resolve.cpp ApplyPolicy), in a sweep too:
+  // the block scales are applied in the unit (run/scaled_dot.hpp), row for row as eval does.
+  const std::string cfg = WriteConfig(
+      "op = [\"dot\"]\n"
+      "precision = [\"deepgemm-fp8\", \"mxfp8-gemm\", \"nvfp4-gemm\"]\n"
+      "n = 1000\ninput = \"normal\"\n");
+  const std::string out = TempPath("precision-bs-out");
+  const Run s = Carrier("sweep " + cfg + " -o " + out + " --quiet");
+  INFO("sweep stderr: " << s.err);
+  REQUIRE(s.code == 0);
+  const auto rows = ReadRows(out + "/trials.csv");
+  REQUIRE(rows.size() == 3 * 2);  // trials = 2
+  const std::map<std::string, std::vector<std::string>> want = {
+      {"deepgemm-fp8", {"mx:e4m3:128:fp32:amax", "mma:hopper-fp8:promote:128"}},
+      {"mxfp8-gemm", {"mxfp8e4m3", "mma:blackwell-mxf8"}},
+      {"nvfp4-gemm", {"nvfp4", "mma:blackwell-nvf4"}}};
+  for (const auto& r : rows) {
+    const std::string& pol = r.at("precision");
+    INFO("precision " << pol << ", input_seed " << r.at("input_seed"));
+    REQUIRE(want.count(pol) == 1);
+    CHECK(r.at("status") == "ok");
+    CHECK(r.at("dtype") == want.at(pol)[0]);
+    CHECK(r.at("schedule_used") == want.at(pol)[1]);
+    const Run e = Carrier("eval --op dot --precision " + pol + " --gen normal --n 1000 --seed " +
+                          r.at("input_seed") + " --format json");
+    INFO("eval: " << e.out << e.err);
+    REQUIRE(e.code == 0);
+    std::cout << "  sweep/eval dot " << pol << ": result " << JsonField(e.out, "result")
+              << ", rel_error " << JsonField(e.out, "rel_error") << "\n";
+    CHECK(static_cast<float>(Num(r.at("result"))) ==
+          static_cast<float>(Num(JsonField(e.out, "result"))));
+    CHECK(Num(r.at("reference")) == Num(JsonField(e.out, "reference")));
+    CHECK(Num(r.at("rel_error")) == Num(JsonField(e.out, "rel_error")));
   }
   std::system(("rm -rf " + out + " " + cfg).c_str());
 }

@@ -549,5 +549,40 @@ TEST_CASE("block-scaled: names parse, round-trip and reject bad text in one line
   }
 }
 
+TEST_CASE("block-scaled: fp32 scales by DeepGEMM's amax rule", "[fast]") {
+  // mx:e4m3:4:fp32:amax, every step in fp32: a = max(amax, 1e-4), s = a / 448, elements
+  // e4m3(x * (448 / a)). Block 0 (3, -1, 0.1, 0): c = fp32(448 / 3) = 149.33..., so 3 c rounds
+  // to 448, -c to -144 (e4m3 steps of 16 in [128, 256)), 0.1 c = 14.93... to 15, 0 to 0.
+  // Block 1 (5e-5, 0, 0, 0): amax below 1e-4 is clamped, so 5e-5 maps to 224, not 448.
+  // Block 2 (NaN, 1, 0, 0): scale NaN, every value NaN. Block 3: zeros (scale 1e-4 / 448).
+  const BlockScaledFormat f = ParseBlockScaledFormat("mx:e4m3:4:fp32:amax");
+  CHECK(f.name == "mx:e4m3:4:fp32:amax");
+  CHECK(f.scale == BlockScaleFormat::kFp32);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> x = {3, -1, 0.1, 0, 5e-5, 0, 0, 0, nan, 1, 0, 0, 0, 0, 0, 0};
+  const BlockScaledResult q = Quantize(f, x);
+  REQUIRE(q.scales.size() == 4);
+  const std::vector<double> want_el = {448, -144, 15, 0, 224, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    INFO("element " << i);
+    CHECK(q.elements[i] == want_el[i]);
+  }
+  const float s0 = 3.0f / 448.0f, s1 = 1e-4f / 448.0f;
+  CHECK(q.scales[0] == static_cast<double>(s0));
+  CHECK(q.scales[1] == static_cast<double>(s1));
+  CHECK(std::isnan(q.scales[2]));
+  CHECK(q.scales[3] == static_cast<double>(s1));
+  CHECK(q.values[1] == -144 * static_cast<double>(s0));  // exact: 4 + 24 significant bits
+  CHECK(q.values[4] == 224 * static_cast<double>(s1));
+  for (std::size_t i = 8; i < 12; ++i) CHECK(std::isnan(q.values[i]));
+  CHECK(q.scale_codes[0] == 0);  // fp32 scales have no byte code
+  CHECK(q.tensor_scale == 1);
+  for (const char* bad :
+       {"mx:e4m3:128:fp32:floor", "mx:e4m3:32:e8m0:amax", "nvfp4:amax", "mx:e4m3:128:fp64:amax"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(ParseBlockScaledFormat(bad), std::invalid_argument);
+  }
+}
+
 }  // namespace
 }  // namespace carrier
