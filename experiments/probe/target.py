@@ -3,9 +3,12 @@
 usage: target.py TARGET DTYPE N
 
 TARGET is one of numpy.sum, numpy.add.reduce:strided (np.add.reduce over a view with stride
-2 into a buffer twice as long), numpy.dot (N = 2K values: np.dot of the first K and the
-last K; carrier probe dot:numpy.dot), python.sum (the built-in sum over a list of Python floats),
-torch.sum, torch.logsumexp (CPU tensors; needs `import torch`). DTYPE is fp32 or fp64.
+2 into a buffer twice as long), numpy.dot and numpy.matmul (N = 2K values: np.dot, or
+np.matmul of two 1-D arrays, of the first K and the last K; carrier probe dot:...),
+python.sum (the built-in sum over a list of Python floats), torch.sum, torch.logsumexp,
+torch.matmul (CPU tensors, torch.matmul of two 1-D tensors as numpy.matmul; needs
+`import torch`). DTYPE is fp32 or fp64, or bf16 for torch.matmul (the values, bf16 values
+already, are converted to torch.bfloat16 exactly; the bf16 result is printed exactly).
 
 The first line written is "ok DESCRIPTION" or "error REASON" (then exit 3). Then, per line
 read from stdin:
@@ -62,8 +65,10 @@ def main():
     if len(sys.argv) != 4:
         fail("usage: target.py TARGET DTYPE N")
     target, dtype, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    if dtype not in ("fp32", "fp64"):
-        fail("dtype must be fp32 or fp64, got " + dtype)
+    if dtype not in ("fp32", "fp64") and not (dtype == "bf16" and target == "torch.matmul"):
+        fail("dtype must be fp32 or fp64 (or bf16 for torch.matmul), got " + dtype)
+    if target in ("numpy.dot", "numpy.matmul", "torch.matmul") and n % 2:
+        fail(target + " needs an even N (a then b)")
     if n < 1:
         fail("n must be at least 1")
 
@@ -74,8 +79,9 @@ def main():
             fail("torch is not importable under " + sys.executable + " (" + type(e).__name__ +
                  ": " + str(e) + "); install Debian's python3-torch")
         import numpy as np
-        tdt = torch.float32 if dtype == "fp32" else torch.float64
-        ndt = np.float32 if dtype == "fp32" else np.float64
+        tdt = {"fp32": torch.float32, "fp64": torch.float64, "bf16": torch.bfloat16}[dtype]
+        # bf16: the shared buffer holds fp32 (numpy has no bfloat16), converted exactly.
+        ndt = np.float64 if dtype == "fp64" else np.float32
         # The masks are written through a numpy array that shares its memory with the tensor
         # (torch.from_numpy): one element store costs ~100 ns there against several us through
         # tensor indexing, so a probe call costs about one torch.sum. The random checks below
@@ -89,6 +95,11 @@ def main():
         elif target == "torch.logsumexp":
             def evaluate(t):
                 return float(torch.logsumexp(t, 0).item())
+        elif target == "torch.matmul":
+            # N = 2K values: torch.matmul of the first K and the last K as 1-D tensors.
+            def evaluate(t):
+                t = t.to(tdt)
+                return float(torch.matmul(t[:n // 2], t[n // 2:]).item())
         else:
             fail("unknown torch target " + target)
 
@@ -119,13 +130,18 @@ def main():
                 return float(np.add.reduce(v))
         elif target == "numpy.dot":
             # N = 2K values: a_0..a_{K-1} then b_0..b_{K-1} (carrier probe dot:numpy.dot).
-            if n % 2:
-                fail("numpy.dot needs an even N (a then b)")
             buf = np.ones(n, dtype=ndt)
             view = buf
 
             def evaluate(v):
                 return float(np.dot(v[:n // 2], v[n // 2:]))
+        elif target == "numpy.matmul":
+            # As numpy.dot, through np.matmul of two 1-D arrays (a @ b).
+            buf = np.ones(n, dtype=ndt)
+            view = buf
+
+            def evaluate(v):
+                return float(np.matmul(v[:n // 2], v[n // 2:]))
         elif target == "python.sum":
             buf = np.ones(n, dtype=ndt)
             view = buf
@@ -134,7 +150,7 @@ def main():
                 return float(sum(float(t) for t in v))
         else:
             fail("unknown target " + target + " (numpy.sum numpy.add.reduce:strided numpy.dot "
-                 "python.sum torch.sum torch.logsumexp)")
+                 "numpy.matmul python.sum torch.sum torch.logsumexp torch.matmul)")
 
         target_buf, target_arg = view, view
 

@@ -259,8 +259,10 @@ class PythonTarget : public Target {
 
 class LibTarget : public Target {
  public:
-  LibTarget(const std::string& text, const std::string& dtype, std::uint64_t n)
-      : text_(text), fp32_(dtype == "fp32"), n_(n) {
+  LibTarget(const std::string& text, const std::string& dtype, std::uint64_t n, TargetOp op)
+      : text_(text), fp32_(dtype == "fp32"), dot_(op == TargetOp::kDot), n_(n) {
+    if (dtype != "fp32" && dtype != "fp64")
+      throw TargetError(text + ": a LIB.so:SYMBOL target takes fp32 or fp64, not " + dtype);
     const std::size_t colon = text.rfind(':');
     const std::string lib = text.substr(0, colon), sym = text.substr(colon + 1);
     if (sym.empty()) throw TargetError(text + ": give the symbol as LIB.so:FUNCTION");
@@ -279,20 +281,30 @@ class LibTarget : public Target {
     return out;
   }
   double Values(const std::vector<double>& x) override {
+    // A dot takes a = x[0..K-1] and b = x[K..2K-1] (n = 2K).
+    const std::size_t k = x.size() / 2;
     if (fp32_) {
       buf32_.assign(x.begin(), x.end());
+      if (dot_)
+        return reinterpret_cast<float (*)(const float*, const float*, std::size_t)>(fn_)(
+            buf32_.data(), buf32_.data() + k, k);
       return reinterpret_cast<float (*)(const float*, std::size_t)>(fn_)(buf32_.data(),
                                                                          buf32_.size());
     }
+    if (dot_)
+      return reinterpret_cast<double (*)(const double*, const double*, std::size_t)>(fn_)(
+          x.data(), x.data() + k, k);
     return reinterpret_cast<double (*)(const double*, std::size_t)>(fn_)(x.data(), x.size());
   }
   std::string Description() const override {
-    return text_ + " (dlopen, " + std::string(fp32_ ? "float" : "double") + " f(const T*, size_t))";
+    return text_ + " (dlopen, " + std::string(fp32_ ? "float" : "double") +
+           (dot_ ? " f(const T* a, const T* b, size_t k))" : " f(const T*, size_t))");
   }
 
  private:
   std::string text_;
   bool fp32_;
+  bool dot_;
   std::uint64_t n_;
   MaskedBuffer masked_{n_};
   void* handle_ = nullptr;
@@ -477,15 +489,16 @@ class ExecTarget : public Target {
 }  // namespace
 
 std::unique_ptr<Target> MakeTarget(const std::string& text, const std::string& dtype,
-                                   std::uint64_t n, double timeout_seconds) {
+                                   std::uint64_t n, double timeout_seconds, TargetOp op) {
   if (text == "numpy.sum" || text == "numpy.add.reduce:strided" || text == "python.sum" ||
-      text == "numpy.dot" || text == "torch.sum" || text == "torch.logsumexp")
+      text == "numpy.dot" || text == "numpy.matmul" || text == "torch.sum" ||
+      text == "torch.logsumexp" || text == "torch.matmul")
     return std::make_unique<PythonTarget>(text, dtype, n, timeout_seconds);
   if (text.rfind("exec:", 0) == 0)
     return std::make_unique<ExecTarget>(text.substr(5), dtype, n, timeout_seconds);
   const std::size_t colon = text.rfind(':');
   if (colon != std::string::npos && text.substr(0, colon).find(".so") != std::string::npos)
-    return std::make_unique<LibTarget>(text, dtype, n);
+    return std::make_unique<LibTarget>(text, dtype, n, op);
   throw TargetError("unknown target '" + text +
                     "': numpy.sum numpy.add.reduce:strided python.sum torch.sum "
                     "torch.logsumexp LIB.so:SYMBOL exec:COMMAND");

@@ -6,12 +6,15 @@
 //                    FPRev's masks and the packed checks that prove a predicted tree);
 //   Values(x)        the result on x (already representable in the format).
 // Kinds (MakeTarget's text):
-//   numpy.sum, numpy.add.reduce:strided, python.sum, torch.sum, torch.logsumexp
+//   numpy.sum, numpy.add.reduce:strided, python.sum, torch.sum, torch.logsumexp, and the
+//   dots numpy.dot, numpy.matmul, torch.matmul (n = 2K: a then b)
 //                    experiments/probe/target.py under /usr/bin/python3 (CARRIER_PYTHON and
 //                    CARRIER_PROBE_SCRIPT override both), one persistent process; a batch of
 //                    sparse inputs is one round trip (at most kMaxBatch inputs per line set);
 //                    torch.* needs `import torch` to work there;
-//   LIB.so:SYMBOL    dlopen(LIB.so), SYMBOL with the C signature T f(const T*, size_t);
+//   LIB.so:SYMBOL    dlopen(LIB.so), SYMBOL with the C signature T f(const T*, size_t), or
+//                    for TargetOp::kDot T f(const T* a, const T* b, size_t k) over the n = 2K
+//                    values a_0..a_{K-1}, b_0..b_{K-1};
 //   exec:COMMAND     `sh -c COMMAND` once per batch of K vectors (K * n <= 2^20 values, at
 //                    most kMaxBatch vectors): its stdin holds the K vectors back to back, n
 //                    lines each, one C99 hex float (%a) per line; the environment names
@@ -60,11 +63,16 @@ class Target {
 // The most inputs one round trip to a target carries.
 inline constexpr std::size_t kMaxBatch = 4096;
 
-// dtype: "fp32" or "fp64"; timeout_seconds: exec: targets' limit per call. Throws TargetError.
+// What a LIB.so:SYMBOL target computes (the other kinds say it by name or protocol).
+enum class TargetOp { kSum, kDot };
+
+// dtype: "fp32" or "fp64" ("bf16" for torch.matmul and exec:); timeout_seconds: exec: targets'
+// limit per call. Throws TargetError.
 inline constexpr double kDefaultTargetTimeoutSeconds = 300;
 std::unique_ptr<Target> MakeTarget(const std::string& text, const std::string& dtype,
                                    std::uint64_t n,
-                                   double timeout_seconds = kDefaultTargetTimeoutSeconds);
+                                   double timeout_seconds = kDefaultTargetTimeoutSeconds,
+                                   TargetOp op = TargetOp::kSum);
 
 // The named schedules whose tree over n inputs has the binary form of `t` (TreeHash,
 // TreeForm::kBinary), in the order tried: seq reverse pairwise[:LEAF] blocked:B[:pairwise]

@@ -29,6 +29,7 @@
 #include "core/tree_hash.hpp"
 #include "core/tree_io.hpp"
 #include "io/json.hpp"
+#include "precision/bfloat16.hpp"
 #include "probe/targets.hpp"
 #include "verbs/verbs.hpp"
 
@@ -189,15 +190,51 @@ std::string InputsText(std::vector<std::uint64_t> v) {
          (stride == 1 ? "" : ":" + std::to_string(stride)) + "]";
 }
 
+// x + y rounded once to bf16 (RNE): the exact sum (TwoSum) rounded to odd in a double first,
+// which then rounds to bf16 as the exact sum would (53 >= 8 + 2 bits).
+double AddBf16(double x, double y) {
+  double hi = x + y;
+  const double yv = hi - x;
+  const double lo = (x - (hi - yv)) + (y - yv);
+  if (lo != 0 && (std::bit_cast<std::uint64_t>(hi) & 1) == 0)
+    hi = std::nextafter(hi, lo > 0 ? HUGE_VAL : -HUGE_VAL);
+  return BFloat16(hi).ToDouble();
+}
+
+// A dot of bf16 values in bf16 throughout, under tree t: each chain step s + round(a*b)
+// (mul-add: the product, exact in a double, rounded to bf16 first, as C++'s bf16 types do) or
+// round(s + a*b) (fma); combines bf16 additions.
+double ReplayBf16Dot(const MergeTree& t, DotPush push, std::span<const double> a,
+                     std::span<const double> b) {
+  std::vector<double> v(t.NodeCount());
+  for (std::uint64_t c = 0; c < t.chains.size(); ++c) {
+    double s = 0.0;
+    for (std::uint64_t j = 0; j < t.chains[c].count; ++j) {
+      const std::uint64_t i = t.chains[c].first + j * t.chains[c].stride;
+      const double p = a[i] * b[i];  // 8 + 8 bits: exact
+      s = AddBf16(s, push == DotPush::kFma ? p : BFloat16(p).ToDouble());
+    }
+    v[c] = s;
+  }
+  for (std::uint64_t m = 0; m < t.combines.size(); ++m)
+    v[t.chains.size() + m] = AddBf16(v[t.combines[m].left], v[t.combines[m].right]);
+  return t.NodeCount() ? v[t.Root()] : 0.0;
+}
+
+// T: float for fp32 and bf16 (dtype says which), double for fp64.
 template <class T>
 int RunIeeeDotProbe(const std::string& target_text, const std::string& dtype, std::uint64_t k,
                     std::uint64_t verify, std::uint64_t seed, double timeout,
                     const std::optional<std::string>& output,
                     const std::function<void(const std::string&)>& fail) {
-  const bool fp32 = std::is_same_v<T, float>;
+  // bf16 (torch.matmul): the format bf16, its "wide" nodes would be fp32's (refused below).
+  const bool bf16 = dtype == "bf16";
+  const bool fp32 = std::is_same_v<T, float> && !bf16, fp64 = std::is_same_v<T, double>;
+  const std::string narrow = bf16 ? "bf16" : "fp32", wider = bf16 ? "fp32" : "fp64";
+  const int kept = bf16 ? -12 : -30;  // 1 + 2^kept - 1 is 2^kept in the wider format, 0 in narrow
   std::unique_ptr<probe::Target> exec;
   try {
-    exec = probe::MakeTarget(target_text, dtype, 2 * k, timeout);
+    exec = probe::MakeTarget(target_text, dtype, 2 * k, timeout, probe::TargetOp::kDot);
   } catch (const probe::TargetError& e) {
     fail(e.what());
   }
@@ -249,8 +286,9 @@ int RunIeeeDotProbe(const std::string& target_text, const std::string& dtype, st
   } catch (const ProbeError& e) {
     std::cout << "target          " << exec->Description() << "\n"
               << "result          the dot with b = 1 is no tree of additions (in " << dtype
-              << (fp32 ? " or fp64" : "") << "; an exact or multi-term accumulator?): " << e.what()
-              << " after " << stats.calls << " calls\n";
+              << (fp32 || bf16 ? " or " + wider : "")
+              << "; an exact or multi-term accumulator?): " << e.what() << " after " << stats.calls
+              << " calls\n";
     return 1;
   }
 
@@ -271,7 +309,7 @@ int RunIeeeDotProbe(const std::string& target_text, const std::string& dtype, st
   }
   std::vector<std::uint8_t> wide(n_int, 0);
   std::uint64_t node_calls = 0;
-  if (fp32 && n_int > 1) {
+  if ((fp32 || bf16) && n_int > 1) {
     std::vector<MaskedInput> batch;
     std::vector<std::uint64_t> asked;
     for (std::uint64_t q = 0; q < n_int; ++q) {
@@ -282,25 +320,36 @@ int RunIeeeDotProbe(const std::string& target_text, const std::string& dtype, st
       const std::uint64_t sibling = pc[0] == v ? pc[1] : pc[0];
       batch.push_back(MaskedInput{0.0,
                                   {{lo[ch[0]], 1, 1, 1.0},
-                                   {lo[ch[1]], 1, 1, std::ldexp(1.0, -30)},
+                                   {lo[ch[1]], 1, 1, std::ldexp(1.0, kept)},
                                    {lo[sibling], 1, 1, -1.0}}});
       asked.push_back(q);
     }
     const std::vector<double> got = evaluate(batch, true);
     node_calls = got.size();
     for (std::size_t r = 0; r < asked.size(); ++r) {
-      if (got[r] == std::ldexp(1.0, -30)) {
+      if (got[r] == std::ldexp(1.0, kept)) {
         wide[asked[r]] = 1;
       } else if (got[r] != 0) {
         std::ostringstream os;
         os << std::hexfloat << got[r];
         std::cout << "target          " << exec->Description() << "\n"
                   << "result          the addition joining inputs " << lo[k + asked[r]]
-                  << ".. is neither fp32 nor fp64: 1 + 2^-30 - 1 gave " << os.str()
-                  << " (2^-30 in fp64, 0 in fp32)\n";
+                  << ".. is neither " << narrow << " nor " << wider << ": 1 + 2^" << kept
+                  << " - 1 gave " << os.str() << " (2^" << kept << " in " << wider << ", 0 in "
+                  << narrow << ")\n";
         return 1;
       }
     }
+    if (bf16)
+      for (std::size_t r = 0; r < asked.size(); ++r)
+        if (wide[asked[r]]) {
+          std::cout << "target          " << exec->Description() << "\n"
+                    << "result          the addition joining inputs " << lo[k + asked[r]]
+                    << ".. keeps fp32's bits (1 + 2^-12 - 1 gave 2^-12): a bf16 dot with a "
+                       "wider accumulator, which carrier's bf16 dot replay (bf16 throughout) "
+                       "does not model\n";
+          return 1;
+        }
     const auto& rc = recovered.internal[recovered.root - k].children;
     for (std::uint64_t c : rc)
       if (c >= k && wide[c - k]) wide[recovered.root - k] = 1;
@@ -367,7 +416,9 @@ int RunIeeeDotProbe(const std::string& target_text, const std::string& dtype, st
   // Fresh random inputs, full significands: which push rule replays the target.
   auto fresh = [&](std::uint64_t r, std::uint64_t stream, std::vector<double>& a,
                    std::vector<double>& b) {
-    const std::vector<double> x = RandomInput(2 * k, seed * 7919 + stream, r, fp32);
+    std::vector<double> x = RandomInput(2 * k, seed * 7919 + stream, r, !fp64);
+    if (bf16)
+      for (double& v : x) v = BFloat16(v).ToDouble();
     a.assign(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(k));
     b.assign(x.begin() + static_cast<std::ptrdiff_t>(k), x.end());
     try {
@@ -385,8 +436,10 @@ int RunIeeeDotProbe(const std::string& target_text, const std::string& dtype, st
   std::vector<double> a, b;
   for (std::uint64_t r = 0; r < verify; ++r) {
     const double want = fresh(r, 0xd07, a, b);
-    const double pa = ReplayDotArithmetic(tree, plain_ar, a, b);
-    const double fa = ReplayDotArithmetic(tree, fused_ar, a, b);
+    const double pa = bf16 ? ReplayBf16Dot(tree, DotPush::kMulAdd, a, b)
+                           : ReplayDotArithmetic(tree, plain_ar, a, b);
+    const double fa =
+        bf16 ? ReplayBf16Dot(tree, DotPush::kFma, a, b) : ReplayDotArithmetic(tree, fused_ar, a, b);
     plain += SameBits(pa, want);
     fused += SameBits(fa, want);
     if (!SameBits(pa, want) && !SameBits(fa, want) && first_miss.empty()) {
@@ -407,6 +460,7 @@ int RunIeeeDotProbe(const std::string& target_text, const std::string& dtype, st
             << (node_calls ? ", " + std::to_string(node_calls) + " more for the node formats" : "")
             << ", " << Seconds(seconds) << "\n"
             << "tree hash       " << TreeHash(tree) << "\n";
+  if (bf16) std::cout << "formats         every addition in bf16 (no node keeps fp32's bits)\n";
   if (fp32) {
     std::uint64_t wide_nodes = 0;
     for (std::uint8_t w : arith.wide) wide_nodes += w;
@@ -483,6 +537,18 @@ int RunIeeeDotProbe(const std::string& target_text, const std::string& dtype, st
             << " fresh random inputs: replay of the tree with " << rule
             << " pushes == target, bit for bit (mul-add " << plain << ", fma " << fused << ")\n";
   const bool plain_replay = rule == "mul-add" && !arith.AnyWide() && !named.empty();
+  if (bf16) {
+    // carrier's Dot in an emulated bf16 is the mul-add rule; an fma chain has no eval replay.
+    if (plain_replay)
+      std::cout << "replay          carrier eval --op dot --dtype bf16 --acc bf16 --schedule "
+                << named[0] << "\n";
+    else
+      std::cout << "note            carrier eval replays a bf16 dot with rounded products over a "
+                   "named schedule only; this one is "
+                << (named.empty() ? "an unnamed tree" : "fma") << " (the tree follows)\n";
+    if (named.empty()) std::cout << ToText(tree);
+    return 0;
+  }
   if (output) {
     // The tree and its arithmetic, read back as carrier eval reads them and checked on other
     // fresh inputs before the line that replays it is printed.
@@ -549,18 +615,36 @@ int RunDotProbe(const std::vector<std::string>& argv_in) {
   const std::uint64_t seed = args.Count("seed", 1);
   const double timeout = args.Seconds("timeout", probe::kDefaultTargetTimeoutSeconds);
   if (timeout <= 0) args.Fail("--timeout must be more than 0 seconds");
-  if (dtype == "fp32" || dtype == "fp64") {
-    if (target_text != "numpy.dot" && target_text.rfind("exec:", 0) != 0)
+  // An IEEE dot: fp32 and fp64 for every target but carrier's own mma: profiles, and bf16 for
+  // torch.matmul (torch's CPU bf16 dot rounds in bf16: an IEEE dot in bf16).
+  const std::size_t colon = target_text.rfind(':');
+  const bool lib = target_text.rfind("exec:", 0) != 0 && colon != std::string::npos &&
+                   target_text.substr(0, colon).find(".so") != std::string::npos;
+  if (dtype == "fp32" || dtype == "fp64" || (dtype == "bf16" && target_text == "torch.matmul")) {
+    if (target_text != "numpy.dot" && target_text != "numpy.matmul" &&
+        target_text != "torch.matmul" && target_text.rfind("exec:", 0) != 0 && !lib)
       args.Fail("--dtype " + dtype + " (an IEEE dot: recovered order x push rule) needs " +
-                "dot:numpy.dot or dot:exec:COMMAND, not dot:" + target_text);
+                "dot:numpy.dot, dot:numpy.matmul, dot:torch.matmul, dot:LIB.so:SYMBOL or " +
+                "dot:exec:COMMAND, not dot:" + target_text);
+    if (target_text == "torch.matmul" && dtype == "fp64")
+      args.Fail("dot:torch.matmul takes --dtype fp32 or bf16");
     const auto fail = [&](const std::string& why) { args.Fail(why); };
     const std::optional<std::string> output = args.Get("output");
     if (output && output->empty()) args.Fail("-o needs a file name");
-    return dtype == "fp32"
-               ? RunIeeeDotProbe<float>(target_text, dtype, k, verify, seed, timeout, output, fail)
-               : RunIeeeDotProbe<double>(target_text, dtype, k, verify, seed, timeout, output,
-                                         fail);
+    if (dtype == "bf16" && output)
+      args.Fail(
+          "-o saves an fp32|fp64 dot's arithmetic; a bf16 dot is replayed by the carrier "
+          "eval line the probe prints");
+    if (dtype == "bf16" && k > 256)
+      args.Fail("--k must be at most 256 for bf16 (the masks' sums of ones must be exact)");
+    return dtype == "fp64"
+               ? RunIeeeDotProbe<double>(target_text, dtype, k, verify, seed, timeout, output, fail)
+               : RunIeeeDotProbe<float>(target_text, dtype, k, verify, seed, timeout, output, fail);
   }
+  if (lib || target_text == "numpy.matmul" || target_text == "torch.matmul")
+    args.Fail("dot:" + target_text + " takes --dtype fp32 or fp64" +
+              (target_text == "torch.matmul" ? std::string(" (torch.matmul: fp32 or bf16)") : "") +
+              " (an IEEE dot), not " + dtype);
   if (args.Get("output")) args.Fail("-o goes with --dtype fp32|fp64 (an IEEE dot's tree)");
   const FormatRange range = *DotFormat(dtype);
   const auto ieee_hint = [&] {
@@ -610,7 +694,8 @@ int RunDotProbe(const std::vector<std::string>& argv_in) {
     };
   } else {
     args.Fail("unknown dot target '" + target_text +
-              "': dot:mma:PROFILE[:promote:N] dot:numpy.dot dot:exec:COMMAND");
+              "': dot:mma:PROFILE[:promote:N] dot:numpy.dot dot:numpy.matmul dot:torch.matmul "
+              "dot:LIB.so:SYMBOL dot:exec:COMMAND");
   }
 
   std::vector<DotHypothesis> hyps;
@@ -855,8 +940,8 @@ int RunProbe(const std::vector<std::string>& argv_in) {
       args.Choice("format", {"text", "json", "dot"}, output ? "json" : "text");
   const std::uint64_t verify = args.Count("verify", 8);
   const std::uint64_t seed = args.Count("seed", 1);
-  if (target_text == "numpy.dot")
-    args.Fail("numpy.dot is a dot product: carrier probe dot:numpy.dot");
+  if (target_text == "numpy.dot" || target_text == "numpy.matmul" || target_text == "torch.matmul")
+    args.Fail(target_text + " is a dot product: carrier probe dot:" + target_text);
   if (target_text == "torch.logsumexp")
     args.Fail(
         "torch.logsumexp: its terms exp(x - max) are positive, so FPRev's +M/-M masks "
