@@ -21,6 +21,7 @@
 #include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
 #include "core/tree_io.hpp"
+#include "precision/bfloat16.hpp"
 #include "precision/block_scaled.hpp"  // block-scaled dots: the quantised codes
 #include "support/cli_support.hpp"
 
@@ -655,7 +656,240 @@ TEST_CASE("carrier probe dot: --dtype fp32 tells FMA lanes from rounded products
     CHECK(r.out.find("verified        8 of 8") != std::string::npos);
     std::cout << "  " << script << ": " << r.out.substr(r.out.find("order")) << "\n";
   }
-  CheckRejected("probe dot:mma:volta --k 64 --dtype fp32", "dot:numpy.dot or dot:exec");
+  CheckRejected("probe dot:mma:volta --k 64 --dtype fp32", "dot:LIB.so:SYMBOL or dot:exec");
+}
+
+namespace {
+
+// `python3 -c CODE`'s stdout (one hex float) as a double; the code reads the pairs in `file`
+// as the lists a and b (hex floats, two per line).
+double PythonDot(const std::string& prelude, const std::string& file, const std::string& expr) {
+  const std::string code = TempPath("pydot.py"), out = TempPath("pydot.out");
+  std::ofstream(code) << prelude
+                      << "\nrows = [[float.fromhex(t) for t in l.split()] for l in open('" << file
+                      << "')]\na = [r[0] for r in rows]\nb = [r[1] for r in rows]\nprint(" << expr
+                      << ")\n";
+  REQUIRE(std::system(("/usr/bin/python3 " + code + " > " + out).c_str()) == 0);
+  return std::strtod(carrier_test::Slurp(out).c_str(), nullptr);
+}
+
+void RequireTorch() {
+  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) {
+    // Exit 77: CTest reports the case Skipped (SKIPPABLE in CMakeLists.txt), never Passed.
+    std::cout << "skipped: `import torch` fails under /usr/bin/python3 (Debian's python3-torch is "
+                 "not installed)"
+              << std::endl;
+    std::exit(77);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("carrier probe dot:numpy.matmul --dtype fp32|fp64 replays numpy's bits",
+          "[fast][cli][mma][probe]") {
+  // np.matmul of two 1-D arrays: recovered like numpy.dot (whatever BLAS call numpy routes it
+  // to), saved with -o, and the printed carrier eval line run on other fresh pairs gives
+  // np.matmul's bits computed by numpy itself.
+  if (std::system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") != 0) {
+    WARN("skipped: numpy is not importable under /usr/bin/python3");
+    return;
+  }
+  for (const auto& [dtype, k] : {std::pair<std::string, int>{"fp32", 100}, {"fp64", 777}}) {
+    const std::string tree = TempPath("npmatmul_" + dtype + ".json");
+    const std::string args =
+        "probe dot:numpy.matmul --k " + std::to_string(k) + " --dtype " + dtype + " -o " + tree;
+    const Run r = Carrier(args);
+    INFO("carrier " << args << "\n" << r.out << r.err);
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("verified        8 of 8") != std::string::npos);
+    CHECK(Line(r.out, "saved           ").find("read back: 8 of 8") != std::string::npos);
+    std::cout
+        << "  " << args << ":\n    order " << Line(r.out, "order           ").substr(0, 60)
+        << "...\n    formats " << Line(r.out, "formats         ") << "\n    push "
+        << Line(r.out, "push            ").substr(0, Line(r.out, "push            ").find(':'))
+        << "\n";
+    const std::string file = TempPath("npmatmul_" + dtype + ".txt");
+    WritePairs(file, k, dtype == "fp32", 0xa11ce + static_cast<std::uint64_t>(k));
+    const std::string np_type = dtype == "fp32" ? "float32" : "float64";
+    const double want = PythonDot("import numpy as np", file,
+                                  "float(np.matmul(np.array(a, dtype=np." + np_type +
+                                      "), np.array(b, dtype=np." + np_type + "))).hex()");
+    const double raw = RunReplayLine(Line(r.out, "replay          "), file);
+    const double got = dtype == "fp32" ? static_cast<double>(static_cast<float>(raw)) : raw;
+    std::cout << "    " << Line(r.out, "replay          ") << " -> " << std::hexfloat << got
+              << ", np.matmul " << want << std::defaultfloat << "\n";
+    CHECK(got == want);
+  }
+  CheckRejected("probe dot:numpy.matmul --k 64 --dtype fp16", "takes --dtype fp32 or fp64");
+  CheckRejected("probe numpy.matmul --dtype fp32 --n 8", "carrier probe dot:numpy.matmul");
+}
+
+TEST_CASE("carrier probe dot:torch.matmul --dtype fp32 replays torch's bits",
+          "[fast][cli][mma][probe]") {
+  RequireTorch();
+  const int k = 100;
+  const std::string tree = TempPath("torchmm32.json");
+  const std::string args =
+      "probe dot:torch.matmul --k " + std::to_string(k) + " --dtype fp32 -o " + tree;
+  const Run r = Carrier(args);
+  INFO("carrier " << args << "\n" << r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("verified        8 of 8") != std::string::npos);
+  CHECK(Line(r.out, "saved           ").find("read back: 8 of 8") != std::string::npos);
+  std::cout << "  " << args << ":\n    " << Line(r.out, "target          ") << "\n    formats "
+            << Line(r.out, "formats         ") << "\n";
+  const std::string file = TempPath("torchmm32.txt");
+  WritePairs(file, k, true, 0x70c4);
+  const double want = PythonDot("import torch", file,
+                                "float(torch.matmul(torch.tensor(a, dtype=torch.float32), "
+                                "torch.tensor(b, dtype=torch.float32))).hex()");
+  const double got = static_cast<float>(RunReplayLine(Line(r.out, "replay          "), file));
+  std::cout << "    " << Line(r.out, "replay          ") << " -> " << std::hexfloat << got
+            << ", torch.matmul " << want << std::defaultfloat << "\n";
+  CHECK(got == want);
+}
+
+TEST_CASE("carrier probe dot:torch.matmul --dtype bf16 replays torch or refuses in one line",
+          "[fast][cli][mma][probe]") {
+  // torch's CPU bf16 dot (1.13: a sequential sum += x * y in c10::BFloat16, each product and
+  // each addition rounded to bf16) is an IEEE dot in bf16: the probe prints the carrier eval
+  // line that replays it, run here on other fresh bf16 pairs against torch. A torch whose
+  // kernel keeps fp32 partial sums has no bf16 replay: then the probe must say so in one line.
+  RequireTorch();
+  const int k = 100;
+  const std::string args = "probe dot:torch.matmul --k " + std::to_string(k) + " --dtype bf16";
+  const Run r = Carrier(args);
+  INFO("carrier " << args << "\n" << r.out << r.err);
+  std::cout << "  " << args << " -> exit " << r.code << "\n" << r.out;
+  if (r.code == 1) {
+    CHECK(Line(r.out, "result          ").find("keeps fp32's bits") != std::string::npos);
+    CHECK(Line(r.out, "replay          ").empty());
+    return;
+  }
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("verified        8 of 8") != std::string::npos);
+  CHECK(Line(r.out, "formats         ").rfind("every addition in bf16", 0) == 0);
+  const std::string file = TempPath("torchmmbf16.txt");
+  {
+    // Fresh bf16 pairs: the fp32 pairs' values rounded to bf16.
+    const std::string raw = TempPath("torchmmbf16.raw");
+    WritePairs(raw, k, true, 0xbf16);
+    std::ifstream in(raw);
+    std::ofstream out(file);
+    char buf[64];
+    for (std::string x, y; in >> x >> y;) {
+      std::snprintf(buf, sizeof buf, "%a %a\n",
+                    carrier::BFloat16(std::strtod(x.c_str(), nullptr)).ToDouble(),
+                    carrier::BFloat16(std::strtod(y.c_str(), nullptr)).ToDouble());
+      out << buf;
+    }
+  }
+  const double want = PythonDot("import torch", file,
+                                "float(torch.matmul(torch.tensor(a, dtype=torch.bfloat16), "
+                                "torch.tensor(b, dtype=torch.bfloat16))).hex()");
+  const std::string replay = Line(r.out, "replay          ");
+  const double got = carrier::BFloat16(RunReplayLine(replay, file)).ToDouble();
+  std::cout << "    " << replay << " -> " << std::hexfloat << got << ", torch.matmul " << want
+            << std::defaultfloat << "\n";
+  CHECK(got == want);
+  CheckRejected("probe dot:torch.matmul --k 300 --dtype bf16", "at most 256 for bf16");
+  CheckRejected("probe dot:torch.matmul --k 64 --dtype bf16 -o " + TempPath("x.json"),
+                "a bf16 dot is replayed by the carrier eval line");
+}
+
+TEST_CASE("carrier probe dot: --dtype bf16 refuses a bf16 dot with an fp32 accumulator",
+          "[fast][cli][mma][probe]") {
+  // A planted driver in target.py's protocol (CARRIER_PROBE_SCRIPT) serving torch.matmul as a
+  // bf16 dot that adds in fp32 and rounds only its result to bf16 (a later torch's kernel):
+  // no bf16-throughout replay exists, and the probe says which addition keeps fp32's bits.
+  const std::string script = TempPath("planted_bf16acc.py");
+  std::ofstream(script)
+      << "import struct, sys\nn = int(sys.argv[3])\nk = n // 2\n"
+         "f32 = lambda v: struct.unpack('f', struct.pack('f', v))[0]\n"
+         "def bf16(v):\n    u = struct.unpack('I', struct.pack('f', v))[0]\n"
+         "    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000\n"
+         "    return struct.unpack('f', struct.pack('I', u))[0]\n"
+         "def dot(x):\n    s = 0.0\n    for i in range(k):\n        s = f32(s + x[i] * x[k + i])\n"
+         "    return bf16(s)\n"
+         "print('ok planted bf16 dot, fp32 accumulator', flush=True)\n"
+         "for line in sys.stdin:\n    w = line.split()\n    if not w or w[0] == 'q':\n"
+         "        break\n    if w[0] == 'x':\n"
+         "        print(dot([float.fromhex(t) for t in w[1:]]).hex(), flush=True)\n"
+         "        continue\n    res = []\n    for _ in range(int(w[1])):\n"
+         "        v = sys.stdin.readline().split()\n        x = [float.fromhex(v[1])] * n\n"
+         "        for j in range(2, len(v), 4):\n"
+         "            for q in range(int(v[j + 1])):\n"
+         "                x[int(v[j]) + q * int(v[j + 2])] = float.fromhex(v[j + 3])\n"
+         "        res.append(dot(x))\n    print(' '.join(r.hex() for r in res), flush=True)\n";
+  REQUIRE(setenv("CARRIER_PROBE_SCRIPT", script.c_str(), 1) == 0);
+  const std::string args = "probe dot:torch.matmul --k 32 --dtype bf16";
+  const Run r = Carrier(args);
+  unsetenv("CARRIER_PROBE_SCRIPT");
+  INFO("carrier " << args << "\n" << r.out << r.err);
+  std::cout << "  planted: " << Line(r.out, "result          ") << "\n";
+  CHECK(r.code == 1);
+  CHECK(Line(r.out, "target          ") == "planted bf16 dot, fp32 accumulator");
+  CHECK(Line(r.out, "result          ").find("keeps fp32's bits (1 + 2^-12 - 1 gave 2^-12)") !=
+        std::string::npos);
+  CHECK(Line(r.out, "replay          ").empty());
+}
+
+TEST_CASE("carrier probe dot:LIB.so:SYMBOL recovers a planted C dot's per-node formats",
+          "[fast][cli][mma][probe]") {
+  // A C dot built here: four fp32 lanes (i % 4) over the first k & -8 products, rounded products
+  // (-ffp-contract=off), joined (l0 + l1) + (l2 + l3) in fp32; the tail's products exact in a
+  // double, added there, the join with the lanes in the double, the result rounded to fp32.
+  // And a sequential double dot. The probe must find exactly the tail chain and the root in fp64.
+  const std::string src = TempPath("plantdot.c"), lib = TempPath("plantdot.so");
+  std::ofstream(src) << "#include <stddef.h>\n"
+                        "float dot4(const float* a, const float* b, size_t k) {\n"
+                        "  float l[4] = {0, 0, 0, 0};\n  const size_t n1 = k & ~(size_t)7;\n"
+                        "  for (size_t i = 0; i < n1; ++i) l[i % 4] += a[i] * b[i];\n"
+                        "  double tail = 0;\n"
+                        "  for (size_t i = n1; i < k; ++i) tail += (double)a[i] * b[i];\n"
+                        "  return (float)(tail + ((l[0] + l[1]) + (l[2] + l[3])));\n}\n"
+                        "double dseq(const double* a, const double* b, size_t k) {\n"
+                        "  double s = 0;\n  for (size_t i = 0; i < k; ++i) s += a[i] * b[i];\n"
+                        "  return s;\n}\n";
+  REQUIRE(std::system(("cc -O2 -ffp-contract=off -shared -fPIC -o " + lib + " " + src).c_str()) ==
+          0);
+  const int k = 100;  // n1 = 96: 24 products per lane, a tail of four
+  const std::string tree = TempPath("plantdot.json");
+  const std::string args =
+      "probe dot:" + lib + ":dot4 --k " + std::to_string(k) + " --dtype fp32 -o " + tree;
+  const Run r = Carrier(args);
+  INFO("carrier " << args << "\n" << r.out << r.err);
+  REQUIRE(r.code == 0);
+  std::cout << "  " << args << ":\n    formats " << Line(r.out, "formats         ") << "\n";
+  CHECK(Line(r.out, "formats         ")
+            .rfind("fp64 (2 of 9 nodes): the products of x[96..99]; the final join of x[0..95] "
+                   "with x[96..99]; every other addition in fp32",
+                   0) == 0);
+  CHECK(Line(r.out, "fp64 products   ").find("exact") != std::string::npos);
+  CHECK(Line(r.out, "push            ").rfind("mul-add:", 0) == 0);
+  CHECK(r.out.find("verified        8 of 8") != std::string::npos);
+  CHECK(Line(r.out, "saved           ").find("read back: 8 of 8") != std::string::npos);
+  const carrier::MergeTree t = carrier::LoadTreeFile(tree, k);
+  const auto arith = carrier::ReadDotArithmetic(carrier_test::Slurp(tree), tree, t.NodeCount());
+  REQUIRE(arith.has_value());
+  CHECK(arith->push == carrier::DotPush::kMulAdd);
+  CHECK(arith->wide_products == carrier::WideProducts::kExact);
+  REQUIRE(t.chains.size() == 5);
+  for (std::uint64_t x = 0; x < t.NodeCount(); ++x) {
+    const bool lane = x < 4 && t.chains[x].count == 24 && t.chains[x].stride == 4;
+    const bool tail = x < t.chains.size() && t.chains[x].first == 96 && t.chains[x].count == 4 &&
+                      t.chains[x].stride == 1;
+    INFO("node " << x);
+    if (x < 4) CHECK(lane);
+    CHECK(arith->Wide(x) == (tail || x == t.Root()));
+  }
+  const std::string seq = "probe dot:" + lib + ":dseq --k 50 --dtype fp64";
+  const Run s = Carrier(seq);
+  INFO("carrier " << seq << "\n" << s.out << s.err);
+  REQUIRE(s.code == 0);
+  CHECK(Line(s.out, "replay          ") == "carrier eval --op dot --dtype fp64 --schedule seq");
+  CheckRejected("probe dot:" + lib + ":nosuch --k 8 --dtype fp32", "no symbol 'nosuch'");
+  CheckRejected("probe dot:" + lib + ":dot4 --k 8 --dtype bf16", "takes --dtype fp32 or fp64");
 }
 
 // eval --op matmul (experiments/run/matmul.hpp): every output (i, j) is eval --op dot on row i
