@@ -6,8 +6,6 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "precision/rounding.hpp"
-
 namespace carrier {
 
 namespace {
@@ -17,6 +15,20 @@ namespace {
 float ClearLowBits(float x, int bits) {
   std::uint32_t u = 0;
   std::memcpy(&u, &x, sizeof u);
+  u &= ~((std::uint32_t{1} << bits) - 1);
+  float y = 0;
+  std::memcpy(&y, &u, sizeof y);
+  return y;
+}
+
+// x rounded to nearest even at 24 - bits significant bits, fp32's exponent range (subnormals
+// and overflow to inf included: the carry runs into the exponent field); NaN stays NaN.
+float RoundLowBitsNearestEven(float x, int bits) {
+  if (std::isnan(x)) return x;
+  std::uint32_t u = 0;
+  std::memcpy(&u, &x, sizeof u);
+  const std::uint32_t lsb = (u >> bits) & 1;
+  u += ((std::uint32_t{1} << (bits - 1)) - 1) + lsb;
   u &= ~((std::uint32_t{1} << bits) - 1);
   float y = 0;
   std::memcpy(&y, &u, sizeof y);
@@ -56,17 +68,15 @@ std::string DotSplitNames() {
   return s;
 }
 
-std::vector<float> SplitValue(float x, const DotSplitAlgorithm& alg) {
+std::array<float, kMaxDotSplitParts> SplitValue(float x, const DotSplitAlgorithm& alg) {
   const int cleared = 24 - alg.part.precision;  // bf16 16, tf32 13
-  std::vector<float> parts;
-  parts.reserve(alg.parts);
+  std::array<float, kMaxDotSplitParts> parts{};
   float rest = x;
   for (int i = 0; i + 1 < alg.parts; ++i) {
-    const float part = ClearLowBits(rest, cleared);
-    parts.push_back(part);
-    rest = rest - part;  // exact: the cleared bits
+    parts[i] = ClearLowBits(rest, cleared);
+    rest = rest - parts[i];  // exact: the cleared bits
   }
-  parts.push_back(static_cast<float>(RoundToFormat(rest, alg.part, Rounding::kNearestEven)));
+  parts[alg.parts - 1] = RoundLowBitsNearestEven(rest, cleared);
   return parts;
 }
 
@@ -74,7 +84,7 @@ std::vector<std::vector<double>> SplitOperands(const std::vector<double>& x,
                                                const DotSplitAlgorithm& alg) {
   std::vector<std::vector<double>> out(alg.parts, std::vector<double>(x.size()));
   for (std::size_t k = 0; k < x.size(); ++k) {
-    const std::vector<float> p = SplitValue(static_cast<float>(x[k]), alg);
+    const std::array<float, kMaxDotSplitParts> p = SplitValue(static_cast<float>(x[k]), alg);
     for (int i = 0; i < alg.parts; ++i) out[i][k] = p[i];
   }
   return out;

@@ -23,6 +23,7 @@
 // No FMA contraction (the file is compiled with -ffp-contract=off).
 #pragma once
 
+#include <array>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -52,8 +53,9 @@ std::string DotSplitNames();
 // even): result[i][k] is part i of x[k], as doubles (exact).
 std::vector<std::vector<double>> SplitOperands(const std::vector<double>& x,
                                                const DotSplitAlgorithm& alg);
-// One value's parts (the same rule).
-std::vector<float> SplitValue(float x, const DotSplitAlgorithm& alg);
+// One value's parts (the same rule); entries past alg.parts are 0.
+inline constexpr int kMaxDotSplitParts = 3;
+std::array<float, kMaxDotSplitParts> SplitValue(float x, const DotSplitAlgorithm& alg);
 
 // The partial dots (fp32 values, in alg.products' order) added as the contract says.
 float CombinePartialDots(const DotSplitAlgorithm& alg, const std::vector<float>& partial);
