@@ -1,10 +1,13 @@
 // carrier eval --precision: a policy the one-precision ops can run gives exactly the bits of
 // its --dtype/--acc/--round shorthand; policies they cannot honour, and mixing the two forms,
 // are one-line errors (exit 2).
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -218,6 +221,76 @@ TEST_CASE("eval --op dot --precision ALG_DOT_..._X3/_X6/_X9: XLA's split dots, d
       CHECK(JsonNumber(r.out, "rel_error") == Approx(err).epsilon(1e-6));
     }
   }
+}
+
+TEST_CASE("split dots: --schedule orders each partial dot (an independent split in the test)",
+          "[fast][cli]") {
+  // 64 fp32 pairs from an LCG; the parts cut here without carrier: hi = the fp32 bits with the
+  // low 16 cleared, lo = x - hi rounded to 8 significant bits, ties to even (nearbyint). Each
+  // partial dot is `eval --op dot --dtype fp32 --acc fp32` on the parts (exact in fp32) through
+  // the same schedule; X3 = fl(fl(lo.hi + hi.lo) + hi.hi) must equal the preset's bits.
+  std::uint64_t state = 12345;
+  auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<float>(static_cast<double>(state >> 11) * 0x1p-53 * 4 - 2);
+  };
+  const int n = 64;
+  std::vector<float> a(n), b(n);
+  // Magnitudes spread over 2^-12 .. 2^12, so the partial dots round and their order shows.
+  for (int k = 0; k < n; ++k) {
+    a[k] = std::ldexp(next(), (k * 7) % 25 - 12);
+    b[k] = next();
+  }
+  auto hi = [](float x) {
+    std::uint32_t u = 0;
+    std::memcpy(&u, &x, 4);
+    u &= 0xFFFF0000u;
+    float y = 0;
+    std::memcpy(&y, &u, 4);
+    return y;
+  };
+  auto lo = [&](float x) {
+    const double r = static_cast<double>(x) - hi(x);  // exact
+    if (r == 0) return 0.0f;
+    const int e = std::ilogb(r) - 7;
+    return static_cast<float>(std::ldexp(std::nearbyint(std::ldexp(r, -e)), e));
+  };
+  auto write = [&](const std::string& tag, auto fa, auto fb) {
+    const std::string file = TempPath(tag);
+    std::ofstream f(file);
+    f << std::hexfloat;
+    for (int k = 0; k < n; ++k) f << static_cast<double>(fa(a[k])) << " " << fb(b[k]) << "\n";
+    return file;
+  };
+  const auto id = [](float x) { return static_cast<double>(x); };
+  const std::string input = write("split_in.txt", id, id);
+  const std::string lh = write("split_lh.txt", lo, hi), hl = write("split_hl.txt", hi, lo),
+                    hh = write("split_hh.txt", hi, hi);
+  std::vector<float> results;
+  for (const std::string schedule : {"seq", "reverse", "pairwise", "blocked:8"}) {
+    auto dot = [&](const std::string& file) {
+      const Run r = Carrier("eval --op dot --dtype fp32 --acc fp32 --schedule " + schedule +
+                            " --input " + file + " --format json");
+      INFO(r.err);
+      REQUIRE(r.code == 0);
+      return ResultOf(r);
+    };
+    const float want = (dot(lh) + dot(hl)) + dot(hh);
+    for (const char* engine : {"fast", "oracle"}) {
+      const Run x3 =
+          Carrier("eval --op dot --precision ALG_DOT_BF16_BF16_F32_X3 --schedule " + schedule +
+                  " --engine " + engine + " --input " + input + " --format json");
+      INFO(x3.err);
+      REQUIRE(x3.code == 0);
+      std::cout << "  X3 " << schedule << " (" << engine << "): " << std::hexfloat << ResultOf(x3)
+                << ", partial dots summed here: " << want << std::defaultfloat << "\n";
+      CHECK(ResultOf(x3) == want);
+      CHECK(JsonField(x3.out, "schedule_used") == schedule);
+    }
+    results.push_back(want);
+  }
+  // The input is one where the order changes the bits (else this test could not fail).
+  CHECK(std::count(results.begin(), results.end(), results[0]) < 4);
 }
 
 TEST_CASE("split dots: error bf16 > X3 > X6 >= X9 ~ fp32 on random inputs, and bad combinations",
