@@ -8,6 +8,7 @@
 
 #include "core/mma.hpp"
 #include "precision/block_scaled.hpp"
+#include "precision/dot_split.hpp"
 
 namespace carrier {
 
@@ -26,6 +27,7 @@ std::vector<std::string> RoleNames() {
   v.emplace_back("pscale");
   v.emplace_back("rescale");
   v.emplace_back("recip");
+  v.emplace_back("split");
   return v;
 }
 
@@ -181,7 +183,8 @@ bool PrecisionPolicy::operator==(const PrecisionPolicy& o) const {
   for (PrecisionRole r : kAllPrecisionRoles) {
     if (!(Role(r) == o.Role(r))) return false;
   }
-  return mma == o.mma && pscale == o.pscale && rescale == o.rescale && recip == o.recip;
+  return mma == o.mma && pscale == o.pscale && rescale == o.rescale && recip == o.recip &&
+         split == o.split;
 }
 
 // Each preset reads its roles from the kernel source or the paper named beside it. Where a
@@ -283,6 +286,30 @@ const std::vector<PrecisionPreset>& PrecisionPresets() {
        "cuBLASLt's FP8 fast accumulation (openxla/xla PR 6599, issue 6168); on Hopper that is "
        "the wgmma fused sum without promotion, mma:hopper-fp8 (measured on an H200 through "
        "torch._scaled_mm, core/mma.md); dot runs it as --schedule mma:hopper-fp8"},
+      // XLA's split algorithms (precision/dot_split.hpp): fp32 operands cut into bf16 or tf32
+      // parts, one IEEE fp32 partial dot per pair of parts (through --schedule), added in the
+      // order of XLA's DotAlgorithmRewriter. dot and matmul only. (XLA's older Triton emitter,
+      // xla/backends/gpu/codegen/triton/dot_algorithms.cc, split with round-to-nearest casts and
+      // chained each K tile's partial dots through one accumulator: not modelled.)
+      {"ALG_DOT_BF16_BF16_F32_X3", "in=fp32,acc=fp32,split=bf16x3",
+       "XLA ALG_DOT_BF16_BF16_F32_X3 (xla_data.proto; JAX \"BF16_BF16_F32_X3\"): openxla/xla "
+       "xla/backends/gpu/transforms/dot_algorithm_rewriter.cc RewriteF32ToBF16X3: hi = x "
+       "truncated to bf16 (bit mask), lo = bf16(x - hi) to nearest; partial dots lo*hi, hi*lo, "
+       "hi*hi in fp32; sum (lo hi + hi lo), NaN set to 0, + hi hi"},
+      {"ALG_DOT_BF16_BF16_F32_X6", "in=fp32,acc=fp32,split=bf16x6",
+       "XLA ALG_DOT_BF16_BF16_F32_X6 (xla_data.proto): dot_algorithm_rewriter.cc "
+       "RewriteF32ToBF16X6: hi, mid truncated to bf16, lo = bf16(x - hi - mid) to nearest; the "
+       "six partial dots with i + j <= 2 added as mid mid, hi lo, lo hi, hi mid, mid hi, NaN "
+       "set to 0, + hi hi"},
+      {"ALG_DOT_BF16_BF16_F32_X9", "in=fp32,acc=fp32,split=bf16x9",
+       "XLA ALG_DOT_BF16_BF16_F32_X9 (xla_data.proto): dot_algorithm_rewriter.cc "
+       "RewriteF32ToBF16X9: three bf16 parts as X6; all nine partial dots added as lo lo, lo "
+       "mid, mid lo, mid mid, hi lo, lo hi, hi mid, mid hi, NaN set to 0, + hi hi"},
+      {"ALG_DOT_TF32_TF32_F32_X3", "in=fp32,acc=fp32,split=tf32x3",
+       "XLA ALG_DOT_TF32_TF32_F32_X3 (xla_data.proto): dot_algorithm_rewriter.cc "
+       "RewriteF32ToTF32X3: hi = x truncated to tf32 (bit mask), lo = x - hi passed in fp32 to "
+       "a TF32 dot, whose rounding of lo is not published (here to nearest even, as "
+       "ALG_DOT_TF32_TF32_F32); lo hi + hi lo, NaN set to 0, + hi hi"},
   };
   return presets;
 }
@@ -377,6 +404,12 @@ PrecisionPolicy ParsePrecisionPolicy(std::string_view text) {
       p.recip = ParseRole(key, value);
       continue;
     }
+    if (key == "split") {
+      if (!FindDotSplit(value))
+        Bad("split=" + value + ": unknown split dot algorithm; split: " + DotSplitNames());
+      p.split = value;
+      continue;
+    }
     bool matched = false;
     for (std::size_t r = 0; r < 8; ++r) {
       const PrecisionRole role = kAllPrecisionRoles[r];
@@ -418,6 +451,7 @@ std::string ToString(const PrecisionPolicy& p) {
     t += ",rescale=" + os.str();
   }
   if (p.recip) t += ",recip=" + RoleText(*p.recip);
+  if (!p.split.empty()) t += ",split=" + p.split;
   return t;
 }
 
@@ -442,6 +476,7 @@ ShorthandSpec ToShorthand(const PrecisionPolicy& p) {
   if (p.pscale != 1.0) refuse("pscale applies to attention's P");
   if (p.rescale != 0.0) refuse("rescale applies to attention's O");
   if (p.recip) refuse("recip applies to attention's normaliser");
+  if (!p.split.empty()) refuse("split=" + p.split + " applies to dot and matmul");
   if (p.in.rounding != Rounding::kNearestEven) refuse("inputs are stored with rne");
   for (PrecisionRole r : {PrecisionRole::kProd, PrecisionRole::kState, PrecisionRole::kS,
                           PrecisionRole::kP, PrecisionRole::kOut}) {

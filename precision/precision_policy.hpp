@@ -25,18 +25,23 @@
 //   recip    the format and rounding of the row normaliser's reciprocal 1/l (FlashAttention-4
 //            multiplies O by an approximate reciprocal): O is then multiplied by R_recip(1/l)
 //            instead of divided by l; absent: one division in acc
+//   split    XLA's split dot algorithms (precision/dot_split.hpp: bf16x3 bf16x6 bf16x9 tf32x3):
+//            each fp32 operand cut into bf16 or tf32 parts, the partial dots of the listed part
+//            pairs each accumulated in acc through the trial's merge order, and added in XLA's
+//            order; dot (and matmul) only, with in=fp32 and every computed role fp32; empty:
+//            none
 // The in role may instead name a block-scaled format (precision/block_scaled.hpp: in=nvfp4,
 // in=mxfp8e4m3:rceil, in=mx:e2m1:32:e8m0:floor): each input tensor is quantised block-wise by
 // the format's own rule (no @ROUNDING), and in.format is BlockScaledStorageFormat (fp64's
 // values, the block-scaled name); acc then defaults to fp32. Other roles take plain formats.
 // Text form: comma-separated `role=FORMAT[@ROUNDING]` (FORMAT as ParseFormat, ROUNDING as
 // ParseRounding, default rne), `mma=PROFILE`, `pscale=2^K` or a power of two, `rescale=T` (T >= 0
-// log2 units), `recip=FORMAT[@ROUNDING]`; the first item may
+// log2 units), `recip=FORMAT[@ROUNDING]`, `split=NAME`; the first item may
 // instead be a preset name, whose roles the later items override, e.g.
 // `fa2-ampere-bf16,out=fp32`. Unnamed roles are derived: acc from in; prod, combine, state, s
 // and p from acc; out from acc (so `in=bf16,acc=fp32` is today's `--dtype bf16 --acc fp32`).
 // ToString prints every role in the order above (rounding only where not rne; mma, pscale,
-// rescale and recip only when set), and ParsePrecisionPolicy(ToString(p)) == p.
+// rescale, recip and split only when set), and ParsePrecisionPolicy(ToString(p)) == p.
 // Error rule: bad text throws std::invalid_argument, one line naming the bad item and what is
 // allowed (roles, presets, profiles).
 #pragma once
@@ -71,6 +76,7 @@ struct PrecisionPolicy {
   double pscale = 1.0;                  // power of two
   double rescale = 0.0;                 // lazy-rescale threshold in log2 units; 0: none
   std::optional<RoleArithmetic> recip;  // the normaliser's reciprocal; empty: divide by l
+  std::string split;                    // a split dot algorithm (dot_split.hpp); empty: none
   std::string preset;  // the preset it came from, for display; not part of equality
   bool operator==(const PrecisionPolicy& o) const;
 

@@ -26,9 +26,21 @@ double NormalMixed(std::uint64_t mixed_seed, std::uint64_t i) {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586476925 * u2);
 }
 
+// Student's t (Bailey's polar method, generators.hpp): value i from its own stream of uniforms.
+double StudentMixed(std::uint64_t mixed_seed, std::uint64_t i, double nu) {
+  const std::uint64_t stream = SplitMix64(mixed_seed ^ SplitMix64(i ^ 0x5EED5EED5EED5EEDULL));
+  for (std::uint64_t j = 0;; j += 2) {
+    const double u = 2.0 * UniformMixed(stream, j) - 1.0;
+    const double v = 2.0 * UniformMixed(stream, j + 1) - 1.0;
+    const double w = u * u + v * v;
+    if (w > 0 && w <= 1) return u * std::sqrt(nu * (std::pow(w, -2.0 / nu) - 1.0) / w);
+  }
+}
+
 // Values [lo, hi) of a counter-based distribution (uniform01, uniform11, normal, offset,
-// lognormal) into out[0 .. hi - lo), each rounded as it is made: the same values as drawing
-// all, then rounding all. One loop per distribution (the name compared once, not per value).
+// lognormal, student) into out[0 .. hi - lo), each rounded as it is made: the same values as
+// drawing all, then rounding all. One loop per distribution (the name compared once, not per
+// value).
 void DrawRange(const GeneratorSpec& spec, std::uint64_t ms, std::uint64_t lo, std::uint64_t hi,
                double* out, RoundFn round, const void* context) {
   auto fill = [&](auto draw) {
@@ -46,6 +58,8 @@ void DrawRange(const GeneratorSpec& spec, std::uint64_t ms, std::uint64_t lo, st
     fill([&](std::uint64_t i) { return NormalMixed(ms, i); });
   } else if (spec.dist == "offset") {
     fill([&](std::uint64_t i) { return spec.offset + NormalMixed(ms, i); });
+  } else if (spec.dist == "student") {
+    fill([&](std::uint64_t i) { return StudentMixed(ms, i, spec.nu); });
   } else {
     fill([&](std::uint64_t i) { return std::exp(NormalMixed(ms, i)); });
   }
@@ -56,7 +70,7 @@ void DrawRange(const GeneratorSpec& spec, std::uint64_t ms, std::uint64_t lo, st
 bool Chunked(const GeneratorSpec& spec) {
   return spec.order.empty() &&
          (spec.dist == "uniform01" || spec.dist == "uniform11" || spec.dist == "normal" ||
-          spec.dist == "offset" || spec.dist == "lognormal");
+          spec.dist == "offset" || spec.dist == "lognormal" || spec.dist == "student");
 }
 
 void GenerateChunks(const GeneratorSpec& spec, std::uint64_t n, std::uint64_t seed, RoundFn round,
@@ -134,6 +148,46 @@ GeneratorSpec ParseGenerator(const std::string& text) {
           "blockscaled:B:DIST takes uniform01, uniform11, normal, lognormal (with :asc or "
           ":desc) or offset:MU, got '" +
           spec.base + "'");
+    return spec;
+  }
+  if (spec.dist == "outliers" || spec.dist == "student") {
+    // Colon-separated numbers, each optional from the right.
+    std::vector<std::string> args;
+    for (std::size_t at = colon; at != std::string::npos;) {
+      const auto next = text.find(':', at + 1);
+      args.push_back(text.substr(at + 1, next == std::string::npos ? next : next - at - 1));
+      at = next;
+    }
+    auto number = [&](std::size_t k, const char* what) {
+      char* end = nullptr;
+      const double v = std::strtod(args[k].c_str(), &end);
+      if (args[k].empty() || *end != '\0' || !std::isfinite(v))
+        throw std::invalid_argument(spec.dist + ": " + what + " must be a number, got '" + args[k] +
+                                    "'");
+      return v;
+    };
+    if (spec.dist == "student") {
+      if (args.size() > 1) throw std::invalid_argument("student[:NU] takes one number, NU");
+      if (!args.empty()) spec.nu = number(0, "NU");
+      if (!(spec.nu > 0))
+        throw std::invalid_argument("student:NU needs NU > 0 degrees of freedom, got '" + args[0] +
+                                    "'");
+      return spec;
+    }
+    if (args.size() > 3)
+      throw std::invalid_argument("outliers[:P[:S[:C]]] takes at most three numbers");
+    if (args.size() > 0) spec.fraction = number(0, "P");
+    if (args.size() > 1) spec.scale = number(1, "S");
+    if (args.size() > 2) {
+      const double c = number(2, "C");
+      if (!(c >= 1) || c != std::floor(c) || c > 0x1p40)
+        throw std::invalid_argument("outliers: C must be a channel count >= 1, got '" + args[2] +
+                                    "'");
+      spec.channels = static_cast<std::uint64_t>(c);
+    }
+    if (!(spec.fraction >= 0 && spec.fraction <= 1))
+      throw std::invalid_argument("outliers: P must be a fraction in [0, 1], got '" + args[0] +
+                                  "'");
     return spec;
   }
   if (spec.dist == "p4016") {
@@ -257,6 +311,48 @@ std::vector<double> BlockScaled(const GeneratorSpec& spec, std::uint64_t n, std:
   return x;
 }
 
+// N(0,1) with round(P C) channels times S (generators.hpp). The chosen channels are those with
+// the `count` smallest hashes (ties, improbable, broken by the lower channel): 8 bytes per
+// channel while they are picked.
+std::vector<double> Outliers(const GeneratorSpec& spec, std::uint64_t n, std::uint64_t seed,
+                             RoundFn round, const void* context) {
+  const std::uint64_t c = spec.channels == 0 ? n : spec.channels;
+  if (c > n && n > 0)
+    throw std::invalid_argument("outliers: C = " + std::to_string(c) +
+                                " channels, more than the n = " + std::to_string(n) + " values");
+  GeneratorSpec normal;
+  normal.dist = "normal";
+  std::vector<double> x = Generate(normal, n, seed);
+  const auto count =
+      static_cast<std::uint64_t>(std::llround(spec.fraction * static_cast<double>(c)));
+  std::vector<bool> outlier(c, false);
+  if (count > 0) {
+    const std::uint64_t ms = SplitMix64(seed ^ 0x0717E55C4A77E15ULL);
+    std::vector<std::uint64_t> hash(c);
+    for (std::uint64_t k = 0; k < c; ++k) hash[k] = SplitMix64(ms ^ k);
+    std::vector<std::uint64_t> sorted = hash;
+    std::nth_element(sorted.begin(), sorted.begin() + (count - 1), sorted.end());
+    const std::uint64_t threshold = sorted[count - 1];
+    std::vector<std::uint64_t>().swap(sorted);
+    std::uint64_t picked = 0;
+    for (std::uint64_t k = 0; k < c; ++k) {
+      if (hash[k] >= threshold) continue;
+      outlier[k] = true;
+      ++picked;
+    }
+    for (std::uint64_t k = 0; k < c && picked < count; ++k) {
+      if (hash[k] != threshold) continue;
+      outlier[k] = true;
+      ++picked;
+    }
+  }
+  for (std::uint64_t i = 0; i < n; ++i) {
+    if (outlier[i % c]) x[i] *= spec.scale;
+    if (round) x[i] = round(x[i], context);
+  }
+  return x;
+}
+
 std::vector<double> P4016Data(std::uint64_t n, std::uint64_t seed) {
   std::vector<double> x(n);
   std::uint64_t state = seed;
@@ -275,6 +371,7 @@ std::vector<double> Generate(const GeneratorSpec& spec, std::uint64_t n, std::ui
   if (spec.dist == "ill") return IllConditioned(spec.cond, n, seed, round, context);
   if (spec.dist == "exact") return ExactGrid(spec, n, seed, round, context);
   if (spec.dist == "blockscaled") return BlockScaled(spec, n, seed, round, context);
+  if (spec.dist == "outliers") return Outliers(spec, n, seed, round, context);
   if (spec.dist == "p4016") {
     std::vector<double> x = P4016Data(n, seed);
     if (round)

@@ -37,6 +37,20 @@
 // block stays zero. The division runs in double (DeepSeek's kernel divides in fp32; the two
 // differ only where x / s in fp32 lands on a rounding tie of the storage format).
 //
+// outliers[:P[:S[:C]]] (defaults P = 0.01, S = 100, C = n): LLM activation outlier channels
+// (Dettmers et al., LLM.int8(), arXiv 2208.07339: a few hidden dimensions carry values ~100x
+// the rest). N(0,1) values (the same draws as `normal` with the same seed); value i belongs to
+// channel i mod C, and exactly round(P C) of the C channels, picked from the seed alone (the
+// channels with the smallest SplitMix64 hashes of (seed, channel)), are multiplied by S. With
+// C = n every position is its own channel; in a matmul's A (M x K, row-major) C = K makes the
+// outliers whole K columns. C may not exceed n; picking the channels holds 8 bytes per channel.
+//
+// student[:NU] (default NU = 3): Student's t with NU > 0 degrees of freedom, heavy tailed
+// (variance NU / (NU - 2) for NU > 2, infinite for NU <= 2), by Bailey's polar method
+// (Mathematics of Computation 62(206), 1994): U, V uniform in (-1, 1) until W = U^2 + V^2 is
+// in (0, 1], then T = U sqrt(NU (W^(-2/NU) - 1) / W). Value i's uniforms are a stream of its
+// own (seed, i), so each value depends on (seed, i) alone.
+//
 // p4016 (P4016R0 Appendix K's demonstrators): a 64-bit LCG, state = state *
 // 6364136223846793005 + 1442695040888963407, value (top 53 bits - 2^52) / 2^52 in [-1, 1),
 // from state = --seed; the paper's seed is 0x243F6A8885A308D3 = 2611923443488327891.
@@ -51,14 +65,18 @@
 namespace carrier::inputs {
 
 struct GeneratorSpec {
-  std::string dist;   // uniform01 | uniform11 | normal | lognormal | ill | offset
+  std::string dist;   // uniform01 | uniform11 | normal | lognormal | ill | offset | outliers | ...
   std::string order;  // "" | asc | desc
   double cond = 0;    // ill: target condition number (>= 1)
   double offset = 0;  // offset: the mean MU
   std::string base;   // exact, blockscaled: the generator whose values are transformed
   std::string text;   // as given
 
-  std::uint64_t block = 0;  // blockscaled: the block length B (0: one block)
+  std::uint64_t block = 0;     // blockscaled: the block length B (0: one block)
+  double fraction = 0.01;      // outliers: the fraction P of channels scaled
+  double scale = 100;          // outliers: the factor S
+  std::uint64_t channels = 0;  // outliers: C (0: n, every position its own channel)
+  double nu = 3;               // student: degrees of freedom
   const std::string& Text() const { return text; }
 };
 
@@ -82,6 +100,12 @@ inline constexpr GeneratorDoc kGeneratorDocs[] = {
      "exact:uniform11"},
     {"blockscaled:B[:DIST]", "DIST scaled per block of B to the dtype's max, then rounded (FP8)",
      "blockscaled:128"},
+    {"outliers[:P[:S[:C]]]",
+     "N(0,1), round(P C) of C channels (value i: channel i mod C, default n) times S "
+     "(default P 0.01, S 100): LLM outlier channels",
+     "outliers:0.01:100"},
+    {"student[:NU]", "Student's t with NU degrees of freedom (default 3): heavy tails",
+     "student:3"},
     {"p4016", "P4016R0 Appendix K's LCG values in [-1,1) from --seed", "p4016"},
 };
 

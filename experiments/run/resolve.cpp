@@ -156,6 +156,22 @@ std::vector<std::string> PolicyOps() {
 void ApplyPolicy(const registry::Entry& e, TrialSpec& spec, ResolvedTrial& t) {
   const PrecisionPolicy& p = *spec.precision;
   t.policy = p;
+  if (!p.split.empty()) {
+    // XLA's split algorithms (precision/dot_split.hpp) cut fp32 operands into parts and run
+    // IEEE fp32 partial dots: the pairs op of matrix products, every computed role fp32.
+    const std::string what = "precision split=" + p.split;
+    if (!e.fused_schedules || e.policy_replay)
+      throw SpecError(what + " applies to op dot and matmul, not '" + e.name + "'");
+    if (!(p.in.format == Fp32()))
+      throw SpecError(what +
+                      " splits fp32 operands (XLA's f32 dot): in=fp32, not in=" + p.in.format.name);
+    for (PrecisionRole r : {PrecisionRole::kAcc, PrecisionRole::kCombine})
+      if (!(p.Role(r) == RoleArithmetic{}))
+        throw SpecError(what + " accumulates and adds the partial dots in fp32 (rne), not " +
+                        std::string(PrecisionRoleName(r)) + "=" + p.Role(r).format.name + "@" +
+                        std::string(RoundingName(p.Role(r).rounding)));
+    if (!p.mma.empty()) throw SpecError(what + " runs IEEE fp32 partial dots, not mma=" + p.mma);
+  }
   if (e.policy_replay) {
     t.per_role = true;
     spec.dtype = p.in.format.name;
@@ -177,6 +193,7 @@ void ApplyPolicy(const registry::Entry& e, TrialSpec& spec, ResolvedTrial& t) {
                       "[:promote:N], not '" + spec.schedule + "'");
     shorthand.mma.clear();
   }
+  shorthand.split.clear();  // checked above; RunTrial runs it (run/trial.cpp)
   try {
     const ShorthandSpec sh = ToShorthand(shorthand);
     spec.dtype = sh.dtype;
@@ -315,6 +332,13 @@ ResolvedTrial ResolveTrial(const TrialSpec& given) {
     } catch (const ScheduleError& e) {
       throw SpecError(e.what());
     }
+  }
+  if (t.policy && !t.policy->split.empty()) {
+    const std::string what = "precision split=" + t.policy->split;
+    if (spec.backend != "replay") throw SpecError(what + " runs on backend replay only");
+    if (t.adaptive || t.schedule.kind == ScheduleKind::kMma)
+      throw SpecError(what + " runs each partial dot in IEEE fp32 through a declared schedule, " +
+                      "not '" + spec.schedule + "'");
   }
   if (t.schedule.kind == ScheduleKind::kMma) {  // a matrix unit's accumulation (core/mma.hpp)
     const MmaProfile& p = *FindMmaProfile(t.schedule.mma);

@@ -20,6 +20,7 @@
 #include "core/tree_hash.hpp"
 #include "precision/block_scaled.hpp"
 #include "precision/bounds.hpp"
+#include "precision/dot_split.hpp"
 #include "precision/emulated.hpp"
 #include "precision/fast_emulated.hpp"
 #include "precision/math_policy.hpp"
@@ -131,8 +132,12 @@ MergeTree BuildDataTree(const ResolvedTrial& t, const TrialInput& in) {
 // (which reports the schedule it ran; its tree is built for the measurement). The fast engine
 // (TrialSpec::engine) builds no tree where run/tree_shape.hpp walks the schedule: `tree` is
 // then left empty and `shape` alone describes it; otherwise shape = ShapeOfTree(tree).
+registry::Replayed ExecuteSplit(const ResolvedTrial& t, const TrialInput& in, MergeTree& tree,
+                                TreeShape& shape, double& seconds);
+
 registry::Replayed Execute(const ResolvedTrial& t, const TrialInput& in, MergeTree& tree,
                            TreeShape& shape, double& seconds) {
+  if (t.policy && !t.policy->split.empty()) return ExecuteSplit(t, in, tree, shape, seconds);
   const registry::Entry& e = *t.op;
   registry::Replayed got;
   if (t.per_role) {
@@ -251,6 +256,51 @@ registry::Replayed Execute(const ResolvedTrial& t, const TrialInput& in, MergeTr
                     "', which does not build: " + ex.what());
   }
   return got;
+}
+
+StoredColumn PackColumn(const ResolvedTrial& t, std::vector<double>& values);
+
+// A split dot algorithm (precision/dot_split.hpp; ResolveTrial admits dot, in=fp32, acc=fp32,
+// backend replay): both columns cut into parts, each listed pair of parts run as a dot of its
+// own in fp32 through the trial's schedule (the same replay, engine and tree as any fp32 dot;
+// the parts' products are exact in fp32), the partial dots added in the algorithm's order.
+// `seconds` covers the splitting, the partial dots' replays (as Execute times a replay: not the
+// schedule's shape) and their sum.
+registry::Replayed ExecuteSplit(const ResolvedTrial& t, const TrialInput& in, MergeTree& tree,
+                                TreeShape& shape, double& seconds) {
+  const DotSplitAlgorithm* alg = FindDotSplit(t.policy->split);
+  if (!alg) throw SpecError("unknown split dot algorithm '" + t.policy->split + "'");
+  std::vector<double> scratch, scratch_b;
+  const std::span<const double> a = ColumnValues(in, scratch), b = ColumnBValues(in, scratch_b);
+  auto t0 = Clock::now();
+  auto a_parts = SplitOperands(std::vector<double>(a.begin(), a.end()), *alg);
+  auto b_parts = SplitOperands(std::vector<double>(b.begin(), b.end()), *alg);
+  ResolvedTrial part = t;  // the same fp32 dot on the parts, without the split
+  part.policy.reset();
+  part.storage = alg->part;
+  // Packed in the part format, as any stored column (the fast engine reads them in place).
+  std::vector<StoredColumn> a_columns, b_columns;
+  for (auto& v : a_parts) a_columns.push_back(PackColumn(part, v));
+  for (auto& v : b_parts) b_columns.push_back(PackColumn(part, v));
+  seconds = Seconds(t0);
+  std::vector<float> partial;
+  partial.reserve(alg->products.size());
+  for (const auto& [i, j] : alg->products) {
+    TrialInput pair;
+    pair.column = a_columns[i];
+    pair.column_b = b_columns[j];
+    pair.n = in.n;
+    pair.id = 0;  // no kept conversion: every pair of parts is a new input
+    double s = 0;
+    const registry::Replayed got = Execute(part, pair, tree, shape, s);
+    seconds += s;
+    partial.push_back(static_cast<float>(got.components.at(t.op->main)));
+  }
+  t0 = Clock::now();
+  registry::Replayed out;
+  out.components.assign(1, CombinePartialDots(*alg, partial));
+  seconds += Seconds(t0);
+  return out;
 }
 
 // Errors against the reference: normwise and componentwise for a vector output, else the
@@ -665,6 +715,12 @@ TrialOutcome RunTrial(const ResolvedTrial& t, const TrialInput& in, const Shared
   bi.attention_q = shared.attention_q;
   bi.memo = shared.bound_memo.get();
   if (e.cond) o.cond = e.cond(bi);
+  if (t.policy && !t.policy->split.empty()) {
+    // Not derived yet: the parts' truncation and the partial dots' roundings together.
+    o.bound_note = "none: no a-priori bound is derived for split=" + t.policy->split +
+                   " (XLA's split dot algorithms)";
+    return o;
+  }
   if (!t.per_role) MeasureBound(t, bi, tree, stats, o);
   MeasureRoleBound(t, bi, stats, o);
   return o;

@@ -156,16 +156,40 @@ bool RunsRoles(const std::string& op) {
 // (ToShorthand). Throws std::invalid_argument (one line) for a bad policy or one the op cannot
 // run.
 ShorthandSpec PrecisionShorthand(const std::string& text, const std::string& op_name) {
-  const PrecisionPolicy p = ParsePrecisionPolicy(text);
+  PrecisionPolicy p = ParsePrecisionPolicy(text);
   const std::string op = op_name == run::kMatmulOp ? "dot" : op_name;  // its outputs are dots
+  if (!p.split.empty() && RunsRoles(op))
+    throw std::invalid_argument("split=" + p.split + " applies to op dot and " + run::kMatmulOp +
+                                ", not op " + op_name);
   if (RunsRoles(op))
     return {p.in.format.name, p.acc.format.name, std::string(RoundingName(p.acc.rounding)), ""};
-  PrecisionPolicy shorthand = p;
-  // A matrix unit (mma=) is dot's mma:PROFILE order, as ResolveTrial's ApplyPolicy runs it.
-  const registry::Entry* e = registry::Find(op);
-  if (e && e->fused_schedules) shorthand.mma.clear();
+  const registry::Entry* entry = registry::Find(op);
+  if (entry && entry->fused_schedules && (!p.mma.empty() || !p.split.empty())) {
+    // dot runs mma= as its mma:PROFILE order and split= as partial dots (run/resolve.cpp
+    // ApplyPolicy): its checks, as eval meets them, then the shorthand of the rest.
+    run::TrialSpec spec;
+    spec.op = op;
+    spec.precision = p;
+    try {
+      run::ResolveTrial(spec);
+    } catch (const run::SpecError& err) {
+      throw std::invalid_argument(std::string(err.what()) + " (op " + op_name + ")");
+    }
+    p.mma.clear();
+    p.split.clear();
+  } else if (!p.split.empty()) {
+    throw std::invalid_argument("split=" + p.split + " applies to op dot and " + run::kMatmulOp +
+                                ", not op " + op_name);
+  } else if (!p.mma.empty()) {
+    std::vector<std::string> fused;
+    for (const registry::Entry* f : registry::All())
+      if (f->fused_schedules || f->policy_replay) fused.push_back(f->name);
+    throw std::invalid_argument(
+        "mma=" + p.mma + " (a matrix unit) applies to matrix products (op " +
+        registry::Join(fused) + " " + run::kMatmulOp + "), not op " + op_name);
+  }
   try {
-    return ToShorthand(shorthand);
+    return ToShorthand(p);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string(e.what()) + " (op " + op +
                                 "; every role: op attention)");

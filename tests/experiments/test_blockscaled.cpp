@@ -12,6 +12,8 @@
 #include <iostream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "inputs/generators.hpp"
@@ -134,4 +136,85 @@ TEST_CASE("generation split across PassThreads gives the one-thread values", "[f
     }
   }
   std::cout << "split generation equals the one-thread values (5 distributions, n = " << n << ")\n";
+}
+
+// outliers[:P[:S[:C]]] and student[:NU] (experiments/inputs/generators.hpp): the inputs of the
+// block-scaled studies with LLM-like outlier channels and heavy tails.
+TEST_CASE("outliers: exactly round(P C) channels of the normal values, times S", "[fast][inputs]") {
+  const std::uint64_t n = 10000;
+  const std::vector<double> normal = inputs::Generate(inputs::ParseGenerator("normal"), n, 7);
+  for (const auto& [text, channels, want] :
+       {std::tuple<std::string, std::uint64_t, std::uint64_t>{"outliers", n, 100},
+        {"outliers:0.01:100", n, 100},
+        {"outliers:0.003:8", n, 30},
+        {"outliers:0.05:100:64", 64, 3},
+        {"outliers:0:100", n, 0}}) {
+    const inputs::GeneratorSpec spec = inputs::ParseGenerator(text);
+    const std::vector<double> x = inputs::Generate(spec, n, 7);
+    REQUIRE(x.size() == n);
+    std::vector<int> scaled(channels, -1);  // per channel: 1 scaled, 0 not, -1 unseen
+    std::uint64_t positions = 0;
+    bool consistent = true;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const bool is = x[i] != normal[i];
+      if (is) {
+        ++positions;
+        CHECK(x[i] == spec.scale * normal[i]);
+      }
+      int& s = scaled[i % channels];
+      if (s >= 0 && s != static_cast<int>(is) && normal[i] != 0) consistent = false;
+      if (normal[i] != 0) s = static_cast<int>(is);
+    }
+    std::uint64_t outlier_channels = 0;
+    for (int s : scaled) outlier_channels += s == 1;
+    std::cout << "  " << text << " (seed 7, n " << n << "): " << outlier_channels << " of "
+              << channels << " channels, " << positions << " positions scaled by " << spec.scale
+              << "\n";
+    CHECK(outlier_channels == want);
+    CHECK(consistent);  // a channel is scaled in every row or in none
+    if (channels == n) CHECK(positions == want);
+    // The channels come from the seed: the same seed, the same values.
+    CHECK(inputs::Generate(spec, n, 7) == x);
+  }
+  // Another seed picks other channels.
+  const auto a = inputs::Generate(inputs::ParseGenerator("outliers"), n, 7);
+  const auto b = inputs::Generate(inputs::ParseGenerator("outliers"), n, 8);
+  const auto na = inputs::Generate(inputs::ParseGenerator("normal"), n, 8);
+  std::uint64_t same = 0;
+  for (std::uint64_t i = 0; i < n; ++i) same += (a[i] != normal[i]) && (b[i] != na[i]);
+  CHECK(same < 10);
+  for (const std::string bad :
+       {"outliers:2", "outliers:x", "outliers:0.1:5:0", "outliers:0.1:5:2.5", "outliers:1:2:3:4",
+        "student:0", "student:-1", "student:3:4", "student:nu"}) {
+    INFO("generator " << bad);
+    CHECK_THROWS_AS(inputs::ParseGenerator(bad), std::invalid_argument);
+  }
+}
+
+TEST_CASE("student:NU: sample quantiles match Student's t CDF", "[fast][inputs]") {
+  // The CDFs in closed form: NU = 1 (Cauchy) 1/2 + atan(t)/pi; NU = 3
+  // 1/2 + (t / (sqrt 3 (1 + t^2/3)) + atan(t / sqrt 3)) / pi.
+  const double pi = 3.14159265358979323846;
+  const auto cdf1 = [&](double t) { return 0.5 + std::atan(t) / pi; };
+  const auto cdf3 = [&](double t) {
+    const double r3 = std::sqrt(3.0);
+    return 0.5 + (t / (r3 * (1 + t * t / 3)) + std::atan(t / r3)) / pi;
+  };
+  // n = 200000: the standard error of F(sample quantile) is sqrt(p (1 - p) / n) <= 1.2e-3;
+  // the tolerance, fixed here, is 5e-3 (over 4 standard errors).
+  const std::uint64_t n = 200000;
+  const double tol = 5e-3;
+  for (const auto& [text, nu] :
+       {std::pair<std::string, int>{"student", 3}, {"student:3", 3}, {"student:1", 1}}) {
+    std::vector<double> x = inputs::Generate(inputs::ParseGenerator(text), n, 11);
+    CHECK(inputs::Generate(inputs::ParseGenerator(text), n, 11) == x);  // reproducible
+    std::sort(x.begin(), x.end());
+    for (const double p : {0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.975, 0.99}) {
+      const double q = x[static_cast<std::size_t>(p * (n - 1))];
+      const double f = nu == 1 ? cdf1(q) : cdf3(q);
+      std::cout << "  " << text << ": sample quantile " << p << " = " << q << ", F(q) = " << f
+                << "\n";
+      CHECK(std::fabs(f - p) <= tol);
+    }
+  }
 }

@@ -1,10 +1,13 @@
 // carrier eval --precision: a policy the one-precision ops can run gives exactly the bits of
 // its --dtype/--acc/--round shorthand; policies they cannot honour, and mixing the two forms,
 // are one-line errors (exit 2).
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -18,6 +21,7 @@ using carrier_test::CheckRejected;
 using carrier_test::JsonField;
 using carrier_test::JsonNumber;
 using carrier_test::Run;
+using carrier_test::TempPath;
 
 namespace {
 // The JSON text without the timing fields (they differ between runs) and the fields only
@@ -148,7 +152,214 @@ TEST_CASE("eval --op dot --precision ALG_DOT_...: XLA's dot algorithms as aliase
   CheckRejected("eval --op sum --precision ALG_DOT_ANY_F8_ANY_F8_F32_FAST_ACCUM --gen normal --n 8",
                 "mma");
   CheckRejected("eval --op sum --precision ALG_DOT_BF16_BF16_F32_X3 --gen normal --n 8",
-                "unknown preset");
+                "applies to op dot and matmul");
+}
+
+namespace {
+// eval's JSON "result" read back as the fp32 value it prints (shortest decimal).
+float ResultOf(const Run& r) { return static_cast<float>(JsonNumber(r.out, "result")); }
+}  // namespace
+
+TEST_CASE("eval --op dot --precision ALG_DOT_..._X3/_X6/_X9: XLA's split dots, derived by hand",
+          "[fast][cli]") {
+  // a = (1 + 2^-10 + 2^-20, 1), b = (1 + 2^-10 + 2^-20, -1); exact dot, in long double (41
+  // bits): e = 2^-10 + 2^-20, (1 + e)^2 - 1 = 2^-9 + 2^-19 + 2^-20 + 2^-29 + 2^-40.
+  const long double e = std::ldexp(1.0L, -10) + std::ldexp(1.0L, -20);
+  const long double exact = (1 + e) * (1 + e) - 1;
+  REQUIRE(exact == std::ldexp(1.0L, -9) + std::ldexp(1.0L, -19) + std::ldexp(1.0L, -20) +
+                       std::ldexp(1.0L, -29) + std::ldexp(1.0L, -40));
+  const std::string file = TempPath("split_dot.txt");
+  {
+    std::ofstream f(file);
+    f << std::hexfloat << static_cast<double>(1 + e) << " " << static_cast<double>(1 + e)
+      << "\n1 -1\n";
+  }
+  auto p2 = [](std::initializer_list<int> exps) {
+    float v = 0;
+    for (int k : exps) v += std::ldexp(1.0f, k);  // exact: the terms fit 24 bits
+    return v;
+  };
+  struct Case {
+    const char* precision;
+    float want;
+    const char* why;
+  };
+  const Case cases[] = {
+      // bf16 rounds 1 + e to 1: 1 - 1 = 0.
+      {"ALG_DOT_BF16_BF16_F32", 0.0f, "operands rounded to bf16: 1*1 - 1*1"},
+      // fp32: fl(1 + 2^-9 + 2^-19 + 2^-20 + 2^-29 + 2^-40) drops the last two; minus 1.
+      {"ALG_DOT_F32_F32_F32", p2({-9, -19, -20}), "the product rounded to fp32"},
+      // hi = 1 (truncated), lo = bf16(e) = 2^-10 (2^-20 is below its half ulp): lo hi + hi lo
+      // = 2^-9; hi hi's dot is 1 - 1 = 0.
+      {"ALG_DOT_BF16_BF16_F32_X3", p2({-9}), "lo hi + hi lo, lo = bf16(2^-10 + 2^-20)"},
+      // hi = 1, mid = 2^-10, lo = 2^-20: mm + hl + lh = 3 2^-20, + hm + mh = 2^-9 + 3 2^-20,
+      // + hh (0); mid lo, lo mid (2^-30 each) and lo lo are left out.
+      {"ALG_DOT_BF16_BF16_F32_X6", p2({-9, -19, -20}), "six products, 2^-29 and 2^-40 left out"},
+      // X9 adds ll + lm + ml = 2^-29 + 2^-40 first: ... + hm = 2^-10 + 3 2^-20 + 2^-29 + 2^-40
+      // rounds 2^-40 away (ulp 2^-33), + mh, + hh (0): 2^-9 + 2^-19 + 2^-20 + 2^-29.
+      {"ALG_DOT_BF16_BF16_F32_X9", p2({-9, -19, -20, -29}), "nine products, 2^-40 rounded away"},
+      // tf32 (11 bits): hi = 1 + 2^-10, lo = 2^-20: lo hi + hi lo = 2^-19 + 2^-29; hi hi's dot
+      // fl((1 + 2^-10)^2 - 1) = 2^-9 + 2^-20; the sum 2^-9 + 2^-19 + 2^-20 + 2^-29.
+      {"ALG_DOT_TF32_TF32_F32_X3", p2({-9, -19, -20, -29}), "tf32 hi keeps 2^-10"},
+  };
+  for (const Case& c : cases) {
+    const std::string args = std::string("eval --op dot --precision ") + c.precision + " --input " +
+                             file + " --format json";
+    const Run r = Carrier(args);
+    INFO("carrier " << args << "\nstderr: " << r.err << "\nstdout: " << r.out);
+    REQUIRE(r.code == 0);
+    const float got = ResultOf(r);
+    const double err = static_cast<double>(std::fabs(got - exact) / exact);
+    std::cout << "  " << c.precision << ": " << std::hexfloat << got << std::defaultfloat
+              << " (want " << std::hexfloat << c.want << std::defaultfloat << ", " << c.why
+              << "), relative error " << err << "\n";
+    CHECK(got == c.want);
+    // The reference is exact on the stored inputs: the fp32 ones but for the bf16 alias (whose
+    // stored inputs are 1 and -1, so its reference is 0).
+    if (std::string(c.precision) != "ALG_DOT_BF16_BF16_F32") {
+      CHECK(JsonNumber(r.out, "reference") == static_cast<double>(exact));
+      CHECK(JsonNumber(r.out, "rel_error") == Approx(err).epsilon(1e-6));
+    }
+  }
+}
+
+TEST_CASE("split dots: --schedule orders each partial dot (an independent split in the test)",
+          "[fast][cli]") {
+  // 64 fp32 pairs from an LCG; the parts cut here without carrier: hi = the fp32 bits with the
+  // low 16 cleared, lo = x - hi rounded to 8 significant bits, ties to even (nearbyint). Each
+  // partial dot is `eval --op dot --dtype fp32 --acc fp32` on the parts (exact in fp32) through
+  // the same schedule; X3 = fl(fl(lo.hi + hi.lo) + hi.hi) must equal the preset's bits.
+  std::uint64_t state = 12345;
+  auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<float>(static_cast<double>(state >> 11) * 0x1p-53 * 4 - 2);
+  };
+  const int n = 64;
+  std::vector<float> a(n), b(n);
+  // Magnitudes spread over 2^-12 .. 2^12, so the partial dots round and their order shows.
+  for (int k = 0; k < n; ++k) {
+    a[k] = std::ldexp(next(), (k * 7) % 25 - 12);
+    b[k] = next();
+  }
+  auto hi = [](float x) {
+    std::uint32_t u = 0;
+    std::memcpy(&u, &x, 4);
+    u &= 0xFFFF0000u;
+    float y = 0;
+    std::memcpy(&y, &u, 4);
+    return y;
+  };
+  auto lo = [&](float x) {
+    const double r = static_cast<double>(x) - hi(x);  // exact
+    if (r == 0) return 0.0f;
+    const int e = std::ilogb(r) - 7;
+    return static_cast<float>(std::ldexp(std::nearbyint(std::ldexp(r, -e)), e));
+  };
+  auto write = [&](const std::string& tag, auto fa, auto fb) {
+    const std::string file = TempPath(tag);
+    std::ofstream f(file);
+    f << std::hexfloat;
+    for (int k = 0; k < n; ++k) f << static_cast<double>(fa(a[k])) << " " << fb(b[k]) << "\n";
+    return file;
+  };
+  const auto id = [](float x) { return static_cast<double>(x); };
+  const std::string input = write("split_in.txt", id, id);
+  const std::string lh = write("split_lh.txt", lo, hi), hl = write("split_hl.txt", hi, lo),
+                    hh = write("split_hh.txt", hi, hi);
+  std::vector<float> results;
+  for (const std::string schedule : {"seq", "reverse", "pairwise", "blocked:8"}) {
+    auto dot = [&](const std::string& file) {
+      const Run r = Carrier("eval --op dot --dtype fp32 --acc fp32 --schedule " + schedule +
+                            " --input " + file + " --format json");
+      INFO(r.err);
+      REQUIRE(r.code == 0);
+      return ResultOf(r);
+    };
+    const float want = (dot(lh) + dot(hl)) + dot(hh);
+    for (const char* engine : {"fast", "oracle"}) {
+      const Run x3 =
+          Carrier("eval --op dot --precision ALG_DOT_BF16_BF16_F32_X3 --schedule " + schedule +
+                  " --engine " + engine + " --input " + input + " --format json");
+      INFO(x3.err);
+      REQUIRE(x3.code == 0);
+      std::cout << "  X3 " << schedule << " (" << engine << "): " << std::hexfloat << ResultOf(x3)
+                << ", partial dots summed here: " << want << std::defaultfloat << "\n";
+      CHECK(ResultOf(x3) == want);
+      CHECK(JsonField(x3.out, "schedule_used") == schedule);
+    }
+    results.push_back(want);
+  }
+  // The input is one where the order changes the bits (else this test could not fail).
+  CHECK(std::count(results.begin(), results.end(), results[0]) < 4);
+}
+
+TEST_CASE("split dots: error bf16 > X3 > X6 >= X9 ~ fp32 on random inputs, and bad combinations",
+          "[fast][cli]") {
+  // Relative errors against the exact dot of the fp32 inputs (the reference of the runs that
+  // store fp32: the bf16 alias's own reference is on its bf16-rounded inputs), summed over 4
+  // seeds, n 4096, seq order.
+  const char* names[] = {"ALG_DOT_BF16_BF16_F32",    "ALG_DOT_BF16_BF16_F32_X3",
+                         "ALG_DOT_BF16_BF16_F32_X6", "ALG_DOT_BF16_BF16_F32_X9",
+                         "ALG_DOT_F32_F32_F32",      "ALG_DOT_TF32_TF32_F32_X3"};
+  std::vector<double> err(6, 0.0);
+  for (int seed = 1; seed <= 4; ++seed) {
+    double reference = NAN;
+    for (int i = 5; i >= 0; --i) {  // ALG_DOT_F32_F32_F32 (fp32 storage) before the bf16 alias
+      const std::string args = std::string("eval --op dot --precision ") + names[i] +
+                               " --gen normal --n 4096 --seed " + std::to_string(seed) +
+                               " --format json";
+      const Run r = Carrier(args);
+      INFO("carrier " << args << "\nstderr: " << r.err);
+      REQUIRE(r.code == 0);
+      if (i > 0) {
+        if (std::isnan(reference)) reference = JsonNumber(r.out, "reference");
+        CHECK(JsonNumber(r.out, "reference") == reference);  // the same fp32 inputs
+      }
+      const double e = std::fabs(JsonNumber(r.out, "result") - reference) / std::fabs(reference);
+      err[i] += e;
+      std::cout << "  seed " << seed << " " << names[i] << ": result " << JsonField(r.out, "result")
+                << ", relative error against the fp32 inputs' exact dot " << e << "\n";
+    }
+  }
+  for (int i = 0; i < 6; ++i)
+    std::cout << "  " << names[i] << ": summed relative error over 4 seeds " << err[i] << "\n";
+  CHECK(err[0] > 10 * err[1]);  // bf16 (8 bits) against about 16 bits per operand
+  CHECK(err[1] > 4 * err[2]);   // X3 drops lo lo and rounds lo; X6 keeps 24 bits
+  CHECK(err[3] <= 2 * err[2]);  // X9 adds only terms below 2^-24 relative
+  CHECK(err[3] <= 4 * err[4]);  // X9 and fp32: both at fp32's accumulation error
+  CHECK(err[4] <= 4 * err[3]);
+  CHECK(err[5] < err[1]);  // tf32 parts (11 bits) beat bf16 ones
+  // matmul: every output a split dot, against the exact products of the same fp32 inputs.
+  const std::string shape = " --m 3 --n 4 --k 256 --gen normal --format json";
+  const Run mm3 = Carrier("eval --op matmul --precision ALG_DOT_BF16_BF16_F32_X3" + shape);
+  const Run mm9 = Carrier("eval --op matmul --precision ALG_DOT_BF16_BF16_F32_X9" + shape);
+  const Run mm32 = Carrier("eval --op matmul --precision ALG_DOT_F32_F32_F32" + shape);
+  INFO(mm3.err << mm9.err << mm32.err);
+  REQUIRE(mm3.code == 0);
+  REQUIRE(mm9.code == 0);
+  REQUIRE(mm32.code == 0);
+  const double n3 = JsonNumber(mm3.out, "normwise_fro_error"),
+               n9 = JsonNumber(mm9.out, "normwise_fro_error"),
+               n32 = JsonNumber(mm32.out, "normwise_fro_error");
+  std::cout << "  matmul 3x4x256 normwise error: X3 " << n3 << ", X9 " << n9 << ", fp32 " << n32
+            << "\n";
+  CHECK(n3 > 4 * n9);
+  CHECK(n9 <= 4 * n32);
+
+  const std::string gen = " --gen normal --n 8";
+  CheckRejected("eval --op lse --precision ALG_DOT_BF16_BF16_F32_X6" + gen,
+                "applies to op dot and matmul");
+  CheckRejected("eval --op dot --precision in=bf16,acc=fp32,split=bf16x3" + gen, "in=fp32");
+  CheckRejected("eval --op dot --precision in=fp32,acc=fp16,split=bf16x3" + gen, "acc=fp16");
+  CheckRejected("eval --op dot --precision in=fp32,acc=fp32,combine=fp64,split=bf16x9" + gen,
+                "combine=fp64");
+  CheckRejected("eval --op dot --precision in=fp32,split=bf16x4" + gen, "bf16x3 bf16x6");
+  CheckRejected("eval --op dot --precision ALG_DOT_BF16_BF16_F32_X3 --schedule mma:hopper" + gen,
+                "declared schedule");
+  CheckRejected("eval --op dot --precision ALG_DOT_BF16_BF16_F32_X3 --backend simd" + gen,
+                "backend replay");
+  CheckRejected("eval --op dot --precision ALG_DOT_BF16_BF16_F32_X3,mma=hopper-fp8" + gen,
+                "not mma=hopper-fp8");
 }
 
 TEST_CASE("eval --precision refuses what a one-precision op cannot honour", "[fast][cli]") {

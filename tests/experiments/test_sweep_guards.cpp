@@ -5,7 +5,8 @@
 // real full tmpfs) or a read-only folder gives one line naming the file and reason, exit 2,
 // trials.csv valid up to its last whole row, and --resume completes once the cause is gone;
 // SIGINT/SIGTERM stop the run after the rows in flight, print the --resume command and exit
-// 128 + signal.
+// 128 + signal; a precision naming a matrix unit or split dots (XLA's FAST_ACCUM, _X3) for an op
+// without matrix products is one line, exit 2, before anything is written.
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -165,6 +166,51 @@ TEST_CASE("sweep: SIGINT stops after the rows in flight, prints how to resume, e
     INFO("resume stderr: " << resumed.err);
     REQUIRE(resumed.code == 0);
     CHECK(SameRows(full + "/trials.csv", dir + "/trials.csv"));
+  }
+  Cleanup();
+}
+
+TEST_CASE("sweep: a matrix-unit or split precision for an op without matrix products is refused",
+          "[fast][sweep][guards]") {
+  // XLA's FAST_ACCUM names Hopper's FP8 matrix unit (mma=hopper-fp8) and the _X3 names split
+  // dots: an op with no products refuses either before anything is written; dot and matmul run
+  // them (FAST_ACCUM as the mma:hopper-fp8 order, X3 as partial dots).
+  auto config = [](const std::string& op, const std::string& precision) {
+    return "[grid]\nop = [\"" + op + "\"]\nprecision = [\"" + precision +
+           "\"]\nn = [64]\ninput = [\"normal\"]\nmn = [\"2x2\"]\n";
+  };
+  for (const std::string op : {"sum", "max", "lse"}) {
+    for (const std::string precision :
+         {"ALG_DOT_ANY_F8_ANY_F8_F32_FAST_ACCUM", "ALG_DOT_BF16_BF16_F32_X3"}) {
+      const std::string cfg = Write("bad_" + op + ".toml", config(op, precision));
+      const std::string dir = Tmp() + "/bad_" + op;
+      const Run r = Carrier("sweep " + cfg + " --quiet -o " + dir);
+      std::cout << "  op " << op << ", " << precision << ": exit " << r.code << ": " << r.err;
+      INFO("stderr: " << r.err);
+      CHECK(r.code == 2);
+      CHECK(Lines(r.err) == 1);
+      CHECK(r.err.find("[grid] precision = '" + precision + "'") != std::string::npos);
+      CHECK(r.err.find("not op " + op) != std::string::npos);
+      CHECK_FALSE(Exists(dir + "/trials.csv"));
+      CHECK_FALSE(Exists(dir));
+    }
+  }
+  for (const std::string op : {"dot", "matmul"}) {
+    for (const std::string precision :
+         {"ALG_DOT_ANY_F8_ANY_F8_F32_FAST_ACCUM", "ALG_DOT_BF16_BF16_F32_X3"}) {
+      const std::string cfg = Write("good_" + op + ".toml", config(op, precision));
+      const std::string dir = Tmp() + "/good_" + op;
+      const Run r = Carrier("sweep " + cfg + " --quiet -o " + dir);
+      INFO("stderr: " << r.err);
+      REQUIRE(r.code == 0);
+      const std::string csv = Slurp(dir + "/trials.csv");
+      INFO(csv);
+      CHECK(WholeRows(dir + "/trials.csv") == 1);
+      CHECK(csv.find(",ok,") != std::string::npos);
+      if (precision.find("FAST_ACCUM") != std::string::npos)
+        CHECK(csv.find("mma:hopper-fp8") != std::string::npos);
+      std::system(("rm -rf " + dir).c_str());
+    }
   }
   Cleanup();
 }

@@ -2,8 +2,12 @@
 // derive as documented, presets parse to the roles their sources state, the shorthand maps both
 // ways, and bad text is one line naming the bad item.
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
 #include <string>
 
+#include "precision/dot_split.hpp"
 #include "precision/precision_policy.hpp"
 
 using carrier::ParsePrecisionPolicy;
@@ -142,4 +146,48 @@ TEST_CASE("precision policy: a block-scaled in role (storage only, acc fp32 by d
       CHECK(std::string(e.what()).find('\n') == std::string::npos);
     }
   }
+}
+
+// XLA's split dot algorithms (precision/dot_split.hpp): the parts and the sum, by hand.
+TEST_CASE("split dots: parts cut as XLA cuts them, partial dots added in its order", "[fast]") {
+  const carrier::DotSplitAlgorithm& x3 = *carrier::FindDotSplit("bf16x3");
+  const carrier::DotSplitAlgorithm& x6 = *carrier::FindDotSplit("bf16x6");
+  const carrier::DotSplitAlgorithm& t3 = *carrier::FindDotSplit("tf32x3");
+  const auto p2 = [](int e) { return std::ldexp(1.0f, e); };
+  // 1 + 2^-10 + 2^-20: bf16 hi truncates to 1; two parts: lo = bf16(2^-10 + 2^-20) = 2^-10;
+  // three parts: mid = 2^-10 (truncated), lo = 2^-20; tf32 (11 bits) keeps 1 + 2^-10.
+  const float x = 1 + p2(-10) + p2(-20);
+  CHECK(carrier::SplitValue(x, x3)[0] == 1.0f);
+  CHECK(carrier::SplitValue(x, x3)[1] == p2(-10));
+  CHECK(carrier::SplitValue(x, x6)[1] == p2(-10));
+  CHECK(carrier::SplitValue(x, x6)[2] == p2(-20));
+  CHECK(carrier::SplitValue(x, t3)[0] == 1 + p2(-10));
+  CHECK(carrier::SplitValue(x, t3)[1] == p2(-20));
+  // hi is truncated, not rounded: 1 + 2^-7 - 2^-20 keeps hi = 1 (rounding would give 1 + 2^-7).
+  CHECK(carrier::SplitValue(1 + p2(-7) - p2(-20), x3)[0] == 1.0f);
+  // The last part rounds to nearest even: rest 2^-8 + 2^-16 is a tie (bf16 ulp 2^-15 there):
+  // to 2^-8; 2^-8 + 2^-16 + 2^-17 rounds up to 2^-8 + 2^-15.
+  CHECK(carrier::SplitValue(1 + p2(-8) + p2(-16), x3)[1] == p2(-8));
+  CHECK(carrier::SplitValue(1 + p2(-8) + p2(-16) + p2(-17), x3)[1] == p2(-8) + p2(-15));
+  // Negative values split with their sign (truncation toward zero).
+  CHECK(carrier::SplitValue(-x, x3)[0] == -1.0f);
+  CHECK(carrier::SplitValue(-x, x3)[1] == -p2(-10));
+  // The sum: (lo hi + hi lo) + hi hi; a NaN from the low products is zeroed, not an inf.
+  // Smallest first: 2^-24 + 2^-24 = 2^-23 survives the add to 1; hi hi first would lose both
+  // (1 + 2^-24 ties to even, 1).
+  CHECK(carrier::CombinePartialDots(x3, {p2(-24), p2(-24), 1.0f}) == 1 + p2(-23));
+  CHECK(carrier::CombinePartialDots(x3, {p2(-25), p2(-25), 1.0f}) == 1.0f);  // 1 + 2^-24: even
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  CHECK(carrier::CombinePartialDots(x3, {nan, 0.0f, inf}) == inf);
+  CHECK(std::isinf(carrier::CombinePartialDots(x3, {inf, 0.0f, 1.0f})));
+  CHECK_THROWS_AS(carrier::CombinePartialDots(x6, {1.0f, 2.0f}), std::invalid_argument);
+  // The policy item round-trips and names the algorithms on a bad one.
+  const PrecisionPolicy p = ParsePrecisionPolicy("in=fp32,acc=fp32,split=bf16x9");
+  CHECK(p.split == "bf16x9");
+  CHECK(ParsePrecisionPolicy(carrier::ToString(p)) == p);
+  CHECK_FALSE(p == ParsePrecisionPolicy("in=fp32,acc=fp32"));
+  CHECK(ParsePrecisionPolicy("ALG_DOT_TF32_TF32_F32_X3").split == "tf32x3");
+  CHECK_THROWS_WITH(ParsePrecisionPolicy("in=fp32,split=bf16x2"),
+                    Catch::Contains("bf16x3 bf16x6 bf16x9 tf32x3"));
 }
