@@ -433,25 +433,35 @@ BlockScaledResult Quantize(const BlockScaledFormat& f, std::span<const double> x
     out.elements[i] = e;
     out.codes[i] = EncodeMxElement(f.element, e);
   };
+  // The largest |x| of the gathered block; bad when one of its values is not finite.
+  auto block_amax = [&](bool& bad) {
+    double amax = 0;
+    bad = false;
+    for (std::size_t i : idx) {
+      if (!std::isfinite(x[i])) bad = true;
+      amax = std::max(amax, std::fabs(x[i]));
+    }
+    return amax;
+  };
+  // A NaN scale: every value of the gathered block is NaN (its elements' codes are zero).
+  auto nan_block = [&](std::size_t b) {
+    out.scales[b] = nan;
+    for (std::size_t i : idx) {
+      set_element(i, 0.0);
+      out.values[i] = nan;
+    }
+  };
 
   if (f.scale == BlockScaleFormat::kE8M0) {
     for (std::size_t b = 0; b < nblocks; ++b) {
       gather(b);
-      double amax = 0;
       bool bad = false;
-      for (std::size_t i : idx) {
-        if (!std::isfinite(x[i])) bad = true;
-        amax = std::max(amax, std::fabs(x[i]));
-      }
+      const double amax = block_amax(bad);
       int e = bad ? 128 : amax == 0 ? -127 : E8M0Exponent(el, ef, f.rule, amax);
       if (e < -127) e = -127;
       if (e > 127) {  // NaN scale: every value of the block is NaN
         out.scale_codes[b] = 0xFF;
-        out.scales[b] = nan;
-        for (std::size_t i : idx) {
-          set_element(i, 0.0);
-          out.values[i] = nan;
-        }
+        nan_block(b);
         continue;
       }
       out.scale_codes[b] = static_cast<std::uint8_t>(e + 127);
@@ -470,18 +480,10 @@ BlockScaledResult Quantize(const BlockScaledFormat& f, std::span<const double> x
     const float elem_max = static_cast<float>(ef.MaxFinite());
     for (std::size_t b = 0; b < nblocks; ++b) {
       gather(b);
-      double amax = 0;
       bool bad = false;
-      for (std::size_t i : idx) {
-        if (!std::isfinite(x[i])) bad = true;
-        amax = std::max(amax, std::fabs(x[i]));
-      }
+      const double amax = block_amax(bad);
       if (bad) {  // NaN scale: every value of the block is NaN
-        out.scales[b] = nan;
-        for (std::size_t i : idx) {
-          set_element(i, 0.0);
-          out.values[i] = nan;
-        }
+        nan_block(b);
         continue;
       }
       const float a = std::max(static_cast<float>(amax), 1e-4f);
