@@ -190,11 +190,12 @@ def _series_figure(table, out_prefix, *, what, x_of, y, series, facet, bound_cur
         bound_index, drawn, vacuous = {}, set(), []
         for k, ((fix, sub), gs) in enumerate(zip(panels, groups)):
             ax = axes.flat[k]
-            zeros_here = 0
+            zeros_here = shown_here = 0
             for label, g in gs:
                 st = styles[label]
                 x, v, zeros = _positive(x_of(g), g.floats(y))
                 zeros_here += zeros
+                shown_here += x.size
                 if x.size == 0:
                     ax.plot([], [], color=st["color"], marker=st["marker"], label=label)
                     continue
@@ -221,6 +222,14 @@ def _series_figure(table, out_prefix, *, what, x_of, y, series, facet, bound_cur
                         vacuous.append(label)
             ax.set_xscale("log", base=xbase)
             ax.set_yscale("log")
+            if shown_here == 0 and not ax.lines[len(gs):]:
+                # Nothing positive to draw (every error zero, e.g. sums exact in the format): a
+                # log axis needs limits of its own, and the panel says why it is empty.
+                ax.set_ylim(1e-8, 1.0)
+                if xall.size:
+                    ax.set_xlim(xall.min() / 1.5, xall.max() * 1.5)
+                ax.text(0.5, 0.5, "every error is zero" if zeros_here else "no data",
+                        transform=ax.transAxes, ha="center", va="center", fontsize=9)
             ax.set_xlabel(xlabel)
             ax.set_ylabel(y.replace("_", " "))
             note = f" ({zeros_here} zero errors not shown)" if zeros_here else ""

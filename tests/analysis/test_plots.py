@@ -90,6 +90,27 @@ def main():
     check(r.returncode == 0 and filecmp.cmp(os.path.join(d, "bypath.png"), api[0], shallow=False),
           f"python3 {ROOT}/analysis from {d}: exit {r.returncode} {r.stderr.strip()}, same PNG")
 
+    # A panel whose every error is zero (sums exact in the format, as MXFP4's through its unit)
+    # has nothing to put on a log axis: it renders, and says so, beside a panel with data.
+    zcsv = os.path.join(d, "zeros.csv")
+    with open(os.path.join(DATA, "trials_small.csv")) as f:
+        head, *body = f.read().splitlines()
+    cols = head.split(",")
+    rel, dt = cols.index("rel_error"), cols.index("dtype")
+    rows = [r.split(",") for r in body]
+    zero = [list(r) for r in rows]
+    for r in zero:
+        r[rel], r[dt] = "0", "allzero"
+    with open(zcsv, "w") as f:
+        f.write("\n".join([head] + [",".join(r) for r in rows + zero]) + "\n")
+    r = cli("error-vs-n", "--csv", zcsv, "--facet", "dtype", "--bounds", "none", "--formats",
+            "svg", "-o", os.path.join(d, "zeros"))
+    svg = os.path.join(d, "zeros.svg")
+    text = open(svg).read() if os.path.exists(svg) else ""
+    check(r.returncode == 0 and "every error is zero" in text,
+          f"error-vs-n with an all-zero panel: exit {r.returncode} {r.stderr.strip()[-200:]}, "
+          f"panel note {'found' if 'every error is zero' in text else 'missing'}")
+
     # Missing columns: one line, exit 2, naming each missing column.
     bad = os.path.join(DATA, "trials_missing_columns.csv")
     for plot, need in [("error-vs-n", ["n", "rel_error"]), ("heatmap", ["rel_error"]),
