@@ -271,15 +271,24 @@ std::optional<DotArithmetic> ReadDotArithmetic(std::string_view text, const std:
       have_format = true;
     } else if (k == "push") {
       const std::string p = r.String(v, "dot_arithmetic push");
-      if (p != "mul-add" && p != "fma")
-        r.Fail("dot_arithmetic push must be mul-add or fma, got '" + p + "'");
-      a.push = p == "fma" ? DotPush::kFma : DotPush::kMulAdd;
+      if (p != "mul-add" && p != "fma" && p != "per-input")
+        r.Fail("dot_arithmetic push must be mul-add, fma or per-input, got '" + p + "'");
+      a.push = p == "fma"         ? DotPush::kFma
+               : p == "per-input" ? DotPush::kPerInput
+                                  : DotPush::kMulAdd;
       have_push = true;
     } else if (k == "fp64_products") {
       const std::string p = r.String(v, "dot_arithmetic fp64_products");
       if (p != "fp32" && p != "exact")
         r.Fail("dot_arithmetic fp64_products must be fp32 or exact, got '" + p + "'");
       a.wide_products = p == "exact" ? WideProducts::kExact : WideProducts::kRounded;
+    } else if (k == "fused_inputs") {
+      for (const Json& id : r.Array(v, "dot_arithmetic fused_inputs")) {
+        const std::uint64_t input = r.Unsigned(id, "a fused input");
+        if (input >= (std::uint64_t{1} << 40)) r.Fail("dot_arithmetic fused input out of range");
+        if (a.fused.size() <= input) a.fused.resize(input + 1, 0);
+        a.fused[input] = 1;
+      }
     } else if (k == "fp64_nodes") {
       a.wide.assign(nodes, 0);
       for (const Json& id : r.Array(v, "dot_arithmetic fp64_nodes")) {
@@ -290,7 +299,8 @@ std::optional<DotArithmetic> ReadDotArithmetic(std::string_view text, const std:
         a.wide[node] = 1;
       }
     } else {
-      r.Fail("dot_arithmetic has unknown key '" + k + "' (format push fp64_nodes fp64_products)");
+      r.Fail("dot_arithmetic has unknown key '" + k +
+             "' (format push fused_inputs fp64_nodes fp64_products)");
     }
   }
   if (!have_format || !have_push) r.Fail("dot_arithmetic needs format and push");

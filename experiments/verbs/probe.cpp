@@ -410,6 +410,46 @@ int RunIeeeDotProbe(const std::string& target_text, const std::string& dtype, st
       return 1;
     }
   }
+  // Per input (fp32 and fp64 targets): is its product fused into the partial sum it joins? Input
+  // i gets a = b = 1 + 2^-(h+1) (h = half the format's fraction bits, rounded up), whose product
+  // 1 + 2^-h + 2^-(2h+2) needs more bits than the format keeps, and an input of its sibling's
+  // subtree -(1 + 2^-h) (b = 1): the addition leaves 2^-(2h+2) if it fuses i's product, 0 if the
+  // product was rounded first (to 1 + 2^-h: an eighth of an ulp or less, no tie). A kernel may
+  // fuse some products and not others (OpenBLAS's AVX-512 sdot adds two one-product lanes, then
+  // the next products to that sum by FMA); fp64 nodes' products were decided above.
+  std::vector<std::uint8_t> fused_in(k, 0);
+  if (!bf16 && k > 1) {
+    const int h = fp32 ? 12 : 27;
+    const double half = 1 + std::ldexp(1.0, -(h + 1)), cancel = -(1 + std::ldexp(1.0, -h));
+    const double left = std::ldexp(1.0, -(2 * h + 2));
+    std::vector<MaskedInput> batch;
+    std::vector<std::uint64_t> asked;
+    for (std::uint64_t i = 0; i < k; ++i) {
+      const std::uint64_t v = parent[i];
+      if (v == tree_hash_detail::kAbsent || (fp32 && wide[v - k])) continue;
+      const auto& pc = recovered.internal[v - k].children;
+      const std::uint64_t j = lo[pc[0] == i ? pc[1] : pc[0]];
+      batch.push_back(MaskedInput{
+          0.0, {{k, k, 1, 1.0}, {i, 1, 1, half}, {k + i, 1, 1, half}, {j, 1, 1, cancel}}});
+      asked.push_back(i);
+    }
+    const std::vector<double> got = evaluate(batch, false);
+    node_calls += got.size();
+    for (std::size_t r = 0; r < asked.size(); ++r) {
+      if (got[r] == left) {
+        fused_in[asked[r]] = 1;
+      } else if (got[r] != 0) {
+        std::ostringstream os;
+        os << std::hexfloat << got[r];
+        std::cout << "target          " << exec->Description() << "\n"
+                  << "result          the addition of input " << asked[r]
+                  << "'s product neither fuses it nor rounds it to " << dtype << " first: (1 + 2^-"
+                  << h + 1 << ")^2 - (1 + 2^-" << h << ") gave " << os.str() << " (2^-" << 2 * h + 2
+                  << " fused, 0 rounded)\n";
+        return 1;
+      }
+    }
+  }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
@@ -428,10 +468,12 @@ int RunIeeeDotProbe(const std::string& target_text, const std::string& dtype, st
     }
     return 0.0;
   };
-  DotArithmetic plain_ar = arith, fused_ar = arith;
+  DotArithmetic plain_ar = arith, fused_ar = arith, per_ar = arith;
   plain_ar.push = DotPush::kMulAdd;
   fused_ar.push = DotPush::kFma;
-  std::uint64_t plain = 0, fused = 0;
+  per_ar.push = DotPush::kPerInput;
+  per_ar.fused = fused_in;
+  std::uint64_t plain = 0, fused = 0, per = 0;
   std::string first_miss;
   std::vector<double> a, b;
   for (std::uint64_t r = 0; r < verify; ++r) {
@@ -442,6 +484,7 @@ int RunIeeeDotProbe(const std::string& target_text, const std::string& dtype, st
         bf16 ? ReplayBf16Dot(tree, DotPush::kFma, a, b) : ReplayDotArithmetic(tree, fused_ar, a, b);
     plain += SameBits(pa, want);
     fused += SameBits(fa, want);
+    if (!bf16) per += SameBits(ReplayDotArithmetic(tree, per_ar, a, b), want);
     if (!SameBits(pa, want) && !SameBits(fa, want) && first_miss.empty()) {
       std::ostringstream os;
       os << "random input " << r << ": target " << std::hexfloat << want << ", mul-add " << pa
@@ -514,28 +557,60 @@ int RunIeeeDotProbe(const std::string& target_text, const std::string& dtype, st
                   << "\n";
     }
   }
-  const bool ok = plain == verify || fused == verify;
+  // The per-input flags come from targeted inputs, so they decide when they replay; a uniform
+  // rule is named instead where it gives the same arithmetic: every product after a chain's
+  // first fused (fma) or none (mul-add), and a one-input chain's product, added by a combine,
+  // rounded first (as both uniform rules add it). Random inputs alone can miss a difference.
+  auto same_as = [&](bool fma) {
+    for (std::uint64_t c = 0; c < tree.chains.size(); ++c) {
+      if (arith.Wide(c)) continue;
+      const Chain& ch = tree.chains[c];
+      if (ch.count == 1 && c != tree.Root() && fused_in[ch.first]) return false;
+      for (std::uint64_t j = 1; j < ch.count; ++j)
+        if ((fused_in[ch.first + j * ch.stride] != 0) != fma) return false;
+    }
+    return true;
+  };
+  const bool per_ok = !bf16 && per == verify;
+  const bool as_fma = per_ok ? same_as(true) : fused == verify;
+  const bool as_mul_add = per_ok ? same_as(false) : plain == verify;
+  const bool per_input = per_ok && !as_fma && !as_mul_add;
+  // Both uniform rules fit where no product is added to a partial sum: fma, as before.
+  const bool use_fma = as_fma && (!as_mul_add || fused == verify);
+  const bool ok = as_fma || as_mul_add || per_input;
   if (!ok) {
-    std::cout << "result          neither push rule replays the target: mul-add agrees on " << plain
-              << ", fma on " << fused << " of " << verify << " fresh random inputs (" << first_miss
-              << ")\n";
+    std::cout << "result          no push rule replays the target: mul-add agrees on " << plain
+              << ", fma on " << fused << (bf16 ? "" : ", per input on " + std::to_string(per))
+              << " of " << verify << " fresh random inputs (" << first_miss << ")\n";
     return 1;
   }
-  arith.push = fused == verify ? DotPush::kFma : DotPush::kMulAdd;
-  const std::string rule = fused == verify ? "fma" : "mul-add";
+  arith.push = per_input ? DotPush::kPerInput : use_fma ? DotPush::kFma : DotPush::kMulAdd;
+  if (per_input) arith.fused = fused_in;
+  const std::string rule = per_input ? "per-input" : use_fma ? "fma" : "mul-add";
   const std::string where = arith.AnyWide() ? "each fp32 chain step" : "each chain step";
+  std::vector<std::uint64_t> fused_list, rounded_list;
+  for (std::uint64_t i = 0; i < k; ++i)
+    if (parent[i] != tree_hash_detail::kAbsent && !(fp32 && wide[parent[i] - k]))
+      (fused_in[i] ? fused_list : rounded_list).push_back(i);
   std::cout << "push            "
-            << (fused == verify
-                    ? "fma: " + where +
-                          " rounds s + a*b once (IEEE 754 fusedMultiplyAdd, the "
-                          "product exact)"
-                    : "mul-add: " + where + " rounds a*b to " + dtype + ", then s + (a*b)")
-            << (plain == verify && fused == verify ? " (mul-add gives the same bits)" : "") << "\n"
+            << (per_input ? "per input: the products of " + InputsText(fused_list) +
+                                " join their partial sum with one rounding (fma), those of " +
+                                InputsText(rounded_list) + " are rounded to " + dtype +
+                                " first (a product added to nothing is rounded either way)"
+                : use_fma ? "fma: " + where +
+                                " rounds s + a*b once (IEEE 754 fusedMultiplyAdd, the "
+                                "product exact)"
+                          : "mul-add: " + where + " rounds a*b to " + dtype + ", then s + (a*b)")
+            << (use_fma && as_mul_add ? " (mul-add gives the same bits)" : "") << "\n"
             << "combine         " << dtype << " addition (RNE) of the chains' partial sums"
             << (arith.AnyWide() ? " (fp64 where named above)" : "") << "\n"
-            << "verified        " << (fused == verify ? fused : plain) << " of " << verify
-            << " fresh random inputs: replay of the tree with " << rule
-            << " pushes == target, bit for bit (mul-add " << plain << ", fma " << fused << ")\n";
+            << "verified        "
+            << (per_input ? per
+                : use_fma ? fused
+                          : plain)
+            << " of " << verify << " fresh random inputs: replay of the tree with " << rule
+            << " pushes == target, bit for bit (mul-add " << plain << ", fma " << fused
+            << (bf16 ? "" : ", per input " + std::to_string(per)) << ")\n";
   const bool plain_replay = rule == "mul-add" && !arith.AnyWide() && !named.empty();
   if (bf16) {
     // carrier's Dot in an emulated bf16 is the mul-add rule; an fma chain has no eval replay.

@@ -439,64 +439,96 @@ TEST_CASE("carrier probe dot:numpy.dot --dtype fp32|fp64 replays numpy's bits",
   }
   const bool openblas = libblas.find("openblas") != std::string::npos;
   std::cout << "  numpy's BLAS: " << blas;
-  for (const auto& [dtype, k] : {std::pair<std::string, int>{"fp32", 37},
-                                 {"fp32", 64},
-                                 {"fp32", 100},
-                                 {"fp32", 1000},
-                                 {"fp64", 777}}) {
-    const std::string tree = TempPath("npdot_" + dtype + "_" + std::to_string(k) + ".json");
-    const std::string args =
-        "probe dot:numpy.dot --k " + std::to_string(k) + " --dtype " + dtype + " -o " + tree;
-    const Run r = Carrier(args);
-    INFO("carrier " << args << "\n" << r.out << r.err << "numpy's BLAS: " << blas);
-    REQUIRE(r.code == 0);
-    CHECK(r.out.find("verified        8 of 8") != std::string::npos);
-    CHECK(Line(r.out, "saved           ").find("read back: 8 of 8") != std::string::npos);
-    const std::string formats = Line(r.out, "formats         ");
-    std::cout
-        << "  " << args << ": push "
-        << Line(r.out, "push            ").substr(0, Line(r.out, "push            ").find(':'))
-        << "; formats " << (formats.empty() ? "(" + dtype + ")" : formats) << "\n";
-    if (dtype == "fp32" && openblas) {
-      // OpenBLAS's tail: products n1..k-1 (n1 = k & -32) and the final join in fp64.
-      const int n1 = k & -32;
-      if (n1 == k) {
-        CHECK(formats == "every addition in fp32");
-      } else {
-        CHECK(formats.find("the products of x[" + std::to_string(n1) + ".." +
-                           std::to_string(k - 1) + "]") != std::string::npos);
-        CHECK(formats.find("the final join") != std::string::npos);
-        CHECK(Line(r.out, "fp64 products   ").find("rounded to fp32") != std::string::npos);
-      }
-    } else if (dtype == "fp32") {
-      CHECK(formats == "every addition in fp32");
-      if (k == 1000) {  // the reference BLAS's sequential dot needs no file: seq is named
-        const Run plain = Carrier("probe dot:numpy.dot --k 1000 --dtype fp32");
-        INFO(plain.out << plain.err);
-        CHECK(Line(plain.out, "replay          ") ==
-              "carrier eval --op dot --dtype fp32 --schedule seq");
-      }
-    }
-    const std::string file = TempPath("npdot_" + dtype + ".txt");
-    WritePairs(file, k, dtype == "fp32", 0x5eedf00dULL + static_cast<std::uint64_t>(k));
-    // numpy.dot of contiguous arrays (a strided view takes OpenBLAS's inc != 1 loop instead).
-    const std::string np_out = TempPath("npdot_" + dtype + ".out");
-    const std::string np_type = dtype == "fp32" ? "float32" : "float64";
-    const std::string cmd = python +
-                            " -c \"import numpy as np; x = np.array([[float.fromhex(t) "
-                            "for t in l.split()] for l in open('" +
-                            file + "')], dtype=np." + np_type +
-                            "); print(float(np.dot(x[:, 0].copy(), x[:, 1].copy())).hex())\" > " +
-                            np_out;
-    REQUIRE(std::system(cmd.c_str()) == 0);
-    const double want = std::strtod(carrier_test::Slurp(np_out).c_str(), nullptr);
-    const std::string replay = Line(r.out, "replay          ");
-    const double raw = RunReplayLine(replay, file);
-    const double got = dtype == "fp32" ? static_cast<double>(static_cast<float>(raw)) : raw;
-    std::cout << "    " << replay << " -> " << std::hexfloat << got << ", numpy.dot " << want
-              << std::defaultfloat << "\n";
-    CHECK(got == want);
+  // OpenBLAS picks its sdot kernel by CPU, and OPENBLAS_CORETYPE overrides the choice. On an
+  // AVX-512 CPU its SkylakeX/Cooperlake kernel folds 16-wide lanes holding one product each
+  // into 8-wide ones by plain adds and then adds products to them by FMA (per-input pushes);
+  // the Haswell kernel runs 8-wide FMA lanes throughout. Both run here wherever they can.
+  std::vector<std::string> cores = {""};
+  if (openblas) {
+    cores.push_back("Haswell");
+    if (carrier_test::Slurp("/proc/cpuinfo").find(" avx512f") != std::string::npos)
+      cores.push_back("SkylakeX");
   }
+  const char* env_core = std::getenv("OPENBLAS_CORETYPE");
+  const std::string saved_core = env_core ? env_core : "";
+  auto restore_core = [&] {
+    if (env_core) {
+      setenv("OPENBLAS_CORETYPE", saved_core.c_str(), 1);
+    } else {
+      unsetenv("OPENBLAS_CORETYPE");
+    }
+  };
+  for (const std::string& core : cores) {
+    if (core.empty()) {
+      restore_core();
+    } else {
+      setenv("OPENBLAS_CORETYPE", core.c_str(), 1);
+    }
+    std::cout << "  OpenBLAS kernel: "
+              << (core.empty() ? "as this environment chooses (OPENBLAS_CORETYPE=" +
+                                     (env_core ? saved_core : std::string("unset")) + ")"
+                               : "OPENBLAS_CORETYPE=" + core)
+              << "\n";
+    for (const auto& [dtype, k] : {std::pair<std::string, int>{"fp32", 37},
+                                   {"fp32", 64},
+                                   {"fp32", 100},
+                                   {"fp32", 1000},
+                                   {"fp64", 777}}) {
+      const std::string tree = TempPath("npdot_" + dtype + "_" + std::to_string(k) + ".json");
+      const std::string args =
+          "probe dot:numpy.dot --k " + std::to_string(k) + " --dtype " + dtype + " -o " + tree;
+      const Run r = Carrier(args);
+      INFO("carrier " << args << "\n" << r.out << r.err << "numpy's BLAS: " << blas);
+      REQUIRE(r.code == 0);
+      CHECK(r.out.find("verified        8 of 8") != std::string::npos);
+      CHECK(Line(r.out, "saved           ").find("read back: 8 of 8") != std::string::npos);
+      const std::string formats = Line(r.out, "formats         ");
+      std::cout
+          << "  " << args << ": push "
+          << Line(r.out, "push            ").substr(0, Line(r.out, "push            ").find(':'))
+          << "; formats " << (formats.empty() ? "(" + dtype + ")" : formats) << "\n";
+      if (dtype == "fp32" && openblas) {
+        // OpenBLAS's tail: products n1..k-1 (n1 = k & -32) and the final join in fp64.
+        const int n1 = k & -32;
+        if (n1 == k) {
+          CHECK(formats == "every addition in fp32");
+        } else {
+          CHECK(formats.find("the products of x[" + std::to_string(n1) + ".." +
+                             std::to_string(k - 1) + "]") != std::string::npos);
+          CHECK(formats.find("the final join") != std::string::npos);
+          CHECK(Line(r.out, "fp64 products   ").find("rounded to fp32") != std::string::npos);
+        }
+      } else if (dtype == "fp32") {
+        CHECK(formats == "every addition in fp32");
+        if (k == 1000) {  // the reference BLAS's sequential dot needs no file: seq is named
+          const Run plain = Carrier("probe dot:numpy.dot --k 1000 --dtype fp32");
+          INFO(plain.out << plain.err);
+          CHECK(Line(plain.out, "replay          ") ==
+                "carrier eval --op dot --dtype fp32 --schedule seq");
+        }
+      }
+      const std::string file = TempPath("npdot_" + dtype + ".txt");
+      WritePairs(file, k, dtype == "fp32", 0x5eedf00dULL + static_cast<std::uint64_t>(k));
+      // numpy.dot of contiguous arrays (a strided view takes OpenBLAS's inc != 1 loop instead).
+      const std::string np_out = TempPath("npdot_" + dtype + ".out");
+      const std::string np_type = dtype == "fp32" ? "float32" : "float64";
+      const std::string cmd = python +
+                              " -c \"import numpy as np; x = np.array([[float.fromhex(t) "
+                              "for t in l.split()] for l in open('" +
+                              file + "')], dtype=np." + np_type +
+                              "); print(float(np.dot(x[:, 0].copy(), x[:, 1].copy())).hex())\" > " +
+                              np_out;
+      REQUIRE(std::system(cmd.c_str()) == 0);
+      const double want = std::strtod(carrier_test::Slurp(np_out).c_str(), nullptr);
+      const std::string replay = Line(r.out, "replay          ");
+      const double raw = RunReplayLine(replay, file);
+      const double got = dtype == "fp32" ? static_cast<double>(static_cast<float>(raw)) : raw;
+      std::cout << "    " << replay << " -> " << std::hexfloat << got << ", numpy.dot " << want
+                << std::defaultfloat << "\n";
+      CHECK(got == want);
+    }
+  }
+  restore_core();
 }
 
 TEST_CASE("carrier probe dot: --dtype fp32 finds a planted tree's fp64 nodes",
@@ -592,7 +624,7 @@ TEST_CASE("carrier probe dot: --dtype fp32 finds a planted tree's fp64 nodes",
       "replay it with --acc fp32");
   for (const auto& [from, to, why] :
        {std::tuple<std::string, std::string, std::string>{"\"push\":\"fma\"", "\"push\":\"fused\"",
-                                                          "mul-add or fma"},
+                                                          "mul-add, fma or per-input"},
         {"\"fp64_nodes\":[", "\"fp64_nodes\":[0,", "closed upward"}}) {
     std::string edited = text;
     REQUIRE(edited.find(from) != std::string::npos);
