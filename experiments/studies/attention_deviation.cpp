@@ -36,6 +36,17 @@ std::vector<AttentionDeviationRow> RunAttentionDeviation(const AttentionDeviatio
     const std::size_t j = baselines.size() == 1 ? 0 : i;
     return {&baselines[j], spec.baselines[j]};
   };
+  // FA and BA must see the same inputs: refused before any input is generated.
+  for (std::size_t pi = 0; pi < policies.size(); ++pi) {
+    const auto baseline = baseline_of(pi).first;
+    const auto& in = policies[pi].policy.in.format;
+    if (baseline && baseline->policy.in.format != in) {
+      throw std::invalid_argument("attention deviation: the baseline stores its inputs in " +
+                                  baseline->policy.in.format.name + ", policy '" +
+                                  spec.policies[pi] + "' in " + in.name +
+                                  " (FA and BA must see the same inputs)");
+    }
+  }
   std::vector<std::pair<std::uint64_t, std::uint64_t>> tiles = spec.tiles;
   if (tiles.empty()) {
     for (std::uint64_t br : spec.block_r) {
@@ -66,12 +77,6 @@ std::vector<AttentionDeviationRow> RunAttentionDeviation(const AttentionDeviatio
       ms.policy = Fp64Policy();
       const auto golden = AttentionModel(q, k, v, ms);
       const auto [baseline, baseline_text] = baseline_of(pi);
-      if (baseline && baseline->policy.in.format != pol.in.format) {
-        throw std::invalid_argument("attention deviation: the baseline stores its inputs in " +
-                                    baseline->policy.in.format.name + ", policy '" +
-                                    spec.policies[pi] + "' in " + pol.in.format.name +
-                                    " (FA and BA must see the same inputs)");
-      }
       ms.policy = baseline ? baseline->policy : pol;
       const auto ba = AttentionModel(q, k, v, ms);
       const Deviation ba_dev = MeasureDeviation(ba, golden);
