@@ -198,12 +198,15 @@ const Verb kVerbs[] = {
     {"replay-bench",
      "time fast replay, fast emulation and the fast exact sum against oracle, SIMD and MPFR",
      "usage: carrier replay-bench [--n N[,N...]] [--seed S] [--repeats R] [--oracle-repeats "
-     "R] [--no-trial]\n\nTimes side by side in one run (default n = 2^20 and 2^24): FastReplay vs "
+     "R] [--no-trial] [--xsum LIB.so]\n\nTimes side by side in one run (default n = 2^20 and "
+     "2^24): FastReplay vs "
      "Replay for seq,\nblocked:64, pairwise, random:1, strided:32 in fp32 and emulated bf16/fp16 "
      "(rne, rz), the SIMD\nSum kernels, the sum references and mpfr_sum; prints ns/element, bit "
      "checks and the targets.\nThe trial section runs `carrier eval` (sum bf16 pairwise, lse fp32 "
      "blocked:64, dot fp32 seq)\nend to end as a process against its engine plus its reference "
-     "alone (--no-trial: skip it).\nThe defaults take minutes (about 2.5 on a 2-core machine, most "
+     "alone (--no-trial: skip it).\n--xsum LIB.so adds xsum's large accumulator (a library you "
+     "built from Radford Neal's\nxsum.c) on the same doubles as the exact references.\nThe "
+     "defaults take minutes (about 2.5 on a 2-core machine, most "
      "of it at 2^24: "
      "the oracle\n"
      "rows build and replay every tree); each size after the first is announced with an estimate\n"

@@ -26,7 +26,12 @@
 //            fast replay over the stored input, decoded outside the timed region) plus its
 //            reference (run::ComputeReference), both in this process on the same stored input;
 //            eval's result must equal the engine's bit for bit. --no-trial leaves it out.
+// peer       with --xsum LIB.so (a shared library the user built from Radford Neal's xsum.c;
+//            carrier ships none of it): xsum's large accumulator on the same n doubles as the
+//            references, its result checked against the exact sum, and the ratio of
+//            ReferenceSumFast to it (issue 30's target: within 2x).
 // The closing lines print each target's ratio and whether it is met.
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,6 +43,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -178,6 +184,46 @@ struct Targets {
   }
 };
 
+// xsum's large accumulator (Neal, "Fast exact summation using small and large superaccumulators",
+// arXiv:1505.05571), loaded from a shared library the user built from the author's xsum.c
+// (--xsum LIB.so; carrier ships none of it): xsum_large_init, xsum_large_addv and
+// xsum_large_round on the same n doubles as the references. The accumulator is an opaque
+// struct of about 20 KiB (xsum.h); it gets a zeroed, aligned 1 MiB block.
+class XsumLarge {
+ public:
+  explicit XsumLarge(const std::string& lib) {
+    handle_ = dlopen(lib.find('/') == std::string::npos ? ("./" + lib).c_str() : lib.c_str(),
+                     RTLD_NOW | RTLD_LOCAL);
+    if (!handle_) throw std::invalid_argument("--xsum " + lib + ": dlopen failed: " + dlerror());
+    init_ = reinterpret_cast<Init>(dlsym(handle_, "xsum_large_init"));
+    addv_ = reinterpret_cast<Addv>(dlsym(handle_, "xsum_large_addv"));
+    round_ = reinterpret_cast<Round>(dlsym(handle_, "xsum_large_round"));
+    if (!init_ || !addv_ || !round_)
+      throw std::invalid_argument("--xsum " + lib +
+                                  ": no xsum_large_init/xsum_large_addv/xsum_large_round symbol");
+  }
+  ~XsumLarge() { dlclose(handle_); }
+  XsumLarge(const XsumLarge&) = delete;
+  XsumLarge& operator=(const XsumLarge&) = delete;
+  double Sum(const std::vector<double>& x) {
+    std::fill(acc_.get(), acc_.get() + kWords, std::uint64_t{0});
+    init_(acc_.get());
+    addv_(acc_.get(), x.data(), static_cast<std::ptrdiff_t>(x.size()));
+    return round_(acc_.get());
+  }
+
+ private:
+  using Init = void (*)(void*);
+  using Addv = void (*)(void*, const double*, std::ptrdiff_t);
+  using Round = double (*)(void*);
+  static constexpr std::size_t kWords = (std::size_t{1} << 20) / 8;
+  void* handle_ = nullptr;
+  Init init_ = nullptr;
+  Addv addv_ = nullptr;
+  Round round_ = nullptr;
+  std::unique_ptr<std::uint64_t[]> acc_{new std::uint64_t[kWords]};
+};
+
 // The trial section (see the top of this file).
 struct TrialCase {
   const char* op;
@@ -261,7 +307,7 @@ void TrialRows(Bench& b, Targets& targets, std::uint64_t n) {
 }  // namespace
 
 int RunReplayBench(const std::vector<std::string>& argv) {
-  Args args("replay-bench", argv, {"n", "seed", "repeats", "oracle-repeats"}, {"no-trial"});
+  Args args("replay-bench", argv, {"n", "seed", "repeats", "oracle-repeats", "xsum"}, {"no-trial"});
   std::vector<std::uint64_t> sizes;
   if (auto text = args.Get("n")) {
     std::stringstream ss(*text);
@@ -281,6 +327,14 @@ int RunReplayBench(const std::vector<std::string>& argv) {
   b.oracle_repeats = args.Count("oracle-repeats", 1);
   if (b.repeats < 1 || b.repeats > 99 || b.oracle_repeats < 1 || b.oracle_repeats > 99)
     args.Fail("--repeats and --oracle-repeats must be between 1 and 99");
+  std::unique_ptr<XsumLarge> xsum;
+  if (auto lib = args.Get("xsum")) {
+    try {
+      xsum = std::make_unique<XsumLarge>(*lib);
+    } catch (const std::invalid_argument& e) {
+      args.Fail(e.what());
+    }
+  }
   const Schedule simd_schedule = ParseSchedule("strided:32");
   Targets targets;
   // Time per element of the last size measured: each later size is announced with its
@@ -428,6 +482,13 @@ int RunReplayBench(const std::vector<std::string>& argv) {
     const std::string nn = " n=" + std::to_string(n);
     targets.Ratio("fast exact sum / simd fp64 sum," + nn, t_fast_ref / simd64, 10, true);
     targets.Ratio("mpfr_sum / fast exact sum," + nn, t_mpfr_sum / t_fast_ref, 5, false);
+    if (xsum) {
+      double peer = 0;
+      const double t_xsum = b.Time(
+          b.repeats, [&] { return xsum->Sum(x); }, &peer);
+      b.Add("peer: xsum large accumulator (--xsum)", "fp64", "-", t_xsum, b.Same(peer, exact_mpfr));
+      targets.Ratio("fast exact sum / xsum large," + nn, t_fast_ref / t_xsum, 2, true);
+    }
     targets.Ratio("welford reference (fast exact) ns/elem," + nn, t_welford_fast, 15, true);
     targets.Ratio("norm2 reference (fast exact) ns/elem," + nn, t_norm2_fast, 15, true);
     targets.Ratio("lse reference ns/elem," + nn, t_lse, 15, true);
