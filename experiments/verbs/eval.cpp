@@ -7,9 +7,10 @@
 // the schedule's tree, or the fast engine core/fast_replay.hpp, for backend replay; the
 // SIMD/OpenMP/CUDA kernels through experiments/backends for the others) -> the error metrics
 // (precision/metrics.hpp) and the bound for the executed tree's depth (precision/op_bounds.hpp).
-// This file parses the flags and prints; it computes nothing itself. Its fields carry the sweep
-// CSV's names (experiments/sweep/FORMAT.md, "One op table, one outcome schema"): reference_bits,
-// cond, seconds, schedule (requested) and schedule_used (executed).
+// This file parses the flags and prints; it computes nothing itself. Which fields it prints, in
+// which order and how, is the outcome schema's (experiments/run/outcome_fields.hpp), which also
+// writes the sweep CSV's rows, so the fields carry its names (experiments/sweep/FORMAT.md):
+// reference_bits, cond, seconds, schedule (requested) and schedule_used (executed).
 //
 // The op is looked up in the op table (experiments/registry/): its input kind, components,
 // reference and bound come from its entry. A registered user carrier is replayed the same way;
@@ -18,7 +19,6 @@
 // unavailable).
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <iomanip>
 #include <iostream>
 #include <optional>
@@ -27,7 +27,6 @@
 
 #include "cli/args.hpp"
 #include "cli/cost.hpp"
-#include "cli/number_format.hpp"
 #include "cli/progress.hpp"
 #include "verbs/verbs.hpp"
 
