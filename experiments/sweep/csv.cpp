@@ -6,51 +6,12 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "run/outcome_fields.hpp"
+
 namespace carrier::sweep {
 
-const std::vector<std::string>& CsvColumns() {
-  static const std::vector<std::string> cols = {"trial_id",
-                                                "op",
-                                                "dtype",
-                                                "acc",
-                                                "round",
-                                                "precision",
-                                                "exp",
-                                                "schedule",
-                                                "backend",
-                                                "n",
-                                                "input",
-                                                "head_dim",
-                                                "trial",
-                                                "input_seed",
-                                                "mn",
-                                                "status",
-                                                "error",
-                                                "schedule_used",
-                                                "result",
-                                                "reference",
-                                                "reference_tier",
-                                                "reference_bits",
-                                                "reference_certified",
-                                                "abs_error",
-                                                "rel_error",
-                                                "ulp_error",
-                                                "bound",
-                                                "bound_kind",
-                                                "error_to_bound",
-                                                "role_bound",
-                                                "role_bound_kind",
-                                                "u",
-                                                "tree_max_depth",
-                                                "tree_mean_depth",
-                                                "tree_hash",
-                                                "cond",
-                                                "median_rel_error",
-                                                "normwise_error",
-                                                "seconds",
-                                                "reference_seconds"};
-  return cols;
-}
+// The outcome schema's columns (run/outcome_fields.hpp), which also writes every row.
+const std::vector<std::string>& CsvColumns() { return run::OutcomeCsvColumns(); }
 
 std::string CsvHeaderLine() {
   std::string s;

@@ -12,7 +12,7 @@
 
 namespace carrier::sweep {
 
-// The columns, in order (FORMAT.md).
+// The columns, in order (FORMAT.md): the outcome schema's (run/outcome_fields.hpp).
 const std::vector<std::string>& CsvColumns();
 std::string CsvHeaderLine();  // with '\n'
 

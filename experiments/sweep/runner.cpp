@@ -37,6 +37,7 @@
 #include "registry/registry.hpp"
 #include "run/matmul.hpp"
 #include "run/memory.hpp"
+#include "run/outcome_fields.hpp"
 #include "run/trial.hpp"
 #endif
 
@@ -132,79 +133,40 @@ struct CacheEntry {
   std::uint64_t remaining = 0;
 };
 
+// A row's record for the outcome schema (run/outcome_fields.hpp): the parameters as the grid
+// cell wrote them, its status, and whatever the trial measured (none on a failed row; a failed
+// row keeps its reference's columns when the reference was computed).
+run::OutcomeRecord RowRecord(const TrialParams& p, const std::string& status,
+                             const std::string& error, double ref_seconds) {
+  run::OutcomeRecord r;
+  r.trial_id = p.trial_id;
+  r.op = p.op;
+  r.dtype = p.dtype;
+  r.acc = p.acc;
+  r.round = p.round;
+  r.precision = p.precision;
+  r.exp = p.exp;
+  r.schedule = p.schedule;
+  r.backend = p.backend;
+  r.n = p.n;
+  r.input = p.input;
+  r.head_dim = p.head_dim;
+  r.trial = p.trial;
+  r.input_seed = p.input_seed;
+  r.mn = p.mn;
+  r.status = status;
+  r.error = error;
+  r.reference_seconds = ref_seconds;
+  return r;
+}
+
 std::vector<std::string> RowFields(const TrialParams& p, const std::string& status,
                                    const std::string& error, const run::TrialOutcome* o,
                                    const run::SharedReference* ref, double ref_seconds) {
-  auto num = [](double v) { return CsvNumber(v); };
-  std::vector<std::string> f = {std::to_string(p.trial_id),
-                                p.op,
-                                p.dtype,
-                                p.acc,
-                                p.round,
-                                p.precision,
-                                p.exp,
-                                p.schedule,
-                                p.backend,
-                                std::to_string(p.n),
-                                p.input,
-                                p.head_dim ? std::to_string(p.head_dim) : "",
-                                std::to_string(p.trial),
-                                std::to_string(p.input_seed),
-                                p.mn,
-                                status,
-                                error};
-  if (!o) {
-    const auto& cols = CsvColumns();
-    f.resize(cols.size());
-    auto at = [&](const char* name) -> std::string& {
-      return f[static_cast<std::size_t>(std::find(cols.begin(), cols.end(), name) - cols.begin())];
-    };
-    if (ref) {
-      at("reference_tier") = ref->tier;
-      at("reference_bits") = std::to_string(ref->ref.cert.precision_bits);
-      at("reference_certified") = ref->ref.cert.certified ? "true" : "false";
-    }
-    at("reference_seconds") = num(ref_seconds);
-    return f;
-  }
-  f.push_back(o->schedule_used);
-  f.push_back(o->vector_out ? "" : num(static_cast<double>(o->result)));
-  f.push_back(o->vector_out ? "" : num(o->reference));
-  f.push_back(ref->tier);
-  f.push_back(std::to_string(ref->ref.cert.precision_bits));
-  f.push_back(ref->ref.cert.certified ? "true" : "false");
-  f.push_back(num(o->abs_error));
-  f.push_back(num(o->rel_error));
-  f.push_back(o->vector_out ? "" : num(o->ulp_error));
-  if (o->has_bound && !o->bound_vacuous) {
-    f.push_back(num(o->bound));
-    f.push_back(std::string(o->bound_relative ? "relative" : "absolute") +
-                (o->bound_rigorous ? " rigorous" : " first-order"));
-    f.push_back(num(o->error_to_bound));
-  } else {
-    f.push_back("");
-    f.push_back("none");
-    f.push_back("");
-  }
-  // eval's role_bound and role_bound_kind (rows with a precision whose op has a role bound).
-  if (o->has_role_bound) {
-    f.push_back(num(o->role_bound));
-    f.push_back(std::string(o->role_bound_relative ? "relative" : "absolute") +
-                (o->role_bound_rigorous ? " rigorous" : " first-order"));
-  } else {
-    f.push_back("");
-    f.push_back("");
-  }
-  f.push_back(num(o->u));
-  f.push_back(std::to_string(o->tree_max_depth));
-  f.push_back(num(o->tree_mean_depth));
-  f.push_back(o->tree_hash);
-  f.push_back(std::isnan(o->cond) ? "" : num(o->cond));
-  f.push_back("");  // median_rel_error, normwise_error: op matmul's (MatmulRowFields)
-  f.push_back("");
-  f.push_back(num(o->seconds));
-  f.push_back(num(ref_seconds));
-  return f;
+  run::OutcomeRecord r = RowRecord(p, status, error, ref_seconds);
+  r.outcome = o;
+  r.ref = ref;
+  return run::CsvOutcomeRow(r);
 }
 
 // An op matmul row (run/matmul.hpp): abs_error and rel_error are the largest over the M N
@@ -214,28 +176,9 @@ std::vector<std::string> RowFields(const TrialParams& p, const std::string& stat
 // the sums over the outputs.
 std::vector<std::string> MatmulRowFields(const TrialParams& p, const std::string& status,
                                          const std::string& error, const run::MatmulOutcome& o) {
-  auto num = [](double v) { return CsvNumber(v); };
-  std::vector<std::string> f = RowFields(p, status, error, nullptr, nullptr, o.reference_seconds);
-  const auto& cols = CsvColumns();
-  auto at = [&](const char* name) -> std::string& {
-    return f[static_cast<std::size_t>(std::find(cols.begin(), cols.end(), name) - cols.begin())];
-  };
-  at("schedule_used") = o.schedule_used;
-  at("reference_tier") = o.reference_tier;
-  at("reference_bits") = std::to_string(o.reference_bits);
-  at("reference_certified") = o.certified ? "true" : "false";
-  at("abs_error") = num(o.max_abs_error);
-  at("rel_error") = num(o.max_rel_error);
-  at("bound_kind") = o.has_bound ? "max over outputs of each dot's" : "none";
-  at("error_to_bound") = o.has_bound ? num(o.max_error_to_bound) : "";
-  at("u") = num(o.u);
-  at("tree_max_depth") = std::to_string(o.tree_max_depth);
-  at("tree_mean_depth") = num(o.tree_mean_depth);
-  at("tree_hash") = o.tree_hash;
-  at("median_rel_error") = num(o.median_rel_error);
-  at("normwise_error") = num(o.normwise_fro_error);
-  at("seconds") = num(o.seconds);
-  return f;
+  run::OutcomeRecord r = RowRecord(p, status, error, o.reference_seconds);
+  r.matmul = &o;
+  return run::CsvOutcomeRow(r);
 }
 
 std::string OneLine(std::string s) {

@@ -7,9 +7,10 @@
 // the schedule's tree, or the fast engine core/fast_replay.hpp, for backend replay; the
 // SIMD/OpenMP/CUDA kernels through experiments/backends for the others) -> the error metrics
 // (precision/metrics.hpp) and the bound for the executed tree's depth (precision/op_bounds.hpp).
-// This file parses the flags and prints; it computes nothing itself. Its fields carry the sweep
-// CSV's names (experiments/sweep/FORMAT.md, "One op table, one outcome schema"): reference_bits,
-// cond, seconds, schedule (requested) and schedule_used (executed).
+// This file parses the flags and prints; it computes nothing itself. Which fields it prints, in
+// which order and how, is the outcome schema's (experiments/run/outcome_fields.hpp), which also
+// writes the sweep CSV's rows, so the fields carry its names (experiments/sweep/FORMAT.md):
+// reference_bits, cond, seconds, schedule (requested) and schedule_used (executed).
 //
 // The op is looked up in the op table (experiments/registry/): its input kind, components,
 // reference and bound come from its entry. A registered user carrier is replayed the same way;
@@ -18,7 +19,6 @@
 // unavailable).
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <iomanip>
 #include <iostream>
 #include <optional>
@@ -27,7 +27,6 @@
 
 #include "cli/args.hpp"
 #include "cli/cost.hpp"
-#include "cli/number_format.hpp"
 #include "cli/progress.hpp"
 #include "verbs/verbs.hpp"
 
@@ -42,6 +41,7 @@
 #include "run/defaults.hpp"
 #include "run/matmul.hpp"
 #include "run/memory.hpp"
+#include "run/outcome_fields.hpp"
 #include "run/trial.hpp"
 #include "verbs/trial_flags.hpp"
 
@@ -69,23 +69,12 @@ CostEstimate EstimateTrialCost(const run::ResolvedTrial& trial,
   });
 }
 
-// Numbers through the project's formatter (Shortest, in the compute type's own precision);
-// io::JsonNumberText quotes nan, inf and -inf, which JSON has no numbers for.
-std::string JsonNumber(long double v, run::ComputeKind kind) {
-  if (kind == run::ComputeKind::kFloat) return io::JsonNumberText(Shortest(static_cast<float>(v)));
-  if (kind == run::ComputeKind::kMpfr) return io::JsonNumberText(Shortest(v));
-  return io::JsonNumberText(Shortest(static_cast<double>(v)));
-}
-std::string JsonDouble(double v) { return io::JsonNumberText(Shortest(v)); }
+// A JSON value as eval's text output prints it: strings (and quoted nan, inf) unquoted.
 std::string Text(const std::string& json_number) {
   if (!json_number.empty() && json_number.front() == '"')
     return json_number.substr(1, json_number.size() - 2);
   return json_number;
 }
-
-// Strings through nlohmann-json's escaping (io/json.hpp): quotes, backslashes and every
-// control character, so an --input path with a control character stays valid JSON.
-std::string JsonString(const std::string& s) { return io::JsonQuote(s); }
 
 }  // namespace
 
@@ -189,7 +178,6 @@ int RunEval(const std::vector<std::string>& argv) {
     ticker.emplace("carrier eval " + op + " n = " + std::to_string(input.n),
                    cost.known ? cost.seconds : -1);
   const run::SharedReference shared = run::ComputeReference(trial, input);
-  const reference::Reference& ref = shared.ref;
   run::TrialOutcome got;
   try {
     got = run::RunTrial(trial, input, shared);
@@ -199,101 +187,34 @@ int RunEval(const std::vector<std::string>& argv) {
     args.Fail(e.what());
   }
   ticker.reset();
-  const run::ComputeKind kind = trial.compute.kind;
 
-  io::JsonObject fields;  // key, JSON value, in print order
-  auto add = [&](const std::string& k, const std::string& v) { fields.Raw(k, v); };
-  add("op", JsonString(op));
-  add("dtype", JsonString(trial.storage.name));
-  add("acc", JsonString(trial.compute.text));
-  add("round", JsonString(std::string(RoundingName(trial.rounding))));
-  if (trial.out) add("out", JsonString(trial.out->name));
-  // The policy as given (the sweep CSV's precision column): dtype, acc and round are its
-  // shorthand.
-  if (const auto pol = args.Get("precision")) add("precision", JsonString(*pol));
-  if (trial.rounding == Rounding::kStochastic) add("sr_seed", std::to_string(spec.sr_seed));
-  add("exp", JsonString(spec.exp));
-  add("backend", JsonString(spec.backend));
-  if (qkv) add("head_dim", std::to_string(spec.head_dim));
-  add("schedule", JsonString(spec.schedule));
-  add("schedule_used", JsonString(got.schedule_used));
-  if (!defaults.empty()) {
-    std::string joined;
-    for (const auto& d : defaults) joined += (joined.empty() ? "" : "; ") + d;
-    add("defaults", JsonString(joined));
-  }
-  add("tree_max_depth", std::to_string(got.tree_max_depth));
-  add("tree_mean_depth", JsonDouble(got.tree_mean_depth));
-  add("tree_hash", JsonString(got.tree_hash));
-  add("n", std::to_string(got.n));
-  add("input", JsonString(input.text));
-  if (input.storage_overflows > 0) {
-    add("storage_overflow", std::to_string(input.storage_overflows));
-    add("storage_overflow_note", JsonString(run::StorageOverflowText(input, trial.storage.name)));
-  }
-  if (got.vector_out) {
-    add("normwise_inf_error", JsonDouble(got.normwise_inf));
-    add("normwise_2_error", JsonDouble(got.normwise_2));
-    add("componentwise_error", JsonDouble(got.componentwise));
-    add("zero_reference_components", std::to_string(got.zero_components));
-  } else {
-    const std::size_t main = got.main;
-    add("result", JsonNumber(got.components[main], kind));
-    add("reference", JsonDouble(ref.as_double[main]));
-    if (ref.index >= 0) {  // argmax
-      add("result_index", std::to_string(got.index));
-      add("reference_index", std::to_string(ref.index));
-    }
-    // The other components, by the entry's names (a user carrier's: c1, c2, ...).
-    for (std::size_t k = 0; k < got.components.size() && k < ref.as_double.size(); ++k) {
-      if (k == main) continue;
-      const std::string name =
-          k < entry.component_names.size() ? entry.component_names[k] : "c" + std::to_string(k);
-      add("result_" + name, JsonNumber(got.components[k], kind));
-      add("reference_" + name, JsonDouble(ref.as_double[k]));
-    }
-    if (entry.cond) add("cond", JsonDouble(got.cond));
-    add("abs_error", JsonDouble(got.abs_error));
-    add("rel_error", JsonDouble(got.rel_error));
-    add("ulp_error", JsonDouble(got.ulp_error));
-    add("reference_is_zero", got.reference_zero ? "true" : "false");
-    add("special_value_mismatch", got.special_mismatch ? "true" : "false");
-  }
-  add("reference_tier", JsonString(shared.tier));
-  add("reference_bits", std::to_string(ref.cert.precision_bits));
-  add("reference_certified", ref.cert.certified ? "true" : "false");
-  if (!ref.cert.note.empty()) add("reference_note", JsonString(ref.cert.note));
-  if (!got.has_bound) {
-    add("bound", JsonString("unavailable"));
-    add("bound_kind", JsonString("unavailable"));
-    add("bound_formula",
-        JsonString(!got.bound_note.empty() ? got.bound_note
-                   : user ? "none: a registered user carrier declares no a-priori bound"
-                          : "none: the op table has no a-priori bound for " + op));
-    add("error_to_bound", JsonDouble(NAN));
-    add("bound_vacuous", "false");
-  } else {
-    add("bound", JsonDouble(got.bound));
-    add("bound_kind", JsonString(std::string(got.bound_relative ? "relative" : "absolute") +
-                                 (got.bound_rigorous ? ", rigorous" : ", first-order estimate")));
-    add("bound_formula", JsonString(got.bound_formula));
-    add("error_to_bound", JsonDouble(got.error_to_bound));
-    add("bound_vacuous", got.bound_vacuous ? "true" : "false");
-  }
-  // --precision: the a-priori bound with its terms by role (precision/role_bounds.hpp: which
-  // term is which role's, and whether it is rigorous or first order), against the exact
-  // result on the stored inputs (the reference's), so without the `in` term (RunTrial). Ops
-  // without a role bound (or an mma:/adaptive tree) print none.
-  if (got.has_role_bound) {
-    add("role_bound", JsonDouble(got.role_bound));
-    add("role_bound_kind",
-        JsonString(std::string(got.role_bound_relative ? "relative" : "absolute") +
-                   (got.role_bound_rigorous ? ", rigorous" : ", first-order estimate")));
-    add("role_bound_note", JsonString(got.role_bound_note));
-  }
-  add("u", JsonDouble(got.u));
-  add("reference_seconds", JsonDouble(shared.seconds));
-  add("seconds", JsonDouble(got.seconds));
+  // The outcome schema (run/outcome_fields.hpp) decides which fields print and how.
+  run::OutcomeRecord record;
+  record.op = op;
+  record.dtype = trial.storage.name;
+  record.acc = trial.compute.text;
+  record.round = std::string(RoundingName(trial.rounding));
+  if (trial.out) record.out = trial.out->name;
+  record.precision = args.Get("precision");
+  if (trial.rounding == Rounding::kStochastic) record.sr_seed = spec.sr_seed;
+  record.exp = spec.exp;
+  record.backend = spec.backend;
+  record.attention = qkv;
+  record.head_dim = spec.head_dim;
+  record.schedule = spec.schedule;
+  for (const auto& d : defaults) record.defaults += (record.defaults.empty() ? "" : "; ") + d;
+  record.n = got.n;
+  record.input = input.text;
+  record.storage_overflows = input.storage_overflows;
+  if (input.storage_overflows > 0)
+    record.storage_overflow_note = run::StorageOverflowText(input, trial.storage.name);
+  record.outcome = &got;
+  record.ref = &shared;
+  record.reference_seconds = shared.seconds;
+  record.kind = trial.compute.kind;
+  record.entry = &entry;
+  record.user = user;
+  const io::JsonObject fields = run::EvalOutcomeJson(record);
 
   if (format_out == "json") {
     std::cout << fields.Compact() << "\n";
@@ -301,7 +222,7 @@ int RunEval(const std::vector<std::string>& argv) {
     for (const auto& [k, v] : fields.Members())
       std::cout << std::left << std::setw(27) << k << Text(v) << "\n";
   }
-  return ref.cert.certified ? 0 : 1;
+  return shared.ref.cert.certified ? 0 : 1;
 }
 
 }  // namespace carrier::cli
