@@ -371,6 +371,29 @@ TEST_CASE("carrier equiv: same trees, and constructed witnesses that separate th
   CHECK(Carrier("equiv strided:4 pairwise --n 64 --carrier max").code == 0);
   CheckRejected("equiv seq --n 4", "two schedules");
   CheckRejected("equiv seq bogus --n 4", "bogus");
+  // --n A..B: one verdict line per n, each the single-n run's (exit 0 same, 1 different).
+  const Run range = Carrier("equiv canonical:1 pairwise --n 1..70");
+  INFO(range.out << range.err);
+  CHECK(range.code == 1);  // 5 and 6 differ (above)
+  std::istringstream lines(range.out);
+  std::uint64_t k = 0, differ = 0;
+  for (std::string line; std::getline(lines, line);) {
+    ++k;
+    const bool same = line == std::to_string(k) + " same";
+    CHECK((same || line == std::to_string(k) + " different"));
+    if (!same) ++differ;
+    if (k % 7 == 0 || !same) {  // the single-n verb agrees
+      const Run one = Carrier("equiv canonical:1 pairwise --n " + std::to_string(k));
+      INFO("n " << k << ": " << line << "\n" << one.out);
+      CHECK(one.code == (same ? 0 : 1));
+    }
+  }
+  CHECK(k == 70);
+  std::cout << "  equiv canonical:1 pairwise --n 1..70: " << differ << " of 70 n differ\n";
+  CHECK(Carrier("equiv seq blocked:1 --n 1..50").code == 0);
+  CheckRejected("equiv seq pairwise --n 0..5", "--n A..B");
+  CheckRejected("equiv seq pairwise --n 9..5", "--n A..B");
+  CheckRejected("equiv seq pairwise --n 1..4 --witness x.txt", "--witness");
 }
 
 TEST_CASE("attention's (m, l, O) carrier: which split-KV families keep a row's bits",
