@@ -23,12 +23,16 @@ done
 # 3. Where iterative pairwise and recursive bisection differ (Appendix O.3), k = 1..1024, and
 #    how both compare with carrier's pairwise (left half larger).
 : > "$OUT/shapes.txt"
-for k in $(seq 1 1024); do
-  a=$("$CARRIER_BIN" equiv canonical:1 canonical:1:bisect --n "$k" >/dev/null && echo same || echo differ)
-  b=$("$CARRIER_BIN" equiv canonical:1 pairwise --n "$k" >/dev/null && echo same || echo differ)
-  c=$("$CARRIER_BIN" equiv canonical:1:bisect pairwise --n "$k" >/dev/null && echo same || echo differ)
-  echo "$k $a $b $c" >> "$OUT/shapes.txt"
+# One `carrier equiv --n 1..1024` per pair (a line "k same|different" per k; exit 1 when some
+# k differs), joined into "k a b c" with "differ" for different.
+for pair in "canonical:1 canonical:1:bisect" "canonical:1 pairwise" "canonical:1:bisect pairwise"; do
+  # shellcheck disable=SC2086  # the pair is two schedules
+  "$CARRIER_BIN" equiv $pair --n 1..1024 > "$OUT/shapes-${pair// /-}.txt" || [ $? -eq 1 ]
 done
+paste -d' ' "$OUT/shapes-canonical:1-canonical:1:bisect.txt" "$OUT/shapes-canonical:1-pairwise.txt" \
+  "$OUT/shapes-canonical:1:bisect-pairwise.txt" |
+  awk '{ d = "differ"; print $1, ($2 == "same" ? "same" : d), ($4 == "same" ? "same" : d),
+         ($6 == "same" ? "same" : d) }' >> "$OUT/shapes.txt"
 "$CARRIER_BIN" equiv canonical:1 canonical:1:bisect --n 5 > "$OUT/equiv-k5.txt" || true
 # 4. Error over n and formats (error.toml).
 "$CARRIER_BIN" sweep "$HERE/error.toml" -o "$OUT/error" --jobs "$JOBS"
