@@ -4,7 +4,7 @@
 # tables, every library also carrying libFuzzer's coverage instrumentation (CARRIER_FUZZ). In it:
 #   1. the fast tests (ctest -L fast, but for the long sweeps listed in .ci/sanitize-skip.txt),
 #      the same tests command (b) ran unsanitized;
-#   2. every libFuzzer target of tests/fuzz for CARRIER_FUZZ_SECONDS each (default 40; CI: 10) from its
+#   2. every libFuzzer target of tests/fuzz for CARRIER_FUZZ_SECONDS each (default 40; CI: 5) from its
 #      seed corpus and dictionary. New inputs go to a scratch corpus, never into the
 #      repository; a crash, a sanitizer report or a failed property fails the step and leaves
 #      the input under build-san/artifacts/ (add it to tests/fuzz/corpus/<target>/ with the fix).
@@ -52,9 +52,13 @@ if [ "$skipped" -ne "$listed" ]; then
   exit 1
 fi
 echo "sanitize: $skipped fast tests left to command (b) (.ci/sanitize-skip.txt)"
+# Random-trial counts (tests/support/test_support.hpp Trials) at a quarter: the sanitizers look
+# for memory errors and undefined behaviour on every path a test drives, which a quarter of the
+# random cases still drive; the full counts run unsanitized in command (b).
 t0=$SECONDS
 (cd "$build" &&
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  CARRIER_TEST_MULTIPLIER="${CARRIER_TEST_MULTIPLIER:-0.25}" \
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --output-on-failure -j "$jobs" -L fast -E "$heavy")
 echo "sanitize: fast tests under ASan + UBSan in $((SECONDS - t0)) s"
 
