@@ -17,14 +17,14 @@ std::string WhyNotEmulable(const Format& f) {
   if (f.precision > kEmulatedMaxPrecision)
     return "p=" + std::to_string(f.precision) + " exceeds " +
            std::to_string(kEmulatedMaxPrecision) +
-           ": EmulatedOracle needs the product of two values to be exact in a double";
+           ": Emulated needs the product of two values to be exact in a double";
   if (f.emax > kEmulatedExponentLimit)
     return "emax=" + std::to_string(f.emax) + " exceeds " + std::to_string(kEmulatedExponentLimit) +
-           ": EmulatedOracle needs every exact product to stay inside double's range";
+           ": Emulated needs every exact product to stay inside double's range";
   if (f.emin - f.precision + 1 < -kEmulatedExponentLimit)
     return "smallest quantum 2^" + std::to_string(f.emin - f.precision + 1) + " is below 2^-" +
            std::to_string(kEmulatedExponentLimit) +
-           ": EmulatedOracle needs every exact product to stay normal in a double";
+           ": Emulated needs every exact product to stay normal in a double";
   if (f.emin > 0 || f.emax < 0)
     return "1 is not a value (emin=" + std::to_string(f.emin) + ", emax=" + std::to_string(f.emax) +
            "): a compute format needs emin <= 0 <= emax";
@@ -227,8 +227,7 @@ StochasticSeedScope::StochasticSeedScope(std::uint64_t seed, std::uint64_t count
 StochasticSeedScope::~StochasticSeedScope() { ThreadEmulationContext().stochastic = saved_; }
 
 void DynamicFormatTag::ThrowNoEmulationScope() {
-  throw std::logic_error(
-      "EmulatedOracle<DynamicFormatTag>: no EmulationScope is active on this thread");
+  throw std::logic_error("Emulated<DynamicFormatTag>: no EmulationScope is active on this thread");
 }
 
 const Format& Fp8E4M3Tag::Get() {
