@@ -8,7 +8,7 @@ add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off>"
                     # g++ 12 warns falsely on std::string concatenation (GCC PR 105329).
                     "$<$<COMPILE_LANGUAGE:CXX>:-Wno-restrict>")
 # g++ 12 warns falsely inside its own avx512fintrin.h / avxintrin.h (`__m256i __Y = __Y;`, the
-# header's idiom for an undefined vector) wherever our AVX-512 paths (precision/fast_emulated.hpp,
+# header's idiom for an undefined vector) wherever our AVX-512 paths (precision/emulated.hpp,
 # core/random_splits.hpp) are inlined: about 1,400 lines of -Wmaybe-uninitialized per full
 # build, and at -O3 thirteen "'__Y' is used uninitialized" (-Wuninitialized, seen on a fresh
 # bookworm), none about our code (GCC PR 105593, fixed in g++ 13). Switched off for g++ < 13

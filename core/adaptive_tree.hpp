@@ -17,7 +17,7 @@
 // Contract of BuildAdaptiveTree(kind, x, add):
 // - `add(a, b)` is the working arithmetic's rounded a + b on doubles holding working-format
 //   values; the decisions use it, so the tree is the one that arithmetic would follow, and
-//   Replay of a sum carrier in that arithmetic over the tree reproduces the simulated values
+//   ReplayOracle of a sum carrier in that arithmetic over the tree reproduces the simulated values
 //   (tests/core/test_adaptive_tree.cpp checks this bit for bit).
 // - Ties are broken deterministically: insertion's equal magnitudes by the lower node id (an
 // input's id is
@@ -25,7 +25,7 @@
 //   in psum, equal |fl(S + x_i)| by the lower index i.
 // - The tree has n single-input chains (chain i = input i) and n - 1 combines. As in every
 //   MergeTree, a combine's left operand is the one whose inputs start first (ValidateTree);
-//   the order of the additions is the order's own. It sets `permutes`, so Replay refuses
+//   the order of the additions is the order's own. It sets `permutes`, so ReplayOracle refuses
 //   carriers whose Combine is not commutative; for sums (bitwise commutative) the replayed
 //   additions are exactly the ones the decisions computed. n = 0 gives the empty tree, n = 1
 //   one chain.

@@ -7,6 +7,6 @@
 #include "core/laws.hpp"
 #include "core/merge_tree.hpp"
 #include "core/platform.hpp"
-#include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 #include "core/scalar.hpp"
 #include "core/schedule.hpp"

@@ -2,8 +2,8 @@
 // head, so that the kernel's error can be studied on any machine and its bits checked on a GPU.
 //
 // API (header-only, no dependencies; T the compute scalar (float; double; or any scalar with
-// ScalarTraits, the operators and ADL sqrt/exp, e.g. precision/emulated.hpp's Emulated under
-// its EmulationScope, which rounds every listed step into a narrow format such as bf16; Exp
+// ScalarTraits, the operators and ADL sqrt/exp, e.g. precision/emulated_oracle.hpp's EmulatedOracle
+// under its EmulationScope, which rounds every listed step into a narrow format such as bf16; Exp
 // then LibmExp or FastExp, PortableExp is float/double only), S the storage scalar of
 // q, k, v (Half, BFloat16, float, double: anything with static_cast<T>(s) exact), Exp the exp
 // policy (PortableExp for bit-exactness with the GPU, FastExp as FlashAttention)):
@@ -56,7 +56,7 @@
 
 #include "core/carriers/flash_row.hpp"
 #include "core/merge_tree.hpp"
-#include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 #include "core/schedule.hpp"
 
 namespace carrier {
@@ -213,7 +213,7 @@ std::vector<T> ReplayRows(const S* q, const S* k, const S* v, const AttentionSha
       tree_n = scores.size();
     }
     const typename C::Result r =
-        C::Finalize(Replay<C>(tree, std::span<const FlashInput<T>>(inputs)));
+        C::Finalize(ReplayOracle<C>(tree, std::span<const FlashInput<T>>(inputs)));
     for (std::size_t c = 0; c < D; ++c) out[i * D + c] = r.o[c];
   }
   return out;

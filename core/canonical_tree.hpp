@@ -23,7 +23,7 @@
 // [a, b, c, -]: (a b) c, but [a, b, c]: a (b c)); the iterative one is (the paper's 4.4.4).
 //
 // Every input is its own chain (node id i = input i), chain N is the empty init chain. The
-// tree interleaves lanes, so it sets `permutes` when L > 1 and N > L: Replay then refuses
+// tree interleaves lanes, so it sets `permutes` when L > 1 and N > L: ReplayOracle then refuses
 // carriers whose Combine is not commutative, as for strided:K (carrier's Combine takes the
 // earlier segment on the left, which a cross-lane combine is not).
 #pragma once

@@ -25,7 +25,7 @@
 //
 // Signed zeros: every chain of a MergeTree starts from Identity and pushes, so all replays of
 // an all -0 input agree (Sum gives +0, as Identity + -0 = +0). A hand-built tree of bare Lifts
-// could give -0 instead; Replay never builds one.
+// could give -0 instead; ReplayOracle never builds one.
 #pragma once
 
 #include <array>

@@ -29,7 +29,7 @@
 //
 // Every thread, lane and warp takes part in every combine of its tree, idle ones holding
 // Identity (merging with Identity is not bitwise neutral for every carrier, so the tree keeps
-// those combines). core/cuda_tree.hpp builds the resulting MergeTree; its Replay equals the
+// those combines). core/cuda_tree.hpp builds the resulting MergeTree; its ReplayOracle equals the
 // kernel's bits (tests/cuda). The text form is canonical with every field spelled out:
 // ToString gives `cuda:256:4:blocked:shfl:seq:auto` for `cuda:256:4`.
 #pragma once

@@ -2,7 +2,7 @@
 //
 // An ExpPolicy is a type with static Exp(T) and Log(T). core/ ships only LibmExp (the
 // compute scalar's own exp/log found by argument-dependent lookup, std:: for builtin types, so
-// Emulated and Mpfr scalars bring their own). The precision layer adds `portable` (identical
+// EmulatedOracle and Mpfr scalars bring their own). The precision layer adds `portable` (identical
 // bits on host and device) and `fast` (exp2 with log2(e) folded in). Which exp a result used
 // changes its bits, so it is always part of the carrier's type, never implicit.
 #pragma once

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "core/carrier.hpp"
-#include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 
 namespace carrier {
 
@@ -221,7 +221,7 @@ SpreadReport<C> ScheduleSpread(std::span<const typename C::Input> x,
   SpreadReport<C> rep;
   for (const Schedule& s : schedules) {
     rep.schedules.push_back(ToString(s));
-    rep.results.push_back(ReplayResult<C>(s, x));
+    rep.results.push_back(ReplayOracleResult<C>(s, x));
   }
   for (std::size_t i = 0; i < rep.results.size(); ++i)
     for (std::size_t j = i + 1; j < rep.results.size(); ++j) {

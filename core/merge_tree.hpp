@@ -16,7 +16,7 @@
 //             node (MergeTree::fused, core/mma.hpp), each step adding one group's exact
 //             products to the running state in one rounding; only carriers that define
 //             FusedStep (dot) replay it.
-// A tree whose combines merge interleaved index sets (strided:K) sets `permutes`; Replay
+// A tree whose combines merge interleaved index sets (strided:K) sets `permutes`; ReplayOracle
 // refuses it for carriers whose Combine is not commutative.
 //
 // Leaf depth of an input = rounded operations on its path to the root: inside a chain of

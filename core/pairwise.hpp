@@ -5,9 +5,10 @@
 // left half takes the extra element when the length is odd. Every pairwise tree in the project
 // uses this rule: BuildTree's pairwise[:LEAF] and the pairwise outer order of blocked/omp/strided
 // schedules (core/merge_tree.hpp), the CUDA block trees (core/cuda_tree.hpp,
-// kernels/cuda/block_reduce.cuh), the fast replay (core/fast_replay.hpp), the SIMD lane merge
+// kernels/cuda/block_reduce.cuh), the fast replay (core/replay.hpp), the SIMD lane merge
 // (kernels/simd) and the OpenMP chunk merge (kernels/omp). A kernel that realises a pairwise
-// order equals Replay of its tree bit for bit only because all of them split in the same place.
+// order equals ReplayOracle of its tree bit for bit only because all of them split in the same
+// place.
 //
 // CombinePairwise<C>(s, lo, hi) (hi > lo) merges the states s[lo, hi) with C::Combine by that
 // recursion, operands in order (the earlier segment on the left): the tree PairwiseOver builds.

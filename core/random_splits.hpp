@@ -1,5 +1,5 @@
 // core/random_splits.hpp: the splits of random:SEED (tree_detail::RandomSplit), many at once,
-// for the fast engine (core/fast_replay.hpp).
+// for the fast engine (core/replay.hpp).
 //
 // Contract
 //   RandomSplitter{Mix(seed)}(lo, hi) == tree_detail::RandomSplit(seed, lo, hi) for every
@@ -31,7 +31,7 @@
 #include "core/orders/random.hpp"
 #include "core/random_splits_x86.hpp"
 
-namespace carrier::fast_replay_detail {
+namespace carrier::replay_detail {
 
 // The largest interval RandomSplitLevel takes (its d = size - 1 stays below 2^20, so that
 // V = R1 2^32 + L < d 2^32 stays below 2^52).
@@ -46,7 +46,7 @@ struct RandomSplitter {
   }
 };
 
-// The breadth-first queue of one random:S region (fast_replay.hpp RandomRegion). Queued nodes
+// The breadth-first queue of one random:S region (replay.hpp RandomRegion). Queued nodes
 // are offsets [a, b) from the region's first input with their split `mid` and child state
 // slots; a child is a leaf (1 input: slot = its input's offset), a pair (2 inputs: slot
 // cap + its first input's offset, so that the state of every adjacent pair may be computed in
@@ -142,4 +142,4 @@ inline void SmallRemainders(const std::uint64_t* h, const std::uint32_t* d, std:
   for (; k < count; ++k) r[k] = h[k] % d[k];
 }
 
-}  // namespace carrier::fast_replay_detail
+}  // namespace carrier::replay_detail

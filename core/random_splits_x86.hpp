@@ -18,7 +18,7 @@
 #if CARRIER_X86_KERNELS
 #include <immintrin.h>
 
-namespace carrier::fast_replay_detail::random_splits_x86 {
+namespace carrier::replay_detail::random_splits_x86 {
 
 #define CARRIER_X86_AVX512_DQ __attribute__((target("avx512f,avx512dq")))  // NOLINT
 
@@ -116,6 +116,6 @@ CARRIER_X86_AVX512_DQ inline void Place(Queue& q, std::uint32_t j, std::uint32_t
 
 #undef CARRIER_X86_AVX512_DQ
 
-}  // namespace carrier::fast_replay_detail::random_splits_x86
+}  // namespace carrier::replay_detail::random_splits_x86
 
 #endif  // CARRIER_X86_KERNELS

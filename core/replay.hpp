@@ -1,216 +1,1181 @@
-// core/replay.hpp: evaluate a carrier over its inputs in exactly the order a MergeTree says.
+// core/replay.hpp: Replay, the same reduction as ReplayOracle (core/replay_oracle.hpp), computed
+// fast.
 //
-// Replay is the meaning of every fast kernel: a kernel that realises schedule S must equal
-// Replay<C>(BuildTree(S, n), x) bit for bit (DESIGN.md, "the bit-exact contract"). So Replay
-// does nothing clever: chains push (or LiftTile) their inputs in increasing index order from
-// Identity, combines run in tree order with the earlier segment on the left.
+// Contract
+//   Replay<C>(tree, x)      == ReplayOracle<C>(tree, x)                bit for bit, every field;
+//   Replay<C>(schedule, x)  == ReplayOracle<C>(BuildTree(schedule, n), x)  bit for bit;
+//   for every carrier, compute scalar, rounding mode and tree. ReplayOracle stays the definition;
+//   this file only changes WHEN each node is evaluated, never WHAT it computes: every chain
+//   still pushes (or LiftTile-s) its inputs in increasing index order from Identity, and every
+//   combine is Combine(earlier segment, later segment) with exactly the operands the tree
+//   names. No two operations are ever reassociated, fused or swapped.
 //
-// Errors (ScheduleError, one line): input count differs from the tree's n; a tree that
-// permutes inputs for a carrier whose Combine is not commutative; a tile-lifting tree for a
-// carrier without LiftTile; a tree with fused matrix-unit chains (mma: schedules) for a carrier
-// without FusedStep; a tree that fails ValidateTree.
+// Why evaluation order is free: a node's state is a pure function of its operands for float,
+// double, long double, Mpfr and deterministic emulated rounding. It is NOT for stochastic
+// rounding, whose random bits come from a per-thread counter advanced by every operation in
+// program order (precision/emulated_oracle.hpp, "sr"): there, any other evaluation order draws
+// other bits. So ReplayOrderFree<Scalar> decides at run time, and where it says no, Replay
+// evaluates exactly as ReplayOracle does (chains in id order, then combines in id order).
+// A scalar with a static GetRounding() whose enum has kStochastic (EmulatedOracle's shape) is free
+// unless that mode is in force (a dynamic mode is read from the thread's scope at the call);
+// any other scalar declaring a `kRounding` is assumed order-sensitive; the rest are free.
+// Specialise ReplayOrderFree for a new scalar type whose operations carry hidden state.
 //
-// Fused chains (ChainMode::kFused): the chain's inputs in groups of tree.fused.terms, in
-// order, each group one fused step from Identity: C::FusedChain(Identity, chain inputs,
-// count, stride, tree.fused) (core/mma.hpp gives the arithmetic; Dot<float> and Dot<double>
-// define it).
+// How it is fast
+//   Structured schedules (the Schedule overload) are evaluated by recursion over the
+//   schedule's structure without building the tree: O(depth) states of memory beyond the input
+//   (plus O(K) for strided:K, O(P) for omp:P, O(kRandomRegion) for random:S and, for the
+//   level-batched carriers below, O(kPairwiseRegion) for pairwise:1), no allocation per node:
+//     seq, reverse      one loop;
+//     pairwise[:L]      recursion on [lo, hi) with the tree's split rule (the left half takes
+//                       the extra element); subtrees of at most kPairwiseUnrolled elements
+//                       under pairwise:1 are straight-line code for their exact shape;
+//     blocked:T         tiles evaluated kLanes at a time (independent chains in lanes), then
+//                       merged seq or pairwise over tile indices;
+//     strided:K[:tile]  all K lane chains advanced together row by row (lane k = chain k);
+//     random:S          the tree's own split function (tree_detail::RandomSplit), so the
+//                       shape is the tree's by construction: recursion down to subtrees of
+//                       at most kRandomRegion inputs, each evaluated breadth first (all its
+//                       splits, then its states bottom up) in O(kRandomRegion) scratch;
+//     omp:P, splitk:S   each chunk by its nested order, then the outer merge of chunk roots
+//                       (any partition: core/orders/partition.hpp, read through PartitionOf);
+//     cuda and kinds this file does not know: BuildTree, then the tree overload.
+//   Carriers with a vector batch (HasVectorCombine: Sum over Emulated in a deterministic
+//   mode) evaluate pairwise:1 subtrees of at most kPairwiseRegion inputs and random:S regions
+//   a level at a time: all leaves in one FirstPushes, then every level's combines (independent
+//   of one another) in one CombineGathered, eight lanes per vector instruction. The lanes are
+//   distinct nodes of the tree, each with its own operands: nothing is reassociated. The
+//   states are the same as node-by-node evaluation; only the time at which each is computed moves.
+//   Such carriers also hand their push chains over whole (HasBatchChains: seq, blocked tiles
+//   kTileBatch at a time, strided rows, sibling leaf chains): eight chains per vector
+//   instruction, one chain per lane, each chain's inputs in its own order.
+//   The tree overload evaluates any explicit MergeTree: chains first (single-input chains
+//   inline, stride-1 chains of equal length kLanes at a time), then combines in tree order.
 //
-// ReplayMixed<Inner, Outer> (below, with its own contract) is the two-precision variant:
-// chains in Inner, each chain's state converted, combines in Outer (FABsum's shape).
+// Reading the input a window at a time
+//   ReplayWindowed<C>(s, n, fill, window) == Replay<C>(s, x) bit for bit, every
+//   carrier, scalar, rounding mode and schedule, ScheduleErrors included, where x is the array
+//   fill describes: fill(lo, count, out) writes inputs [lo, lo + count) into out[0 .. count), so
+//   a caller may keep x packed and never hold it whole. It makes Replay's checks, in its
+//   order, and the same decisions (not IsStructured: BuildTree; empty: Identity; not
+//   ReplayOrderFree: ReplayOracle). The structured kinds evaluated without a tree run the
+//   evaluators above on decoded windows, where the shape does not depend on where the window
+//   starts (a pairwise subtree, a batch of blocked tiles, a block of strided rows, an omp
+//   chunk), and continue a chain from one window to the next (a chain pushed piece by piece in
+//   order is the same chain: ChainsContinue); random:S follows the tree's splits of absolute
+//   positions down to subtrees of at most a window (RandomOver reads a subtree's inputs from
+//   wherever they are). Every input is asked for exactly once, in requests of at most `window`
+//   inputs (kReplayWindow = 2^16 by default) except where a longer piece is needed whole: a
+//   strided:K row (K inputs), a lifted leaf or tile (LiftTile takes it at once: the whole input
+//   for seq:lift, T rows of K for strided:K:tile:T:lift). Where Replay builds a tree (cuda,
+//   orders from outside, unknown kinds) or defers to ReplayOracle (stochastic rounding), all n
+//   inputs are read into one vector (an omp chunk with a cuda inner schedule: the chunk).
+//
+// Errors: exactly ReplayOracle's (ScheduleError, one line): input count differs from the tree's n;
+// a permuting tree for a non-commutative carrier; tile lifts for a carrier without LiftTile.
+// Threads: none of its own; reentrant.
 #pragma once
 
-#include <concepts>
+#include <algorithm>
+#include <array>
 #include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
-#include <tuple>
-#include <type_traits>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "core/carrier.hpp"
 #include "core/merge_tree.hpp"
+#include "core/pairwise_plan.hpp"
+#include "core/random_splits.hpp"
+#include "core/replay_oracle.hpp"
 #include "core/schedule.hpp"
 
 namespace carrier {
 
-// A carrier whose state can take a chain of matrix-unit fused steps: s, then the products of
-// p[0], p[stride], ... (count of them) in groups of node.terms by node's rule (core/mma.hpp).
-template <class C>
-concept HasFusedStep = Carrier<C> &&
-    requires(const typename C::State& s, const typename C::Input* p, const MmaNode& node) {
-  { C::FusedChain(s, p, std::size_t{}, std::size_t{}, node) } -> std::same_as<typename C::State>;
+// May nodes computed in scalar T be evaluated in any order that respects data dependencies?
+// Specialise for scalar types with order-dependent operations (see the contract above).
+template <class T>
+struct ReplayOrderFree {
+  static bool Holds() {
+    if constexpr (requires {
+                    T::GetRounding();
+                    decltype(T::GetRounding())::kStochastic;
+                  }) {
+      // EmulatedOracle's shape: the mode in force now (a dynamic one reads the thread's scope).
+      return T::GetRounding() != decltype(T::GetRounding())::kStochastic;
+    } else if constexpr (requires { T::kRounding; }) {
+      return false;  // a rounding-mode scalar we cannot query: assume a random stream
+    } else {
+      return true;
+    }
+  }
 };
 
-template <Carrier C>
-void CheckReplayable(const MergeTree& t, std::size_t n_inputs) {
-  if (n_inputs != t.n)
-    throw ScheduleError("replay: tree '" + t.schedule + "' is built for n = " +
-                        std::to_string(t.n) + " but got " + std::to_string(n_inputs) + " inputs");
-  if (t.permutes && !C::kCommutative)
-    throw ScheduleError("replay: schedule '" + t.schedule + "' reorders inputs, but " + C::kName +
-                        "'s Combine is not commutative");
-  if constexpr (!HasTileLift<C>) {
-    if (t.UsesTileLift())
-      throw ScheduleError("replay: schedule '" + t.schedule + "' lifts whole tiles, but " +
-                          C::kName + " defines no tile lift");
-  }
-  if constexpr (!HasFusedStep<C>) {
-    if (t.UsesFusedNode())
-      throw ScheduleError("replay: schedule '" + t.schedule +
-                          "' runs fused matrix-unit steps, "
-                          "which " +
-                          C::kName +
-                          " does not define (mma: schedules apply to dot, "
-                          "computed in fp32 or fp64)");
-  }
-}
+namespace replay_detail {
+
+inline constexpr std::size_t kLanes = 8;              // independent chains evaluated together
+inline constexpr std::size_t kPairwiseUnrolled = 32;  // largest straight-line pairwise subtree
 
 template <Carrier C>
-typename C::State ReplayChain(const Chain& c, std::span<const typename C::Input> x,
-                              std::vector<typename C::Input>& gather) {
-  using State = typename C::State;
-  if (c.count == 0) return C::Identity();
-  if (c.mode == ChainMode::kFused)
-    throw ScheduleError("replay: a fused chain needs its tree's fused node (ReplayFusedChain)");
-  if (c.mode == ChainMode::kLiftTile) {
-    if constexpr (HasTileLift<C>) {
-      if (c.stride == 1) return C::LiftTile(x.data() + c.first, c.count);
-      gather.clear();
-      for (std::uint64_t j = 0; j < c.count; ++j) gather.push_back(x[c.first + j * c.stride]);
+using StateOf = typename C::State;
+template <Carrier C>
+using InputOf = typename C::Input;
+
+// A carrier whose independent operations run faster in a batch (Sum over a scalar with a
+// vector GatheredAdd): C::CombineGathered(A, ia, B, ib, out, n) sets out[k] =
+// Combine(A[ia[k]], B[ib[k]]) and C::FirstPushes(x, out, n) sets out[k] = PushOne(Identity(),
+// x[k]). Pairwise and random trees then evaluate their leaves in one batch and their combines
+// a level at a time.
+template <class C>
+concept HasVectorCombine = Carrier<C> &&
+    requires(const typename C::State* s, typename C::State* o, const typename C::Input* x,
+             const std::uint32_t* i) {
+  C::kCombineGatheredVector;
+  C::CombineGathered(s, i, s, i, o, std::size_t{1});
+  C::FirstPushes(x, o, std::size_t{1});
+} && C::kCombineGatheredVector;
+
+// A carrier for which combining every adjacent pair of a region's leaves in one contiguous
+// pass is cheaper than combining its tree's pairs (about a third of them) one by one: Sum over
+// a vector GatheredAdd or a built-in floating type. C::CombineAdjacent(s, out, n) sets out[k] =
+// Combine(s[k], s[k + 1]).
+template <class C>
+concept HasCheapAdjacent = Carrier<C> &&
+    requires(const typename C::State* s, typename C::State* o) {
+  C::kCombineAdjacentCheap;
+  C::CombineAdjacent(s, o, std::size_t{1});
+} && C::kCombineAdjacentCheap;
+
+// A carrier whose push chains run faster handed over whole (Sum over Emulated: eight chains
+// per vector instruction, the mode decided once per call): C::PushChains(acc, x, first, lanes,
+// count, stride) sets, for j < count and w < lanes, acc[w] = Push(acc[w], x[first[w] + j stride])
+// (lanes are independent; each chain's pushes in its order).
+template <class C>
+concept HasBatchChains = Carrier<C> &&
+    requires(typename C::State* s, const typename C::Input* x, const std::uint64_t* f) {
+  C::kPushChainsBatched;
+  C::PushChains(s, x, f, std::size_t{1}, std::uint64_t{1}, std::uint64_t{1});
+} && C::kPushChainsBatched;
+
+// One chain, exactly as ReplayChain (core/replay_oracle.hpp) computes it.
+template <Carrier C>
+StateOf<C> Chain1(const InputOf<C>* x, std::uint64_t first, std::uint64_t count,
+                  std::uint64_t stride, bool lift) {
+  if (count == 0) return C::Identity();
+  if constexpr (HasTileLift<C>) {
+    if (lift) {
+      if (stride == 1) return C::LiftTile(x + first, count);
+      std::vector<InputOf<C>> gather;
+      gather.reserve(count);
+      for (std::uint64_t j = 0; j < count; ++j) gather.push_back(x[first + j * stride]);
       return C::LiftTile(gather.data(), gather.size());
     }
   }
-  State s = C::Identity();
-  for (std::uint64_t j = 0; j < c.count; ++j) s = PushOne<C>(s, x[c.first + j * c.stride]);
+  StateOf<C> s = C::Identity();
+  if constexpr (HasBatchChains<C>) {
+    C::PushChains(&s, x, &first, 1, count, stride);
+    return s;
+  }
+  const InputOf<C>* p = x + first;
+  if (stride == 1) {
+    for (std::uint64_t j = 0; j < count; ++j) s = PushOne<C>(s, p[j]);
+  } else {
+    for (std::uint64_t j = 0; j < count; ++j) s = PushOne<C>(s, p[j * stride]);
+  }
   return s;
 }
 
-// A kFused chain: groups of node.terms inputs (the last one shorter), each one fused step.
-template <Carrier C>
-typename C::State ReplayFusedChain(const MmaNode& node, const Chain& c,
-                                   std::span<const typename C::Input> x) {
-  if constexpr (HasFusedStep<C>) {
-    return C::FusedChain(C::Identity(), x.data() + c.first, c.count, c.stride, node);
+// W push chains of equal length `count` and common stride continued together: s[w] =
+// Push(s[w], x[first[w] + j stride]) for j < count. Each lane is its own chain; lanes only
+// share the loop, so each chain's operations are its own, in order. A chain continued piece
+// by piece over consecutive inputs is the same chain, the same pushes on the same states:
+// ReplayWindowed continues chains across windows this way. (Chain1 keeps its own loop:
+// routed through a shared one, GCC 12 inlined Chain1 into Pairwise's recursion and made
+// pairwise:4 over Kahan<float> 15% slower.)
+template <Carrier C, std::size_t W>
+[[gnu::always_inline]] inline void ChainsContinue(const InputOf<C>* x, const std::uint64_t* first,
+                                                  std::uint64_t count, std::uint64_t stride,
+                                                  std::array<StateOf<C>, W>& s) {
+  if constexpr (HasBatchChains<C>) {
+    C::PushChains(s.data(), x, first, W, count, stride);
   } else {
-    throw ScheduleError(std::string("replay: ") + C::kName + " has no fused step");
+    std::array<const InputOf<C>*, W> p;
+    for (std::size_t w = 0; w < W; ++w) p[w] = x + first[w];
+    for (std::uint64_t j = 0; j < count; ++j) {
+      const std::uint64_t off = j * stride;
+      for (std::size_t w = 0; w < W; ++w) s[w] = PushOne<C>(s[w], p[w][off]);
+    }
   }
 }
 
-// The state of x reduced in the tree's order. The tree is trusted to be valid (BuildTree's
-// trees are; use ReplayChecked for a tree from elsewhere).
+// W push chains of equal length `count` and common stride, starting at first[w], from Identity.
+template <Carrier C, std::size_t W>
+void ChainsTogether(const InputOf<C>* x, const std::uint64_t* first, std::uint64_t count,
+                    std::uint64_t stride, StateOf<C>* out) {
+  std::array<StateOf<C>, W> s;
+  for (std::size_t w = 0; w < W; ++w) s[w] = C::Identity();
+  ChainsContinue<C, W>(x, first, count, stride, s);
+  for (std::size_t w = 0; w < W; ++w) out[w] = s[w];
+}
+
+// pairwise:1 over exactly M inputs, as straight-line code with the tree's split rule.
+template <Carrier C, std::size_t M>
+StateOf<C> PairwiseFixed(const InputOf<C>* x) {
+  if constexpr (M == 1) {
+    return PushOne<C>(C::Identity(), x[0]);
+  } else {
+    constexpr std::size_t kMid = PairwiseMid<std::size_t>(0, M);
+    const StateOf<C> a = PairwiseFixed<C, kMid>(x);
+    const StateOf<C> b = PairwiseFixed<C, M - kMid>(x + kMid);
+    return C::Combine(a, b);
+  }
+}
+
+template <Carrier C>
+using PairwiseFixedFn = StateOf<C> (*)(const InputOf<C>*);
+
+template <Carrier C, std::size_t... I>
+constexpr std::array<PairwiseFixedFn<C>, sizeof...(I)> PairwiseTable(std::index_sequence<I...>) {
+  return {&PairwiseFixed<C, I + 1>...};
+}
+
+// pairwise:1 for a HasVectorCombine carrier: subtrees of at most kPairwiseRegion inputs are
+// evaluated a level at a time from a plan of their shape (core/pairwise_plan.hpp), the combines
+// above them by the recursion.
+using carrier::BuildPairwisePlan;
+using carrier::kPairwiseRegion;
+using carrier::PairwisePlan;
+using carrier::PairwisePlans;
+
+template <Carrier C>
+struct PairwiseLevelsWork : PairwisePlans {
+  explicit PairwiseLevelsWork(std::uint64_t n)
+      : S(new StateOf<C>[2 * std::min<std::uint64_t>(n, kPairwiseRegion)]) {}
+  std::unique_ptr<StateOf<C>[]> S;  // a region's leaves, then its nodes
+};
+
+template <Carrier C>
+StateOf<C> PairwiseLevels(const InputOf<C>* x, std::uint64_t lo, std::uint64_t hi,
+                          PairwiseLevelsWork<C>& w) {  // NOLINT(misc-no-recursion)
+  const std::uint64_t m = hi - lo;
+  if (m == 1) return PushOne<C>(C::Identity(), x[lo]);
+  if (m <= kPairwiseRegion) {
+    const auto m32 = static_cast<std::uint32_t>(m);
+    const PairwisePlan& p = w.Plan(m32);
+    StateOf<C>* S = w.S.get();
+    C::FirstPushes(x + lo, S, m32);
+    std::uint32_t end = m32 - 1;  // nodes
+    for (std::size_t l = p.level.size(); l-- > 0;) {
+      const std::uint32_t start = p.level[l];
+      C::CombineGathered(S, p.left.data() + start, S, p.right.data() + start, S + m32 + start,
+                         end - start);
+      end = start;
+    }
+    return S[m32];
+  }
+  const std::uint64_t mid = PairwiseMid(lo, hi);
+  const StateOf<C> a = PairwiseLevels<C>(x, lo, mid, w);
+  const StateOf<C> b = PairwiseLevels<C>(x, mid, hi, w);
+  return C::Combine(a, b);
+}
+
+// pairwise:LEAF[:lift] over [lo, hi) (hi > lo), the recursion of BuildTree's
+// PairwiseLeaves/PairwiseFromLeaves.
+template <Carrier C>
+StateOf<C> Pairwise(const InputOf<C>* x, std::uint64_t lo, std::uint64_t hi, std::uint64_t leaf,
+                    bool lift) {  // NOLINT(misc-no-recursion)
+  const std::uint64_t m = hi - lo;
+  if (m <= leaf) return Chain1<C>(x, lo, m, 1, lift);
+  if constexpr (HasVectorCombine<C>) {
+    if (leaf == 1 && !lift && m > kPairwiseUnrolled) {
+      PairwiseLevelsWork<C> w(m);
+      return PairwiseLevels<C>(x, lo, hi, w);
+    }
+  }
+  if (leaf == 1 && !lift && m <= kPairwiseUnrolled) {
+    static constexpr auto kTable = PairwiseTable<C>(std::make_index_sequence<kPairwiseUnrolled>{});
+    return kTable[m - 1](x + lo);
+  }
+  const std::uint64_t mid = PairwiseMid(lo, hi);
+  if (!lift && mid - lo <= leaf && hi - mid <= leaf && mid - lo == hi - mid) {
+    // Two sibling leaf chains of the same length: one loop, two lanes.
+    StateOf<C> two[2];
+    const std::uint64_t first[2] = {lo, mid};
+    ChainsTogether<C, 2>(x, first, mid - lo, 1, two);
+    return C::Combine(two[0], two[1]);
+  }
+  const StateOf<C> a = Pairwise<C>(x, lo, mid, leaf, lift);
+  const StateOf<C> b = Pairwise<C>(x, mid, hi, leaf, lift);
+  return C::Combine(a, b);
+}
+
+// Halving over the states s[lo, hi) (hi > lo): BuildTree's PairwiseOver.
+template <Carrier C>
+StateOf<C> PairwiseOverStates(const StateOf<C>* s, std::size_t lo,
+                              std::size_t hi) {  // NOLINT(misc-no-recursion)
+  if (hi - lo == 1) return s[lo];
+  const std::size_t mid = PairwiseMid(lo, hi);
+  const StateOf<C> a = PairwiseOverStates<C>(s, lo, mid);
+  const StateOf<C> b = PairwiseOverStates<C>(s, mid, hi);
+  return C::Combine(a, b);
+}
+
+// Tiles of blocked:T per batch: kLanes, or for a HasBatchChains carrier 32 (four vectors of
+// chains in flight, core/scalar.hpp GatheredAdd::Chains).
+template <Carrier C>
+inline constexpr std::size_t kTileBatch = HasBatchChains<C> ? 32 : kLanes;
+
+// The tile states of blocked:T for tiles [t0, t1) (at most kTileBatch<C>), into
+// out[0 .. t1 - t0).
+template <Carrier C>
+void BlockedTiles(const InputOf<C>* x, std::uint64_t n, std::uint64_t tile, bool lift,
+                  std::uint64_t t0, std::uint64_t t1, StateOf<C>* out) {
+  std::uint64_t t = t0;
+  const std::uint64_t full_tiles = n / tile;  // tiles of exactly `tile` elements
+  if constexpr (HasBatchChains<C>) {
+    const std::uint64_t full_end = std::max(t0, std::min(t1, full_tiles));
+    if (!lift && full_end > t0) {
+      std::array<std::uint64_t, kTileBatch<C>> first;
+      for (std::uint64_t u = t0; u < full_end; ++u) {
+        first[u - t0] = u * tile;
+        out[u - t0] = C::Identity();
+      }
+      C::PushChains(out, x, first.data(), full_end - t0, tile, 1);
+      t = full_end;
+    }
+  } else if (!lift) {
+    for (; t + kLanes <= std::min(t1, full_tiles); t += kLanes) {
+      std::uint64_t first[kLanes];
+      for (std::size_t w = 0; w < kLanes; ++w) first[w] = (t + w) * tile;
+      ChainsTogether<C, kLanes>(x, first, tile, 1, out + (t - t0));
+    }
+  }
+  for (; t < t1; ++t) {
+    const std::uint64_t lo = t * tile;
+    out[t - t0] = Chain1<C>(x, lo, std::min(tile, n - lo), 1, lift);
+  }
+}
+
+// blocked:T:pairwise over tiles [a, b): tiles evaluated kLanes at a time at the bottom.
+template <Carrier C>
+StateOf<C> BlockedPairwise(const InputOf<C>* x, std::uint64_t n, std::uint64_t tile, bool lift,
+                           std::uint64_t a, std::uint64_t b) {  // NOLINT(misc-no-recursion)
+  if (b - a <= kLanes) {
+    StateOf<C> s[kLanes];
+    BlockedTiles<C>(x, n, tile, lift, a, b, s);
+    return PairwiseOverStates<C>(s, 0, b - a);
+  }
+  const std::uint64_t mid = PairwiseMid(a, b);
+  const StateOf<C> l = BlockedPairwise<C>(x, n, tile, lift, a, mid);
+  const StateOf<C> r = BlockedPairwise<C>(x, n, tile, lift, mid, b);
+  return C::Combine(l, r);
+}
+
+template <Carrier C>
+StateOf<C> Blocked(const InputOf<C>* x, std::uint64_t n, const Schedule& s) {
+  const std::uint64_t tiles = (n + s.tile - 1) / s.tile;
+  if (s.outer == OuterOrder::kPairwise) return BlockedPairwise<C>(x, n, s.tile, s.lift, 0, tiles);
+  StateOf<C> buf[kTileBatch<C>];
+  StateOf<C> acc{};
+  for (std::uint64_t t = 0; t < tiles; t += kTileBatch<C>) {
+    const std::uint64_t end = std::min(tiles, t + kTileBatch<C>);
+    BlockedTiles<C>(x, n, s.tile, s.lift, t, end, buf);
+    std::size_t w = 0;
+    if (t == 0) acc = buf[w++];
+    for (; w < end - t; ++w) acc = C::Combine(acc, buf[w]);
+  }
+  return acc;
+}
+
+// Full rows x[0 .. rows K) pushed onto the K lane chains cur[0 .. K), row after row.
+template <Carrier C>
+void PushRows(StateOf<C>* __restrict cur, const InputOf<C>* __restrict x, std::uint64_t rows,
+              std::uint64_t K, const std::uint64_t* lane_first) {
+  if constexpr (HasBatchChains<C>) {
+    C::PushChains(cur, x, lane_first, K, rows, K);
+  } else {
+    for (std::uint64_t r = 0; r < rows; ++r) {
+      const InputOf<C>* row = x + r * K;
+      for (std::uint64_t k = 0; k < K; ++k) cur[k] = PushOne<C>(cur[k], row[k]);
+    }
+  }
+}
+
+// strided:K[:tile:T][:lift]: lane k holds x[k], x[k + K], ...; tile j of lane k its elements
+// jT .. jT + T - 1. All lanes advance together (one row of K inputs at a time), which is each
+// lane's own chain in its own order; lanes merge pairwise in lane order.
+// The inputs come by rows: rows(r0, r1) returns a pointer to inputs r0 K .. min(n, r1 K) - 1
+// (input r0 K first). Pushed tiles ask for at most `block` rows at a time (each lane's chain
+// continues from one block to the next), lifted tiles for all rows of the tile at once.
+template <Carrier C, class Rows>
+StateOf<C> StridedRows(std::uint64_t n, const Schedule& s, std::uint64_t block, Rows&& rows) {
+  const std::uint64_t K = s.lanes;
+  auto lane_count = [&](std::uint64_t k) { return k < n ? (n - k + K - 1) / K : 0; };
+  std::vector<StateOf<C>> lane(K, C::Identity());
+  const std::uint64_t rows_n = lane_count(0);             // the longest lane
+  const std::uint64_t full_rows = n / K;                  // rows every lane has
+  const std::uint64_t T = s.tile == 0 ? rows_n : s.tile;  // elements per tile (0: whole lane)
+  std::vector<StateOf<C>> cur(K, C::Identity());
+  std::vector<std::uint64_t> lane_first;  // HasBatchChains: lane k's input in a row is row[k]
+  if constexpr (HasBatchChains<C>)
+    for (std::uint64_t k = 0; k < K; ++k) lane_first.push_back(k);
+  for (std::uint64_t j = 0; j * T < rows_n || (j == 0 && rows_n == 0); ++j) {
+    // Tile j of every lane that has one: rows [r0, r1).
+    const std::uint64_t r0 = j * T, r1 = std::min(rows_n, r0 + T);
+    if (s.lift) {
+      const InputOf<C>* x = r1 > r0 ? rows(r0, r1) : nullptr;  // x[0] is input r0 K
+      for (std::uint64_t k = 0; k < K; ++k) {
+        const std::uint64_t c = lane_count(k);
+        if (r0 >= c && !(j == 0 && c == 0)) continue;
+        cur[k] = Chain1<C>(x, k, std::min(c, r1) - std::min(c, r0), K, true);
+      }
+    } else {
+      for (std::uint64_t k = 0; k < K; ++k) cur[k] = C::Identity();
+      for (std::uint64_t b0 = r0, b1; b0 < r1; b0 = b1) {
+        b1 = r1 - b0 <= block ? r1 : b0 + block;
+        const InputOf<C>* x = rows(b0, b1);  // x[0] is input b0 K
+        const std::uint64_t full_end = std::min(b1, full_rows);
+        if (full_end > b0) PushRows<C>(cur.data(), x, full_end - b0, K, lane_first.data());
+        for (std::uint64_t r = std::max(b0, full_end); r < b1; ++r)
+          for (std::uint64_t k = 0; r * K + k < n; ++k)
+            cur[k] = PushOne<C>(cur[k], x[(r - b0) * K + k]);
+      }
+    }
+    for (std::uint64_t k = 0; k < K; ++k) {
+      const std::uint64_t c = lane_count(k);
+      if (j == 0) {
+        lane[k] = cur[k];  // a lane's first tile (or its one empty chain) is its state
+      } else if (r0 < c) {
+        lane[k] = C::Combine(lane[k], cur[k]);
+      }
+    }
+    if (rows_n == 0) break;
+  }
+  return PairwiseOverStates<C>(lane.data(), 0, K);
+}
+
+template <Carrier C>
+StateOf<C> Strided(const InputOf<C>* x, std::uint64_t n, const Schedule& s) {
+  const std::uint64_t K = s.lanes;
+  return StridedRows<C>(n, s, ~std::uint64_t{0},
+                        [x, K](std::uint64_t r0, std::uint64_t) { return x + r0 * K; });
+}
+
+// random:SEED. The split of [lo, hi) is tree_detail::RandomSplit(seed, lo, hi) through
+// core/random_splits.hpp (RandomSplitter, and RandomSplitLevel: a level's splits eight at a
+// time where the CPU has AVX-512; the same function, tests compare the two).
+// Subtrees of at most kRandomRegion inputs are evaluated breadth first, in two passes, with no
+// recursion and no data-dependent branch: the old one-node-at-a-time recursion spent most of
+// its ~9 ns per node waiting on each split's hash and 64-bit division before it could descend
+// and on mispredicted branches on the (random) child sizes.
+//   1. Splits, level by level: the nodes of one level are independent, so their hash chains
+//      and divisions overlap in the CPU. Each child is classified without a branch as a leaf
+//      (1 input), a pair (2 inputs: its only split, no hash needed) or a node (>= 3 inputs,
+//      queued for the next level).
+//   2. States: the leaves PushOne(Identity, x[i]) in input order, then the pairs (for a
+//      HasCheapAdjacent carrier, every adjacent pair of leaves in one contiguous pass, of which
+//      the tree's pairs read theirs), then the queued nodes in reverse queue order (every
+//      node's children come later in the queue), each Combine(left, right) with the operands
+//      the tree names.
+// A level's splits go eight at a time where the CPU has AVX-512 (core/random_splits.hpp: the
+// hashes in 64-bit lanes, the remainder in exact double steps instead of the integer divider).
+// The region bound: a region's first levels hold few nodes (1, 2, 4, ...: part-empty vectors),
+// so larger regions amortise them better until the queue leaves the caches. fp32 sum, 2^20,
+// one run (harness over this header): 2048 -> 2.09-2.97 ns/elem, 4096 -> 2.03-2.32, 8192 ->
+// 1.77-1.79, 16384 -> 1.67-1.71, 65536 -> 2.13-2.66; emulated bf16 4.3-4.6 at every size. 8192
+// keeps the scratch (six 32-bit queue arrays and 3 x 8192 states) near L2 for large states.
+inline constexpr std::uint32_t kRandomRegion = 8192;
+
+struct RandomScratch {
+  explicit RandomScratch(std::uint32_t largest)
+      : cap(largest),
+        a(cap + kRandomQueueSlack),
+        b(cap + kRandomQueueSlack),
+        mid(cap + kRandomQueueSlack),
+        left(cap + kRandomQueueSlack),
+        right(cap + kRandomQueueSlack),
+        pair(cap + kRandomQueueSlack) {}
+  // The largest region. State slots: leaves [0, cap), pairs [cap, 2 cap), nodes [2 cap, 3 cap).
+  std::uint32_t cap;
+  // core/random_splits.hpp RandomQueue's arrays
+  std::vector<std::uint32_t> a, b, mid, left, right, pair;
+  // The first queue index of each level of the current region (HasVectorCombine carriers).
+  std::vector<std::uint32_t> level;
+};
+
+// The subtree over [lo, lo + m), 3 <= m <= w.cap, whose inputs are x[0 .. m) (x[i] is input
+// lo + i; the splits use the absolute lo); S holds 3 w.cap states.
+template <Carrier C>
+StateOf<C> RandomRegion(const InputOf<C>* x, const RandomSplitter& split, std::uint64_t lo,
+                        std::uint32_t m, RandomScratch& w, StateOf<C>* S) {
+  const std::uint32_t cap = w.cap;
+  RandomQueue q{cap,           w.a.data(), w.b.data(), w.mid.data(), w.left.data(), w.right.data(),
+                w.pair.data(), 1,          0};
+  // Every write is inside cap (plus the vector path's slack): of the m - 1 internal nodes at
+  // least one is a pair (the deepest), so tail <= m - 2, and pairs <= m / 2 (disjoint pairs).
+  q.a[0] = 0;
+  q.b[0] = m;
+  w.level.clear();
+  for (std::uint32_t j = 0; j < q.tail;) {
+    const std::uint32_t level_end = q.tail;
+    RandomSplitLevel(split, lo, q.a + j, q.b + j, q.mid + j, level_end - j);
+    RandomPlaceLevel(q, j, level_end);
+    w.level.push_back(j);
+    j = level_end;
+  }
+  // Leaves; then the pairs (for a HasCheapAdjacent carrier every adjacent pair of leaves in
+  // one contiguous pass, the tree's pairs among them: a pair's slot is cap + its first input);
+  // then the nodes, each level's independent of one another (their children are pairs, leaves
+  // or nodes of deeper levels): deepest level first, a level per batch where batches are
+  // vectorised, else one node at a time in reverse queue order.
+  if constexpr (HasVectorCombine<C>) {
+    C::FirstPushes(x, S, m);
+  } else {
+    for (std::uint32_t i = 0; i < m; ++i) S[i] = PushOne<C>(C::Identity(), x[i]);
+  }
+  if constexpr (HasCheapAdjacent<C>) {
+    C::CombineAdjacent(S, S + cap, m - 1);
+  } else {
+    for (std::uint32_t k = 0; k < q.pairs; ++k)
+      S[cap + q.pair[k]] = C::Combine(S[q.pair[k]], S[q.pair[k] + 1]);
+  }
+  if constexpr (HasVectorCombine<C>) {
+    std::uint32_t end = q.tail;
+    for (std::size_t l = w.level.size(); l-- > 0;) {
+      const std::uint32_t start = w.level[l];
+      C::CombineGathered(S, q.left + start, S, q.right + start, S + 2 * cap + start, end - start);
+      end = start;
+    }
+  } else {
+    for (std::uint32_t t = q.tail; t-- > 0;)
+      S[2 * cap + t] = C::Combine(S[q.left[t]], S[q.right[t]]);
+  }
+  return S[2 * cap];
+}
+
+// [lo, hi), hi > lo, whose inputs are x[0 .. hi - lo) (x[i] is input lo + i; the splits use
+// the absolute lo and hi): recursion down to regions.
+template <Carrier C>
+StateOf<C> RandomOver(const InputOf<C>* x, const RandomSplitter& split, std::uint64_t lo,
+                      std::uint64_t hi, RandomScratch& w,
+                      StateOf<C>* S) {  // NOLINT(misc-no-recursion)
+  const std::uint64_t m = hi - lo;
+  if (m == 1) return PushOne<C>(C::Identity(), x[0]);
+  if (m == 2)  // two inputs: the only split
+    return C::Combine(PushOne<C>(C::Identity(), x[0]), PushOne<C>(C::Identity(), x[1]));
+  if (m <= w.cap) return RandomRegion<C>(x, split, lo, static_cast<std::uint32_t>(m), w, S);
+  const std::uint64_t mid = split(lo, hi);
+  const StateOf<C> l = RandomOver<C>(x, split, lo, mid, w, S);
+  const StateOf<C> r = RandomOver<C>(x + (mid - lo), split, mid, hi, w, S);
+  return C::Combine(l, r);
+}
+
+template <Carrier C>
+StateOf<C> Random(const InputOf<C>* x, std::uint64_t seed, std::uint64_t n) {
+  const RandomSplitter split{tree_detail::Mix(seed)};
+  if (n == 1) return PushOne<C>(C::Identity(), x[0]);
+  if (n == 2) return C::Combine(PushOne<C>(C::Identity(), x[0]), PushOne<C>(C::Identity(), x[1]));
+  const std::uint32_t cap = static_cast<std::uint32_t>(std::min<std::uint64_t>(n, kRandomRegion));
+  RandomScratch w(cap);
+  std::unique_ptr<StateOf<C>[]> S(new StateOf<C>[3 * std::size_t{cap}]);
+  return RandomOver<C>(x, split, 0, n, w, S.get());
+}
+
+// Whether BuildTree(s, n) has no node, permutes its inputs, or lifts tiles, without building
+// it (omp: from its chunks' inner schedules).
+struct Shape {
+  bool empty = false;
+  bool permutes = false;
+  bool lifts = false;
+};
+
+inline Shape ShapeOf(const Schedule& s, std::uint64_t n) {  // NOLINT(misc-no-recursion)
+  Shape sh;
+  if (const std::optional<Partition> part = PartitionOf(s, n)) {
+    // A partition (omp, splitk, any kind with Chunks): from its chunks' nested order.
+    const Partition& p = *part;
+    {
+      // Chunk lengths take at most three values (omp: floor and ceil of n / P, or 0 and 1 when
+      // P > n; splitk: the slice, the last one, 0), all of them among the first nonempty + 1
+      // chunks and the chunks of the first and the last input (omp with P > n: the non-empty
+      // chunks lie anywhere), so asking once per length there is enough.
+      std::uint64_t asked[3];
+      std::size_t nasked = 0;
+      sh.empty = true;
+      auto ask = [&](std::uint64_t c) {
+        const std::uint64_t len = p.Start(c + 1) - p.Start(c);
+        if (std::find(asked, asked + nasked, len) != asked + nasked) return;
+        asked[nasked++] = len;
+        const Shape in = ShapeOf(*p.inner, len);
+        sh.empty = sh.empty && in.empty;
+        sh.permutes = sh.permutes || in.permutes;
+        sh.lifts = sh.lifts || in.lifts;
+      };
+      if (n > 0) {
+        ask(p.ChunkOf(0));
+        ask(p.ChunkOf(n - 1));
+      }
+      for (std::uint64_t c = 0; c < std::min(p.parts, p.nonempty + 1) && nasked < 3; ++c) ask(c);
+      return sh;
+    }
+  }
+  switch (s.kind) {
+    case ScheduleKind::kStrided:
+      sh.empty = false;  // always K chains, empty ones included
+      sh.permutes = n > 1 && s.lanes > 1;
+      sh.lifts = s.lift;
+      return sh;
+    case ScheduleKind::kSeq:
+    case ScheduleKind::kReverse:
+    case ScheduleKind::kPairwise:
+    case ScheduleKind::kBlocked:
+    case ScheduleKind::kRandom:  // one chain or more exactly when n > 0
+      sh.empty = n == 0;
+      sh.lifts = s.lift && n > 0;
+      return sh;
+    default: {  // cuda, and kinds this file does not know: ask their tree
+      const MergeTree t = BuildTree(s, n);
+      sh.empty = t.Empty();
+      sh.permutes = t.permutes;
+      sh.lifts = t.UsesTileLift();
+      return sh;
+    }
+  }
+}
+
+// The kinds Structured evaluates without a tree.
+inline bool IsStructured(const Schedule& s) {
+  switch (s.kind) {
+    case ScheduleKind::kSeq:
+    case ScheduleKind::kReverse:
+    case ScheduleKind::kPairwise:
+    case ScheduleKind::kBlocked:
+    case ScheduleKind::kStrided:
+      return true;
+    case ScheduleKind::kRandom:
+      return !s.lift;
+    default:  // the partitions (omp, splitk): each chunk by its nested order
+      return PartitionOf(s, 0).has_value();
+  }
+}
+
+template <Carrier C>
+void CheckShape(const Schedule& s, const Shape& sh) {
+  if (sh.permutes && !C::kCommutative)
+    throw ScheduleError("replay: schedule '" + ToString(s) + "' reorders inputs, but " + C::kName +
+                        "'s Combine is not commutative");
+  if constexpr (!HasTileLift<C>) {
+    if (sh.lifts)
+      throw ScheduleError("replay: schedule '" + ToString(s) + "' lifts whole tiles, but " +
+                          C::kName + " defines no tile lift");
+  }
+}
+
+// The evaluation of a non-empty schedule (ShapeOf(s, n).empty is false); kinds that are not
+// IsStructured go through their tree.
+template <Carrier C>
+StateOf<C> Structured(const Schedule& s, std::span<const InputOf<C>> x);
+
+// A partition (omp:P, splitk:S; core/orders/partition.hpp) over n inputs: chunk(inner, lo, hi)
+// is the state of chunk [lo, hi) by the nested order (asked only for chunks whose tree has a
+// node), then the outer merge of the roots. Chunks are visited as WalkPartition visits them:
+// where empty chunks have no node they are skipped without being enumerated.
+template <Carrier C, class Chunk>
+StateOf<C> PartitionOver(const Schedule& s, std::uint64_t n, Chunk&& chunk) {
+  const Partition p = *PartitionOf(s, n);
+  const Schedule& inner = *p.inner;
+  const bool skip_empty = SkipEmptyChunks(p, ToString(s));
+  std::vector<StateOf<C>> roots;
+  roots.reserve(std::min(p.parts, n + 1));
+  for (std::uint64_t c = skip_empty ? (n > 0 ? p.ChunkOf(0) : p.parts) : 0; c < p.parts;) {
+    const std::uint64_t lo = p.Start(c);
+    const std::uint64_t hi = p.Start(c + 1);
+    c = skip_empty ? (hi < n ? p.ChunkOf(hi) : p.parts) : c + 1;
+    if (ShapeOf(inner, hi - lo).empty) continue;  // an empty chunk tree has no root
+    roots.push_back(chunk(inner, lo, hi));
+  }
+  if (p.outer == OuterOrder::kPairwise) return PairwiseOverStates<C>(roots.data(), 0, roots.size());
+  StateOf<C> acc = roots[0];
+  for (std::size_t i = 1; i < roots.size(); ++i) acc = C::Combine(acc, roots[i]);
+  return acc;
+}
+
+template <Carrier C>
+StateOf<C> Chunked(const Schedule& s, std::span<const InputOf<C>> x) {  // NOLINT(misc-no-recursion)
+  return PartitionOver<C>(s, x.size(),
+                          [&](const Schedule& inner, std::uint64_t lo, std::uint64_t hi) {
+                            return Structured<C>(inner, x.subspan(lo, hi - lo));
+                          });
+}
+
+template <Carrier C>
+StateOf<C> TreeOrderFree(const MergeTree& t, std::span<const InputOf<C>> x);
+
+template <Carrier C>
+StateOf<C> Structured(const Schedule& s, std::span<const InputOf<C>> x) {
+  const std::uint64_t n = x.size();
+  const InputOf<C>* p = x.data();
+  switch (s.kind) {
+    case ScheduleKind::kSeq:
+      return Chain1<C>(p, 0, n, 1, s.lift);
+    case ScheduleKind::kReverse: {
+      StateOf<C> acc = Chain1<C>(p, n - 1, 1, 1, s.lift);
+      for (std::uint64_t i = n - 1; i-- > 0;) acc = C::Combine(Chain1<C>(p, i, 1, 1, s.lift), acc);
+      return acc;
+    }
+    case ScheduleKind::kPairwise:
+      return Pairwise<C>(p, 0, n, s.leaf, s.lift);
+    case ScheduleKind::kBlocked:
+      return Blocked<C>(p, n, s);
+    case ScheduleKind::kStrided:
+      return Strided<C>(p, n, s);
+    case ScheduleKind::kRandom:
+      if (s.lift) break;  // not in the grammar; the tree decides
+      return Random<C>(p, s.seed, n);
+    default:
+      if (PartitionOf(s, n)) return Chunked<C>(s, x);
+      break;
+  }
+  // cuda (an omp chunk's inner schedule) and unknown kinds: their tree.
+  const MergeTree t = BuildTree(s, n);
+  CheckReplayable<C>(t, n);
+  if (t.Empty()) return C::Identity();
+  return TreeOrderFree<C>(t, x);
+}
+
+// Any explicit tree, order-free scalars: chains (in lanes where they are alike), then combines
+// in tree order over one state per node.
+template <Carrier C>
+StateOf<C> TreeOrderFree(const MergeTree& t, std::span<const InputOf<C>> x) {
+  const std::size_t nchains = t.chains.size();
+  std::unique_ptr<StateOf<C>[]> state(new StateOf<C>[t.NodeCount()]);
+  const InputOf<C>* p = x.data();
+  std::size_t k = 0;
+  while (k < nchains) {
+    const Chain& c = t.chains[k];
+    if (c.mode == ChainMode::kPush && c.count > 1 && k + kLanes <= nchains) {
+      // kLanes consecutive push chains of one length and stride: one loop.
+      bool alike = true;
+      std::uint64_t first[kLanes];
+      for (std::size_t w = 0; w < kLanes && alike; ++w) {
+        const Chain& d = t.chains[k + w];
+        alike = d.mode == ChainMode::kPush && d.count == c.count && d.stride == c.stride;
+        first[w] = d.first;
+      }
+      if (alike) {
+        ChainsTogether<C, kLanes>(p, first, c.count, c.stride, &state[k]);
+        k += kLanes;
+        continue;
+      }
+    }
+    if (c.count == 1 && c.mode == ChainMode::kPush) {
+      state[k] = PushOne<C>(C::Identity(), p[c.first]);
+    } else {
+      state[k] = Chain1<C>(p, c.first, c.count, c.stride, c.mode == ChainMode::kLiftTile);
+    }
+    ++k;
+  }
+  for (std::size_t m = 0; m < t.combines.size(); ++m)
+    state[nchains + m] = C::Combine(state[t.combines[m].left], state[t.combines[m].right]);
+  return state[t.Root()];
+}
+
+// ---- ReplayWindowed: the inputs read through a callback, a window at a time ----
+// Each kind below calls the evaluators above on decoded windows where the tree's shape is
+// shift-invariant (PairwiseMid(lo, hi) - lo depends on hi - lo only; blocked tiles and
+// strided rows start at multiples of T and K), and continues chains across windows
+// (ChainsContinue); random:S reads a decoded subtree through RandomOver, whose splits take the
+// absolute lo and hi. No state is computed from other operands or in another shape.
+
+// The inputs of one windowed evaluation: Read(lo, count, out) has fill write inputs
+// [base + lo, base + lo + count) into out[0 .. count) (base: an omp chunk's first input), into
+// one buffer, reallocated only when a request outgrows it (the old one freed first).
+template <Carrier C, class Fill>
+struct InputWindows {
+  InputWindows(Fill& f, std::uint64_t w) : fill(f), window(w) {}
+  Fill& fill;
+  std::uint64_t window;  // inputs per request where the schedule allows (>= 1)
+  std::uint64_t base = 0;
+  std::vector<InputOf<C>> buf;
+
+  // Room for `count` inputs; what the buffer held is not kept.
+  InputOf<C>* Room(std::uint64_t count) {
+    if (buf.size() < count) {
+      buf = std::vector<InputOf<C>>();
+      buf.resize(count);
+    }
+    return buf.data();
+  }
+  void Read(std::uint64_t lo, std::uint64_t count, InputOf<C>* out) {
+    if (count > 0) fill(base + lo, count, out);
+  }
+  // Inputs [lo, lo + count) at the buffer's start.
+  const InputOf<C>* Decode(std::uint64_t lo, std::uint64_t count) {
+    InputOf<C>* p = Room(count);
+    Read(lo, count, p);
+    return p;
+  }
+};
+
+// Inputs [lo, hi) pushed onto s in order, a window at a time: one chain, continued.
+template <Carrier C, class W>
+void ChainWindowed(W& w, StateOf<C>& s, std::uint64_t lo, std::uint64_t hi) {
+  std::array<StateOf<C>, 1> chain{s};
+  const std::uint64_t first = 0;
+  for (std::uint64_t a = lo; a < hi;) {
+    const std::uint64_t count = std::min(w.window, hi - a);
+    ChainsContinue<C, 1>(w.Decode(a, count), &first, count, 1, chain);
+    a += count;
+  }
+  s = chain[0];
+}
+
+// reverse (n > 0): Structured's loop, acc = x[n - 1], then acc = Combine(x[i], acc) for i from
+// n - 2 down to 0, over windows taken from the end.
+template <Carrier C, class W>
+StateOf<C> ReverseWindowed(W& w, std::uint64_t n, bool lift) {
+  StateOf<C> acc{};
+  for (std::uint64_t hi = n; hi > 0;) {
+    const std::uint64_t lo = hi - std::min(w.window, hi);
+    const InputOf<C>* x = w.Decode(lo, hi - lo);
+    for (std::uint64_t i = hi; i-- > lo;) {
+      const StateOf<C> e = Chain1<C>(x, i - lo, 1, 1, lift);
+      acc = i == n - 1 ? e : C::Combine(e, acc);
+    }
+    hi = lo;
+  }
+  return acc;
+}
+
+// pairwise:LEAF[:lift] over [lo, hi): Pairwise's recursion down to subtrees of at most a window,
+// each decoded and evaluated by Pairwise (or, for a HasVectorCombine carrier, PairwiseLevels
+// with one work area for all windows: `levels`, non-null for pairwise:1). A leaf longer than
+// the window is pushed across windows, or decoded whole where it is lifted.
+template <Carrier C, class W>
+StateOf<C> PairwiseWindowed(W& w, std::uint64_t lo, std::uint64_t hi, std::uint64_t leaf, bool lift,
+                            PairwiseLevelsWork<C>* levels) {  // NOLINT(misc-no-recursion)
+  const std::uint64_t m = hi - lo;
+  if (m <= w.window) {
+    const InputOf<C>* x = w.Decode(lo, m);
+    if constexpr (HasVectorCombine<C>) {
+      if (levels && m > kPairwiseUnrolled) return PairwiseLevels<C>(x, 0, m, *levels);
+    }
+    return Pairwise<C>(x, 0, m, leaf, lift);
+  }
+  if (m <= leaf) {
+    if (lift) return Chain1<C>(w.Decode(lo, m), 0, m, 1, true);
+    StateOf<C> s = C::Identity();
+    ChainWindowed<C>(w, s, lo, hi);
+    return s;
+  }
+  const std::uint64_t mid = PairwiseMid(lo, hi);
+  const StateOf<C> a = PairwiseWindowed<C>(w, lo, mid, leaf, lift, levels);
+  const StateOf<C> b = PairwiseWindowed<C>(w, mid, hi, leaf, lift, levels);
+  return C::Combine(a, b);
+}
+
+// BlockedTiles for tiles [t0, t1) (at most kTileBatch<C>) through windows. A batch that fits a
+// window is decoded and handed to BlockedTiles. Otherwise lifted tiles are decoded as many
+// whole tiles as a window holds (a longer tile alone); full pushed tiles advance together as
+// BlockedTiles advances them (all of them in one C::PushChains for a HasBatchChains carrier, kLanes
+// at a time otherwise), segment by segment: each step decodes the next window / lanes inputs of
+// every tile side by side and continues every tile's chain over them; the other tiles are single
+// chains across windows.
+template <Carrier C, class W>
+void BlockedTilesWindowed(W& w, std::uint64_t n, std::uint64_t tile, bool lift, std::uint64_t t0,
+                          std::uint64_t t1, StateOf<C>* out) {
+  const std::uint64_t r0 = t0 * tile, r1 = std::min(n, t1 * tile);
+  if (r1 - r0 <= w.window) {
+    BlockedTiles<C>(w.Decode(r0, r1 - r0), n - r0, tile, lift, 0, t1 - t0, out);
+    return;
+  }
+  if (lift) {  // as many whole tiles per window as it holds, at least one
+    for (std::uint64_t t = t0, k; t < t1; t += k) {
+      k = std::clamp<std::uint64_t>(w.window / tile, 1, t1 - t);
+      const std::uint64_t lo = t * tile, hi = std::min(n, (t + k) * tile);
+      BlockedTiles<C>(w.Decode(lo, hi - lo), n - lo, tile, true, 0, k, out + (t - t0));
+    }
+    return;
+  }
+  // `lanes` (<= window) full tiles from tile a: push(x, first, count) continues lane l's chain
+  // over x[first[l] .. first[l] + count), the next `count` inputs of tile a + l.
+  auto by_segments = [&](std::uint64_t a, std::uint64_t lanes, auto&& push) {
+    const std::uint64_t seg = w.window / lanes;
+    InputOf<C>* room = w.Room(lanes * seg);
+    std::array<std::uint64_t, kTileBatch<C>> first;
+    for (std::uint64_t l = 0; l < lanes; ++l) first[l] = l * seg;
+    for (std::uint64_t j = 0; j < tile; j += seg) {
+      const std::uint64_t count = std::min(seg, tile - j);
+      for (std::uint64_t l = 0; l < lanes; ++l) w.Read((a + l) * tile + j, count, room + l * seg);
+      push(room, first.data(), count);
+    }
+  };
+  const std::uint64_t full_end = std::max(t0, std::min(t1, n / tile));
+  std::uint64_t t = t0;
+  if constexpr (HasBatchChains<C>) {
+    while (t < full_end) {  // one pass unless the window holds fewer inputs than there are tiles
+      const std::uint64_t lanes = std::min(full_end - t, w.window);
+      StateOf<C>* acc = out + (t - t0);
+      for (std::uint64_t l = 0; l < lanes; ++l) acc[l] = C::Identity();
+      by_segments(t, lanes,
+                  [&](const InputOf<C>* x, const std::uint64_t* first, std::uint64_t count) {
+                    C::PushChains(acc, x, first, lanes, count, 1);
+                  });
+      t += lanes;
+    }
+  } else {
+    for (; w.window >= kLanes && t + kLanes <= full_end; t += kLanes) {
+      std::array<StateOf<C>, kLanes> acc;
+      for (std::size_t l = 0; l < kLanes; ++l) acc[l] = C::Identity();
+      by_segments(t, kLanes,
+                  [&](const InputOf<C>* x, const std::uint64_t* first, std::uint64_t count) {
+                    ChainsContinue<C, kLanes>(x, first, count, 1, acc);
+                  });
+      for (std::size_t l = 0; l < kLanes; ++l) out[t - t0 + l] = acc[l];
+    }
+  }
+  for (; t < t1; ++t) {
+    const std::uint64_t lo = t * tile;
+    StateOf<C> s = C::Identity();
+    ChainWindowed<C>(w, s, lo, lo + std::min(tile, n - lo));
+    out[t - t0] = s;
+  }
+}
+
+// BlockedPairwise over tiles [a, b) through windows: a range of tiles that fits a window is
+// decoded and handed to BlockedPairwise (tile indices from a, inputs from a T).
+template <Carrier C, class W>
+StateOf<C> BlockedPairwiseWindowed(W& w, std::uint64_t n, std::uint64_t tile, bool lift,
+                                   std::uint64_t a, std::uint64_t b) {  // NOLINT(misc-no-recursion)
+  const std::uint64_t r0 = a * tile, r1 = std::min(n, b * tile);
+  if (r1 - r0 <= w.window)
+    return BlockedPairwise<C>(w.Decode(r0, r1 - r0), n - r0, tile, lift, 0, b - a);
+  if (b - a <= kLanes) {
+    StateOf<C> s[kLanes];
+    BlockedTilesWindowed<C>(w, n, tile, lift, a, b, s);
+    return PairwiseOverStates<C>(s, 0, b - a);
+  }
+  const std::uint64_t mid = PairwiseMid(a, b);
+  const StateOf<C> l = BlockedPairwiseWindowed<C>(w, n, tile, lift, a, mid);
+  const StateOf<C> r = BlockedPairwiseWindowed<C>(w, n, tile, lift, mid, b);
+  return C::Combine(l, r);
+}
+
+// Blocked through windows: the same batches of kTileBatch<C> tiles merged in the same order,
+// as many whole batches per decoded window as it holds.
+template <Carrier C, class W>
+StateOf<C> BlockedWindowed(W& w, std::uint64_t n, const Schedule& s) {
+  const std::uint64_t tile = s.tile;
+  const std::uint64_t tiles = (n + tile - 1) / tile;
+  if (s.outer == OuterOrder::kPairwise)
+    return BlockedPairwiseWindowed<C>(w, n, tile, s.lift, 0, tiles);
+  constexpr std::uint64_t kBatch = kTileBatch<C>;
+  const std::uint64_t per_window = w.window / tile / kBatch * kBatch;  // tiles per window
+  StateOf<C> buf[kBatch];
+  StateOf<C> acc{};
+  auto merge = [&](std::uint64_t t, std::uint64_t end) {  // Blocked's merge of a batch
+    std::size_t i = 0;
+    if (t == 0) acc = buf[i++];
+    for (; i < end - t; ++i) acc = C::Combine(acc, buf[i]);
+  };
+  for (std::uint64_t t = 0; t < tiles;) {
+    if (per_window > 0) {
+      const std::uint64_t end = std::min(tiles, t + per_window);
+      const std::uint64_t r0 = t * tile;
+      const InputOf<C>* x = w.Decode(r0, std::min(n, end * tile) - r0);
+      for (std::uint64_t u = t; u < end; u += kBatch) {
+        const std::uint64_t v = std::min(end, u + kBatch);
+        BlockedTiles<C>(x, n - r0, tile, s.lift, u - t, v - t, buf);
+        merge(u, v);
+      }
+      t = end;
+    } else {
+      const std::uint64_t end = std::min(tiles, t + kBatch);
+      BlockedTilesWindowed<C>(w, n, tile, s.lift, t, end, buf);
+      merge(t, end);
+      t = end;
+    }
+  }
+  return acc;
+}
+
+// RandomOver through windows: the tree's own splits (absolute lo, hi) down to subtrees of at
+// most a window, each decoded and handed to RandomOver.
+template <Carrier C, class W>
+StateOf<C> RandomOverWindowed(W& w, const RandomSplitter& split, std::uint64_t lo, std::uint64_t hi,
+                              RandomScratch& scratch,
+                              StateOf<C>* S) {  // NOLINT(misc-no-recursion)
+  const std::uint64_t m = hi - lo;
+  if (m <= w.window) return RandomOver<C>(w.Decode(lo, m), split, lo, hi, scratch, S);
+  const std::uint64_t mid = split(lo, hi);
+  const StateOf<C> l = RandomOverWindowed<C>(w, split, lo, mid, scratch, S);
+  const StateOf<C> r = RandomOverWindowed<C>(w, split, mid, hi, scratch, S);
+  return C::Combine(l, r);
+}
+
+template <Carrier C, class W>
+StateOf<C> RandomWindowed(W& w, std::uint64_t seed, std::uint64_t n) {
+  const RandomSplitter split{tree_detail::Mix(seed)};
+  const auto cap = static_cast<std::uint32_t>(
+      std::min({n, w.window, std::uint64_t{kRandomRegion}}));  // regions lie inside windows
+  RandomScratch scratch(cap);
+  std::unique_ptr<StateOf<C>[]> S(new StateOf<C>[3 * std::size_t{cap}]);
+  return RandomOverWindowed<C>(w, split, 0, n, scratch, S.get());
+}
+
+// Structured through windows (ShapeOf(s, n).empty is false). A seq:lift (one LiftTile of the
+// whole input) and the kinds Structured gives to their tree (cuda as an omp chunk's inner
+// schedule, unknown kinds) read all n inputs at once.
+template <Carrier C, class W>
+StateOf<C> StructuredWindowed(const Schedule& s, std::uint64_t n,
+                              W& w) {  // NOLINT(misc-no-recursion)
+  switch (s.kind) {
+    case ScheduleKind::kSeq: {
+      if (s.lift) break;
+      StateOf<C> acc = C::Identity();
+      ChainWindowed<C>(w, acc, 0, n);
+      return acc;
+    }
+    case ScheduleKind::kReverse:
+      return ReverseWindowed<C>(w, n, s.lift);
+    case ScheduleKind::kPairwise: {
+      std::unique_ptr<PairwiseLevelsWork<C>> levels;
+      if constexpr (HasVectorCombine<C>) {
+        if (s.leaf == 1 && !s.lift && n > kPairwiseUnrolled)
+          levels = std::make_unique<PairwiseLevelsWork<C>>(std::min(n, w.window));
+      }
+      return PairwiseWindowed<C>(w, 0, n, s.leaf, s.lift, levels.get());
+    }
+    case ScheduleKind::kBlocked:
+      return BlockedWindowed<C>(w, n, s);
+    case ScheduleKind::kStrided: {
+      // StridedRows asks for rows in increasing order, each tile from its first row: whole
+      // tiles (T <= block rows) or blocks of a tile. Where tiles are short, one window holds as
+      // many whole tiles as fit and serves the requests inside it, so no request straddles two
+      // windows and each row is read once.
+      const std::uint64_t K = s.lanes;
+      const std::uint64_t block = std::max<std::uint64_t>(1, w.window / K);
+      const std::uint64_t rows_n = (n + K - 1) / K;
+      const std::uint64_t T = s.tile == 0 ? rows_n : s.tile;
+      const std::uint64_t span = T > 0 && T <= block ? block / T * T : 0;  // rows per window
+      std::uint64_t w0 = 0, w1 = 0;                                        // the rows decoded
+      return StridedRows<C>(n, s, block, [&](std::uint64_t r0, std::uint64_t r1) {
+        if (r0 < w0 || r1 > w1) {
+          w0 = r0;
+          w1 = std::min(rows_n, r0 + std::max(r1 - r0, span));
+          w.Decode(w0 * K, std::min(n, w1 * K) - w0 * K);
+        }
+        return w.buf.data() + (r0 - w0) * K;
+      });
+    }
+    case ScheduleKind::kRandom:
+      if (s.lift) break;
+      return RandomWindowed<C>(w, s.seed, n);
+    default:
+      if (!PartitionOf(s, n)) break;
+      return PartitionOver<C>(s, n, [&](const Schedule& inner, std::uint64_t lo, std::uint64_t hi) {
+        const std::uint64_t base = w.base;
+        w.base += lo;
+        const StateOf<C> root = StructuredWindowed<C>(inner, hi - lo, w);
+        w.base = base;
+        return root;
+      });
+  }
+  return Structured<C>(s, std::span<const InputOf<C>>(w.Decode(0, n), n));
+}
+
+}  // namespace replay_detail
+
+// The state of x reduced in the tree's order: ReplayOracle<C>(t, x), bit for bit (see the
+// contract).
 template <Carrier C>
 typename C::State Replay(const MergeTree& t, std::span<const typename C::Input> x) {
   CheckReplayable<C>(t, x.size());
   if (t.Empty()) return C::Identity();
-  std::vector<typename C::State> state(t.NodeCount());
-  std::vector<typename C::Input> gather;
-  for (std::size_t k = 0; k < t.chains.size(); ++k)
-    state[k] = t.chains[k].mode == ChainMode::kFused ? ReplayFusedChain<C>(t.fused, t.chains[k], x)
-                                                     : ReplayChain<C>(t.chains[k], x, gather);
-  for (std::size_t m = 0; m < t.combines.size(); ++m)
-    state[t.chains.size() + m] = C::Combine(state[t.combines[m].left], state[t.combines[m].right]);
-  return state[t.Root()];
+  if (!ReplayOrderFree<typename C::Scalar>::Holds()) return ReplayOracle<C>(t, x);
+  // Fused (matrix-unit) chains are the oracle's alone (core/mma.hpp): ReplayOracle evaluates them.
+  for (const Chain& c : t.chains)
+    if (c.mode == ChainMode::kFused) return ReplayOracle<C>(t, x);
+  return replay_detail::TreeOrderFree<C>(t, x);
+}
+
+// The state of x reduced by schedule s: ReplayOracle<C>(BuildTree(s, x.size()), x), bit for bit,
+// without building the tree for the structured kinds.
+template <Carrier C>
+typename C::State Replay(const Schedule& s, std::span<const typename C::Input> x) {
+  using namespace replay_detail;
+  if (!IsStructured(s)) return Replay<C>(BuildTree(s, x.size()), x);
+  const Shape sh = ShapeOf(s, x.size());
+  CheckShape<C>(s, sh);
+  if (sh.empty) return C::Identity();
+  if (!ReplayOrderFree<typename C::Scalar>::Holds())
+    return ReplayOracle<C>(BuildTree(s, x.size()), x);
+  return Structured<C>(s, x);
 }
 
 template <Carrier C>
-typename C::State ReplayChecked(const MergeTree& t, std::span<const typename C::Input> x) {
-  if (std::string why = ValidateTree(t); !why.empty())
-    throw ScheduleError("replay: invalid tree for '" + t.schedule + "': " + why);
-  return Replay<C>(t, x);
+typename C::State Replay(std::string_view schedule, std::span<const typename C::Input> x) {
+  return Replay<C>(ParseSchedule(schedule), x);
 }
 
-template <Carrier C>
-typename C::Result ReplayResult(const MergeTree& t, std::span<const typename C::Input> x) {
-  return C::Finalize(Replay<C>(t, x));
+// Inputs per window of ReplayWindowed.
+inline constexpr std::uint64_t kReplayWindow = std::uint64_t{1} << 16;
+
+// The state of the n inputs that fill describes, reduced by schedule s, reading them a window
+// at a time: fill(lo, count, out) writes inputs [lo, lo + count) as C::Input into
+// out[0 .. count). Returns Replay<C>(s, x) bit for bit, where x is the array fill
+// describes, ScheduleErrors included (the schedule is checked before fill is first called:
+// ShapeOf and CheckShape, or BuildTree and CheckReplayable). window: inputs per
+// request where the schedule allows (0 is taken as 1). The structured kinds evaluated without a
+// tree ask for every input exactly once, in ranges of at most
+//   seq, reverse, random:S, pairwise[:L], blocked:T[...]   window
+//   pairwise:L:lift, blocked:T[...]:lift                  max(window, min(L or T, n))
+//   seq:lift                                              n
+//   strided:K[:tile:T]                                    max(window, K)
+//   strided:K[:tile:T]:lift                               max(window, min(n, K T)) (n without tile)
+//   omp:P[...]                                            the inner schedule's over each chunk
+//                                                         (a cuda inner schedule: the chunk)
+// and hold no other inputs: one buffer of at most that many (plus the evaluators' states and
+// scratch, and for a strided lift the lane's tile that Chain1 gathers, as Replay does).
+// Otherwise (cuda, explicit orders from outside and unknown kinds, which go through BuildTree;
+// stochastic rounding, which ReplayOracle evaluates) one request of all n into one
+// std::vector<C::Input>, then Replay or ReplayOracle over it. Ranges come in no promised order.
+template <Carrier C, class Fill>
+typename C::State ReplayWindowed(const Schedule& s, std::uint64_t n, Fill&& fill,
+                                 std::uint64_t window = kReplayWindow) {
+  using namespace replay_detail;
+  using Input = typename C::Input;
+  auto all = [&] {
+    std::vector<Input> x(n);
+    if (n > 0) fill(std::uint64_t{0}, n, x.data());
+    return x;
+  };
+  if (!IsStructured(s)) {
+    const MergeTree t = BuildTree(s, n);
+    CheckReplayable<C>(t, n);  // Replay's first step, before any input is read
+    const std::vector<Input> x = all();
+    return Replay<C>(t, std::span<const Input>(x));
+  }
+  const Shape sh = ShapeOf(s, n);
+  CheckShape<C>(s, sh);
+  if (sh.empty) return C::Identity();
+  if (!ReplayOrderFree<typename C::Scalar>::Holds()) {
+    const MergeTree t = BuildTree(s, n);
+    const std::vector<Input> x = all();
+    return ReplayOracle<C>(t, std::span<const Input>(x));
+  }
+  InputWindows<C, std::remove_reference_t<Fill>> w(fill, std::max<std::uint64_t>(window, 1));
+  return StructuredWindowed<C>(s, n, w);
 }
 
 template <Carrier C>
 typename C::Result ReplayResult(const Schedule& s, std::span<const typename C::Input> x) {
-  return C::Finalize(Replay<C>(BuildTree(s, x.size()), x));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Mixed-precision replay: ReplayMixed<Inner, Outer>(tree, x, convert).
-//
-// Computes   the tree's reduction in two precisions, the shape of FABsum (Blanchard, Higham &
-//            Mary, SISC 42(3), 2020): every chain (Push or LiftTile, exactly as ReplayChain)
-//            in carrier Inner, each chain's state then converted to Outer::State by
-//            convert(const Inner::State&), and every combine in carrier Outer. With Sum<fp16>
-//            and Sum<float> over blocked:b that is "tiles of b summed in fp16, tile sums
-//            accumulated in fp32".
-// Tree       the tree's own order: chains in index order (inputs increasing), then combines
-//            in the tree's declared order, earlier segment on the left — the order Replay uses,
-//            so ReplayMixed<C, C> with the identity conversion equals Replay<C> bit for bit.
-//            An empty chain yields convert(Inner::Identity()), which for the field casts below
-//            is Outer's identity whenever Inner's identity casts to it (+0, -inf, 0 counts).
-// Convert    StateFieldCast<Inner, Outer, F> converts field by field through Tie(): field i
-//            of Outer::State = F::template Cast<type of Outer's field i>(Inner's field i).
-//            The default F (StaticCastField) is static_cast, i.e. for the carriers' scalars
-//            rounding to nearest (even) into the wider or narrower type; counts (Welford's n)
-//            are copied. It fits carriers whose Inner and Outer states list the same fields
-//            in the same order (Sum, Compensated, OnlineSoftmax, Welford, ... over two scalar
-//            types); anything else passes its own convert.
-// Special    values go through the chain carrier's own rules, then the cast: NaN stays NaN,
-//            +-inf stay +-inf, and a finite Inner value beyond Outer's range becomes +-inf
-//            (static_cast's rounding). A cast from a narrower to a wider format is exact.
-// Errors     as Replay, checked for both carriers (ScheduleError, one line).
-// Threads    none of its own; Inner and Outer may depend on per-thread scalar contexts
-//            (emulated formats): ReplayMixedChains and ReplayCombines let a caller run the two
-//            phases under different contexts, and ReplayMixed is exactly their composition.
-
-// Casts one field; the default conversion.
-struct StaticCastField {
-  template <class To, class From>
-  static To Cast(const From& v) {
-    return static_cast<To>(v);
-  }
-};
-
-template <Carrier Inner, Carrier Outer, class F = StaticCastField>
-struct StateFieldCast {
-  typename Outer::State operator()(const typename Inner::State& s) const {
-    using OuterTie = decltype(std::declval<const typename Outer::State&>().Tie());
-    const auto in = s.Tie();
-    static_assert(std::tuple_size_v<decltype(in)> == std::tuple_size_v<OuterTie>,
-                  "StateFieldCast: Inner and Outer states have different field counts");
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return typename Outer::State{
-          F::template Cast<std::remove_cvref_t<std::tuple_element_t<I, OuterTie>>>(
-              std::get<I>(in))...};
-    }
-    (std::make_index_sequence<std::tuple_size_v<OuterTie>>{});
-  }
-};
-
-// Phase 1: the chains in Inner, converted. Returns a vector of NodeCount() Outer states whose
-// first chains.size() entries are the converted chain states (the rest: Outer::Identity()).
-template <Carrier Inner, Carrier Outer, class Convert>
-std::vector<typename Outer::State> ReplayMixedChains(const MergeTree& t,
-                                                     std::span<const typename Inner::Input> x,
-                                                     Convert&& convert) {
-  CheckReplayable<Inner>(t, x.size());
-  CheckReplayable<Outer>(t, x.size());
-  std::vector<typename Outer::State> state(t.NodeCount(), Outer::Identity());
-  std::vector<typename Inner::Input> gather;
-  for (std::size_t k = 0; k < t.chains.size(); ++k)
-    state[k] = convert(ReplayChain<Inner>(t.chains[k], x, gather));
-  return state;
-}
-
-// Phase 2: the combines in C over states whose chain entries are filled (ReplayMixedChains).
-template <Carrier C>
-typename C::State ReplayCombines(const MergeTree& t, std::vector<typename C::State> state) {
-  if (t.Empty()) return C::Identity();
-  for (std::size_t m = 0; m < t.combines.size(); ++m)
-    state[t.chains.size() + m] = C::Combine(state[t.combines[m].left], state[t.combines[m].right]);
-  return state[t.Root()];
-}
-
-template <Carrier Inner, Carrier Outer, class Convert = StateFieldCast<Inner, Outer>>
-typename Outer::State ReplayMixed(const MergeTree& t, std::span<const typename Inner::Input> x,
-                                  Convert&& convert = Convert{}) {
-  return ReplayCombines<Outer>(t, ReplayMixedChains<Inner, Outer>(t, x, convert));
+  return C::Finalize(Replay<C>(s, x));
 }
 
 }  // namespace carrier

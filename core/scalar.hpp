@@ -58,13 +58,13 @@ struct ScalarTraits {
   }
 };
 
-// Independent additions in a batch, for the fast replay's levels (core/fast_replay.hpp, through
+// Independent additions in a batch, for the fast replay's levels (core/replay.hpp, through
 // Sum<T>::CombineGathered): out[k] = A[ia[k]] + B[ib[k]] for k < n, each T's own operator+, so
 // bit for bit what a loop of them gives (out may not overlap an operand read in the same
 // call). Adjacent and FromZero are the same for x[k] + x[k + 1] and +0 + x[k], Chains for
 // independent chains of additions (blocked tiles, strided lanes, a seq chain). The primary
 // template is those loops. A scalar type with a vector form specialises it with kVector = true
-// (precision/fast_emulated.hpp); the replay only batches where kVector holds, and keeps its scalar
+// (precision/emulated.hpp); the replay only batches where kVector holds, and keeps its scalar
 // order of evaluation elsewhere.
 template <class T>
 struct GatheredAdd {

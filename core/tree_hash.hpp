@@ -4,7 +4,7 @@
 // Two forms of a tree, each hashed Merkle-style (a node's hash from its kind and its
 // children's hashes), so the hash does not depend on node numbering, on the order in which
 // independent combines are listed, or on how a chain's index list is stored (stride):
-//   TreeForm::kExact   the expression as Replay evaluates it for any carrier: a push chain
+//   TreeForm::kExact   the expression as ReplayOracle evaluates it for any carrier: a push chain
 //                      Push(...Push(Identity, x_a)..., x_c) with its index list, a tile chain
 //                      LiftTile(x_a, ..., x_c), an empty chain Identity, Combine(L, R) with
 //                      operand order. Equal hashes: the same bits for every carrier.
@@ -27,7 +27,7 @@
 // too, so for i in one child and j in the other the LCA of {i, j} in B strictly contains the
 // LCA in A. SumWitness(i, j) is FPRev's mask: x_i = +M, x_j = -M, every other input 1, with
 // M = 2^(p + ceil(log2(n + 1)) + 1) so that M absorbs any partial sum of ones; a tree then
-// returns n - |LCA(i, j)| exactly, and A and B differ by construction (verified by Replay).
+// returns n - |LCA(i, j)| exactly, and A and B differ by construction (verified by ReplayOracle).
 #pragma once
 
 #include <algorithm>

@@ -4,7 +4,7 @@
 // experiments/ops/variance.cpp register these and nothing else).
 //
 // Formulas (n = x.size() >= 1, counts converted as T(double(k)); every sum is
-// Sum<T>::Finalize(Replay<Sum<T>>(tree, ...)), the tree's order, plain T additions):
+// Sum<T>::Finalize(ReplayOracle<Sum<T>>(tree, ...)), the tree's order, plain T additions):
 //   TwoPassVariance        mean = sum(x) / n; d_i = x_i - mean; m2 = sum(d_i * d_i).
 //   CorrectedTwoPassVariance  Chan, Golub & LeVeque, "Algorithms for computing the sample
 //                          variance", Amer. Statist. 37(3), 1983: as two-pass, then
@@ -31,7 +31,7 @@
 
 #include "core/carriers/sum.hpp"
 #include "core/merge_tree.hpp"
-#include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 #include "core/schedule.hpp"
 
 namespace carrier {
@@ -47,7 +47,7 @@ namespace variance_detail {
 
 template <class T>
 T SumOver(const MergeTree& tree, const std::vector<T>& x) {
-  return Sum<T>::Finalize(Replay<Sum<T>>(tree, std::span<const T>(x)));
+  return Sum<T>::Finalize(ReplayOracle<Sum<T>>(tree, std::span<const T>(x)));
 }
 
 template <class T>

@@ -1,6 +1,7 @@
 // precision/scalar_traits.hpp: Half and BFloat16 as compute scalars, and every ScalarTraits
-// specialisation of the precision layer in one include (Emulated's and Mpfr's live with their
-// types, in emulated.hpp and mpfr_scalar.hpp, so that each of those headers is usable alone).
+// specialisation of the precision layer in one include (EmulatedOracle's and Mpfr's live with their
+// types, in emulated_oracle.hpp and mpfr_scalar.hpp, so that each of those headers is usable
+// alone).
 //
 // Contract for Half and BFloat16 arithmetic (free operators and functions in namespace
 // carrier, found by ADL):
@@ -31,7 +32,7 @@
 #include "core/platform.hpp"
 #include "core/scalar.hpp"
 #include "precision/bfloat16.hpp"
-#include "precision/emulated.hpp"
+#include "precision/emulated_oracle.hpp"
 #include "precision/half.hpp"
 #include "precision/mpfr_scalar.hpp"
 

@@ -50,7 +50,7 @@ struct Sum {
   CARRIER_HD static Input PadInput() { return ScalarTraits<T>::NegZero(); }
   static std::array<T, 1> Components(const Result& r) { return {r}; }
 
-  // Batches for the fast replay's levels (core/fast_replay.hpp), through GatheredAdd<T>
+  // Batches for the fast replay's levels (core/replay.hpp), through GatheredAdd<T>
   // (core/scalar.hpp: T's own additions, as Combine and Push make them, vectorised where T has
   // a vector form): CombineGathered sets out[k] = Combine(A[ia[k]], B[ib[k]]), CombineAdjacent
   // out[k] = Combine(s[k], s[k + 1]) and FirstPushes out[k] = Push(Identity(), x[k]), k < n.

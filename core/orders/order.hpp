@@ -21,7 +21,7 @@
 // combine-id order of the tree BuildTree has always built for the kind (ids, and so saved
 // trees and order-sensitive replays, are unchanged); a node is emitted before it is used.
 // Visitors: the tree builder (core/schedule.hpp TreeBuilder), the shape and hash walk
-// (core/orders/shape.hpp). The fast replay (core/fast_replay.hpp) keeps evaluators of its
+// (core/orders/shape.hpp). The fast replay (core/replay.hpp) keeps evaluators of its
 // own for the structured kinds and reads Chunks for the partitions.
 #pragma once
 

@@ -1,6 +1,6 @@
 // experiments/backends/backends.hpp: the one door through which eval and sweep reach the fast
 // kernels (kernels/simd, kernels/omp, kernels/cuda). The replay backend is not here: it is
-// core/replay.hpp, called by the trial runner directly.
+// core/replay_oracle.hpp, called by the trial runner directly.
 //
 // Which op a backend runs is the op table's business (experiments/registry/registry.hpp: an
 // entry's `backends` names, per backend, the function below that runs it and the schedules it
@@ -14,7 +14,7 @@
 // format, so converting them to it is exact; the result has the same component layout as the
 // replay path of `carrier eval` (the entry's components; argmax: {value} + index; softmax and
 // attention: one output per output element), and `schedule` is the text of the schedule the
-// kernel actually executed, which core's ParseSchedule and BuildTree accept and whose Replay
+// kernel actually executed, which core's ParseSchedule and BuildTree accept and whose ReplayOracle
 // gives the same bits. A backend that is not built, has no device, or lacks the op/type
 // combination throws Unavailable with a one-line reason (the sweep records it in the trial's
 // row; eval exits 2 with it).

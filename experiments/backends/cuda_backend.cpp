@@ -4,9 +4,9 @@
 // which ops use them: sum neumaier max argmax lse welford norm2); storage/compute fp16/fp32,
 // bf16/fp32, fp32/fp32, fp32/fp64, fp64/fp64; lse with the portable exp only (the exp whose bits
 // the replay reproduces). The schedule must be a cuda:... schedule (empty: kDefaultSchedule); the
-// executed schedule is returned in canonical form and BuildTree + Replay of it give the kernel's
-// bits. Attention: `a` holds q, k, v (seq_len x head_dim each, concatenated), storage fp16 or bf16,
-// compute fp32, exp portable or fast, schedule blocked:BC:lift (BC in 16 32 64 128; empty:
+// executed schedule is returned in canonical form and BuildTree + ReplayOracle of it give the
+// kernel's bits. Attention: `a` holds q, k, v (seq_len x head_dim each, concatenated), storage fp16
+// or bf16, compute fp32, exp portable or fast, schedule blocked:BC:lift (BC in 16 32 64 128; empty:
 // blocked:64:lift), block_r 64, not causal; the components are the seq_len x head_dim outputs.
 // Anything else, no GPU, or a build without nvcc: Unavailable with a one-line reason.
 #include "backends/backends.hpp"

@@ -172,7 +172,7 @@ Entry AttentionOp() {
                  &backends::RunCudaAttention}};
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
   e.laws = &registry::LawsOf<AttentionLaws, true>;
-  e.replay = &AttentionReplay;
+  e.replay_oracle = &AttentionReplay;
   e.policy_replay = &AttentionPolicyReplay;
   e.check_policy = &CheckAttentionPolicy;
   e.reference = &AttentionReference;

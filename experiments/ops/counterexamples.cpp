@@ -12,7 +12,7 @@ Entry NaiveMeanOp() {
   Entry e = registry::CarrierOp<registry::Plain<NaiveMean>>(
       "naive-mean", "counterexample: the mean of two means (not associative)");
   e.rank = 200;
-  e.replay = nullptr;
+  e.replay_oracle = nullptr;
   e.derive = &registry::DeriveOf<NaiveMeanDerivation>;
   return e;
 }
@@ -25,7 +25,7 @@ Entry NaiveLseOp() {
   Entry e = registry::CarrierOp<registry::Plain<NaiveLse>, true>(
       "naive-lse", "counterexample: log-sum-exp without the max rescale");
   e.rank = 210;
-  e.replay = nullptr;
+  e.replay_oracle = nullptr;
   e.derive = &registry::DeriveOf<NaiveLseDerivation>;
   return e;
 }

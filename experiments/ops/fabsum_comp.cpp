@@ -1,6 +1,6 @@
 // Op `fabsum-comp`: FABsum with a compensated accurate sum in one precision
-// (core/carriers/fab_compensated.hpp): plain pushes inside each chain, TwoSum combines. Replay
-// only (no kernel) and no a-priori bound (the carrier header says why).
+// (core/carriers/fab_compensated.hpp): plain pushes inside each chain, TwoSum combines.
+// ReplayOracle only (no kernel) and no a-priori bound (the carrier header says why).
 #include "core/carriers/fab_compensated.hpp"
 #include "ops/builtin.hpp"
 

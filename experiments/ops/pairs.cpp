@@ -55,17 +55,17 @@ registry::Replayed ReplayArithmetic(registry::ScalarKind k, const MergeTree& tre
   return r;
 }
 
-registry::Replayed DotReplay(registry::ScalarKind k, registry::ExpKind e, const MergeTree& tree,
-                             const registry::ReplayInput& in) {
+registry::Replayed DotReplayOracle(registry::ScalarKind k, registry::ExpKind e,
+                                   const MergeTree& tree, const registry::ReplayInput& in) {
   if (const auto a = FileArithmetic(tree)) return ReplayArithmetic(k, tree, *a, in);
-  return registry::ReplayOf<registry::Plain<Dot>>(k, e, tree, in);
+  return registry::ReplayOracleOf<registry::Plain<Dot>>(k, e, tree, in);
 }
 
-registry::Replayed DotFastReplay(registry::ScalarKind k, registry::ExpKind e, const Schedule& s,
-                                 const MergeTree* tree, const registry::ReplayInput& in) {
+registry::Replayed DotReplay(registry::ScalarKind k, registry::ExpKind e, const Schedule& s,
+                             const MergeTree* tree, const registry::ReplayInput& in) {
   if (tree)
     if (const auto a = FileArithmetic(*tree)) return ReplayArithmetic(k, *tree, *a, in);
-  return registry::FastReplayOf<registry::Plain<Dot>>(k, e, s, tree, in);
+  return registry::ReplayOf<registry::Plain<Dot>>(k, e, s, tree, in);
 }
 }  // namespace
 #endif
@@ -79,8 +79,8 @@ Entry DotOp() {
   e.backends = {{"simd", kSimdStrided, &backends::RunSimdDot},
                 {"omp", OmpSchedules(kSimdStrided), &backends::RunOmpDot}};
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+  e.replay_oracle = &DotReplayOracle;
   e.replay = &DotReplay;
-  e.fast_replay = &DotFastReplay;
   e.reference = &registry::PairsReference<&DotReference, &registry::DecodedPairs<&DotReference>>;
   // the exact tier at superaccumulator speed, the two columns read a chunk at a time
   e.fast_reference =

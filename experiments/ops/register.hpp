@@ -32,8 +32,8 @@
 #include "core/carrier.hpp"
 #include "core/carriers/pairs.hpp"
 #include "core/exp_policy.hpp"
-#include "core/fast_replay.hpp"
 #include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 #include "precision/math_policy.hpp"
 #include "precision/stored_column.hpp"
 #include "registry/registry.hpp"
@@ -41,7 +41,7 @@
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
 #include "precision/emulated.hpp"
-#include "precision/fast_emulated.hpp"
+#include "precision/emulated_oracle.hpp"
 #include "precision/float128.hpp"
 #include "precision/mpfr_scalar.hpp"
 #include "precision/reference/fast_sum.hpp"
@@ -158,7 +158,7 @@ bool PureConversion(std::string& context) {
 }
 
 // Whether C's Input is its compute scalar and that scalar is one double: double itself, or an
-// emulated value type (Emulated, FastEmulated) whose only member is a double holding a value of
+// emulated value type (EmulatedOracle, Emulated) whose only member is a double holding a value of
 // its format. Then the replay can read the stored doubles in place (InPlaceInputs).
 template <class C>
 inline constexpr bool kInputIsOneDouble = [] {
@@ -259,11 +259,11 @@ std::span<const typename C::Input> CachedInputs(const ReplayInput& in,
 }
 
 template <class C>
-Replayed ReplayCarrier(const MergeTree& tree, const ReplayInput& in) {
+Replayed ReplayOracleCarrier(const MergeTree& tree, const ReplayInput& in) {
   std::vector<typename C::Input> own;
   const std::span<const typename C::Input> x = CachedInputs<C>(in, own);
   Replayed out;
-  AppendComponents<C>(C::Finalize(Replay<C>(tree, x)), out);
+  AppendComponents<C>(C::Finalize(ReplayOracle<C>(tree, x)), out);
   return out;
 }
 
@@ -309,12 +309,12 @@ template <class C>
 inline constexpr bool kPairInput = std::is_same_v<typename C::Input, ValuePair<typename C::Scalar>>;
 
 // The fast engine over packed columns (ReplayInput::column, and column_b for pairs) without a
-// tree: FastReplayWindowed (core/fast_replay.hpp) decodes a window of values at a time into C's
+// tree: ReplayWindowed (core/replay.hpp) decodes a window of values at a time into C's
 // Input, converted as ToInputs converts them (read as they are where that changes no value), so
-// the state is FastReplayCarrier's on the decoded doubles, bit for bit.
+// the state is ReplayCarrier's on the decoded doubles, bit for bit.
 template <class C>
 requires kPairInput<C>
-typename C::State FastReplayColumn(const Schedule& s, const ReplayInput& in) {
+typename C::State ReplayColumn(const Schedule& s, const ReplayInput& in) {
   using T = typename C::Scalar;
   const StoredColumn& a = *in.column;
   const StoredColumn& b = *in.column_b;
@@ -327,12 +327,12 @@ typename C::State FastReplayColumn(const Schedule& s, const ReplayInput& in) {
             o[i] = {static_cast<T>(va[i]), static_cast<T>(vb[i])};
         });
   };
-  return FastReplayWindowed<C>(s, a.size(), fill);
+  return ReplayWindowed<C>(s, a.size(), fill);
 }
 
 template <class C>
 requires kColumnInput<C>
-typename C::State FastReplayColumn(const Schedule& s, const ReplayInput& in) {
+typename C::State ReplayColumn(const Schedule& s, const ReplayInput& in) {
   using I = typename C::Input;
   const StoredColumn& column = *in.column;
   bool same = false;
@@ -352,14 +352,14 @@ typename C::State FastReplayColumn(const Schedule& s, const ReplayInput& in) {
       done += k;
     }
   };
-  return FastReplayWindowed<C>(s, column.size(), fill);
+  return ReplayWindowed<C>(s, column.size(), fill);
 }
 
-// The fast engine (core/fast_replay.hpp): the same state as ReplayCarrier bit for bit, by the
+// The fast engine (core/replay.hpp): the same state as ReplayOracleCarrier bit for bit, by the
 // tree when one is given, else by the schedule without building the tree (a packed column:
-// FastReplayColumn, never given a tree: run/trial.cpp decodes it for those).
+// ReplayColumn, never given a tree: run/trial.cpp decodes it for those).
 template <class C>
-Replayed FastReplayCarrier(const Schedule& s, const MergeTree* tree, const ReplayInput& in) {
+Replayed ReplayCarrier(const Schedule& s, const MergeTree* tree, const ReplayInput& in) {
   if (in.column != nullptr) {
     if constexpr (kColumnInput<C> || kPairInput<C>) {
       const bool columns_match =
@@ -367,17 +367,17 @@ Replayed FastReplayCarrier(const Schedule& s, const MergeTree* tree, const Repla
                           : in.column_b != nullptr && in.column_b->size() == in.column->size();
       if (tree == nullptr && columns_match) {
         Replayed out;
-        AppendComponents<C>(C::Finalize(FastReplayColumn<C>(s, in)), out);
+        AppendComponents<C>(C::Finalize(ReplayColumn<C>(s, in)), out);
         return out;
       }
     }
     throw std::logic_error(
-        "FastReplayCarrier: packed columns need a carrier of that many columns, no tree");
+        "ReplayCarrier: packed columns need a carrier of that many columns, no tree");
   }
   std::vector<typename C::Input> own;
   const std::span<const typename C::Input> xs = CachedInputs<C>(in, own);
   Replayed out;
-  AppendComponents<C>(C::Finalize(tree ? FastReplay<C>(*tree, xs) : FastReplay<C>(s, xs)), out);
+  AppendComponents<C>(C::Finalize(tree ? Replay<C>(*tree, xs) : Replay<C>(s, xs)), out);
   return out;
 }
 
@@ -421,7 +421,7 @@ decltype(auto) WithExpPolicy(ExpKind e, Body&& body) {
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
 
-using Emu = Emulated<DynamicFormatTag, kDynamicRounding>;
+using EmuOracle = EmulatedOracle<DynamicFormatTag, kDynamicRounding>;
 
 // Calls body.template operator()<T>() with the compute scalar of kind k (kFloat128: Float128
 // where the build has it, else std::invalid_argument).
@@ -437,7 +437,7 @@ decltype(auto) WithScalar(ScalarKind k, Body&& body) {
       return body.template operator()<double>();
 #endif
     case ScalarKind::kEmulated:
-      return body.template operator()<Emu>();
+      return body.template operator()<EmuOracle>();
     case ScalarKind::kFloat128:
 #if defined(CARRIER_HAVE_FLOAT128) && CARRIER_HAVE_FLOAT128
       return body.template operator()<Float128>();
@@ -455,15 +455,15 @@ decltype(auto) WithScalar(ScalarKind k, Body&& body) {
 }
 
 template <class F>
-Replayed ReplayOf(ScalarKind k, ExpKind e, const MergeTree& tree, const ReplayInput& in) {
+Replayed ReplayOracleOf(ScalarKind k, ExpKind e, const MergeTree& tree, const ReplayInput& in) {
   return WithScalar(k, [&]<class T>() {
-    return WithExpPolicy<F, T>(e, [&]<class C>() { return ReplayCarrier<C>(tree, in); });
+    return WithExpPolicy<F, T>(e, [&]<class C>() { return ReplayOracleCarrier<C>(tree, in); });
   });
 }
 
-// The fast engine's compute scalars: as WithScalar, with FastEmulated (the same bits as Emu in
-// every operation, precision/fast_emulated.hpp) for the emulated kind.
-// bf16 and fp16 in rne (the studies' common case) run as the static-tag FastEmulated, whose
+// The fast engine's compute scalars: as WithScalar, with Emulated (the same bits as EmuOracle in
+// every operation, precision/emulated.hpp) for the emulated kind.
+// bf16 and fp16 in rne (the studies' common case) run as the static-tag Emulated, whose
 // rounding has the format's masks as constants (inline, no format read per operation): the
 // same bits, since a static tag's operations are the dynamic type's with that format and mode
 // fixed (engine_equivalence_tests compares both with the oracle). The main-job build, whose
@@ -475,21 +475,21 @@ decltype(auto) WithFastScalar(ScalarKind k, Body&& body) {
     const EmulationContext& ctx = ThreadEmulationContext();
     if (ctx.format != nullptr && ctx.rounding == Rounding::kNearestEven) {
       if (*ctx.format == BF16Tag::Get())
-        return body.template operator()<FastEmulated<BF16Tag, Rounding::kNearestEven>>();
+        return body.template operator()<Emulated<BF16Tag, Rounding::kNearestEven>>();
       if (*ctx.format == Fp16Tag::Get())
-        return body.template operator()<FastEmulated<Fp16Tag, Rounding::kNearestEven>>();
+        return body.template operator()<Emulated<Fp16Tag, Rounding::kNearestEven>>();
     }
 #endif
-    return body.template operator()<FastEmulatedDynamic>();
+    return body.template operator()<EmulatedDynamic>();
   }
   return WithScalar(k, std::forward<Body>(body));
 }
 
 template <class F>
-Replayed FastReplayOf(ScalarKind k, ExpKind e, const Schedule& s, const MergeTree* tree,
-                      const ReplayInput& in) {
+Replayed ReplayOf(ScalarKind k, ExpKind e, const Schedule& s, const MergeTree* tree,
+                  const ReplayInput& in) {
   return WithFastScalar(k, [&]<class T>() {
-    return WithExpPolicy<F, T>(e, [&]<class C>() { return FastReplayCarrier<C>(s, tree, in); });
+    return WithExpPolicy<F, T>(e, [&]<class C>() { return ReplayCarrier<C>(s, tree, in); });
   });
 }
 
@@ -667,8 +667,8 @@ Entry CarrierOp(const char* name, const char* summary) {
   if constexpr (std::is_same_v<typename C::Input, ValuePair<double>>) e.input = InputKind::kPairs;
   e.input_is_scalar = std::is_same_v<typename C::Input, typename C::Scalar>;
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+  e.replay_oracle = &ReplayOracleOf<F>;
   e.replay = &ReplayOf<F>;
-  e.fast_replay = &FastReplayOf<F>;
 #if !defined(CARRIER_MAIN_JOB_ONLY_BUILD)
   e.laws = &LawsOf<F::template L, kNegInf, kAffine>;
 #endif

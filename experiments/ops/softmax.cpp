@@ -18,7 +18,7 @@ registry::Replayed SoftmaxReplay(registry::ScalarKind k, registry::ExpKind x, co
       std::vector<T> v;
       v.reserve(in.a.size());
       for (double a : in.a) v.push_back(static_cast<T>(a));
-      const auto s = Replay<C>(tree, std::span<const T>(v));
+      const auto s = ReplayOracle<C>(tree, std::span<const T>(v));
       registry::Replayed out;
       for (const T& a : v)
         out.components.push_back(static_cast<long double>(C::SoftmaxOutput(a, s)));
@@ -63,7 +63,7 @@ Entry SoftmaxOp() {
   e.backends = {{"simd", kSimdStridedTiles, &backends::RunSimdSoftmax},
                 {"omp", OmpSchedules(kSimdStridedTiles), &backends::RunOmpSoftmax}};
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
-  e.replay = &SoftmaxReplay;
+  e.replay_oracle = &SoftmaxReplay;
   e.reference = &registry::ColumnReference<&reference::ReferenceSoftmax>;
   e.bound = &SoftmaxOpBound;
 #endif

@@ -85,7 +85,7 @@ namespace {
 Entry VarTwopassOp() {
   Entry e = VarianceOp("var-twopass", "two-pass variance: the mean, then the centred squares", 120);
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
-  e.replay = &FormulaReplay<TwoPass>;
+  e.replay_oracle = &FormulaReplay<TwoPass>;
 #endif
   return e;
 }
@@ -100,7 +100,7 @@ Entry VarCorrectedOp() {
                        "(sum of centred values)^2/n",
                        125);
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
-  e.replay = &FormulaReplay<Corrected>;
+  e.replay_oracle = &FormulaReplay<Corrected>;
 #endif
   return e;
 }
@@ -112,7 +112,7 @@ namespace {
 Entry VarTextbookOp() {
   Entry e = VarianceOp("var-textbook", "textbook one-pass variance (sum x^2 - (sum x)^2/n)/n", 130);
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
-  e.replay = &FormulaReplay<Textbook>;
+  e.replay_oracle = &FormulaReplay<Textbook>;
 #endif
   return e;
 }
@@ -127,7 +127,7 @@ Entry VarShiftedOp() {
                        "x - x_1",
                        135);
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
-  e.replay = &FormulaReplay<Shifted>;
+  e.replay_oracle = &FormulaReplay<Shifted>;
 #endif
   return e;
 }

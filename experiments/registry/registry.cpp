@@ -100,7 +100,7 @@ std::vector<const Entry*> All() {
 }
 
 std::vector<std::string> TrialOps() {
-  return NamesWhere([](const Entry& e) { return e.replay != nullptr; });
+  return NamesWhere([](const Entry& e) { return e.replay_oracle != nullptr; });
 }
 std::vector<std::string> LawsOps() {
   return NamesWhere([](const Entry& e) { return e.laws != nullptr; });

@@ -8,15 +8,16 @@
 //   input, components, main   what a trial feeds it (one column, pairs, attention Q/K/V) and
 //                             what it returns (component names; empty = one per input, a
 //                             vector output) and which component eval measures
-//   replay, replay_mixed      how to replay it over a MergeTree for every compute type
+//   replay_oracle, replay_mixed  how to replay it over a MergeTree for every compute type
 //                             (ScalarKind x ExpKind; the caller holds the EmulationScope /
 //                             MpfrPrecisionScope) and, where it exists, the two-level
 //                             (INNER>OUTER) replay
 //   policy_replay             where the op runs every role of a precision policy itself
 //                             (attention), that replay; else policies go through the shorthand
-//   fast_replay               the fast engine's replay (core/fast_replay.hpp) from the
+//   replay                    the fast engine's replay (core/replay.hpp) from the
 //                             Schedule itself (or a tree when given one): the same Replayed
-//                             as `replay` bit for bit; null: `replay` serves both engines
+//                             as `replay_oracle` bit for bit; null: `replay_oracle` serves both
+//                             engines
 //   fast_reference            the same Reference as `reference` field for field, faster
 //                             (precision/reference/fast_sum.hpp); null: `reference` serves both
 //   reference, reference_key  its certified reference (precision/reference) and the key of
@@ -138,8 +139,8 @@ struct ReplayInput {
   std::uint64_t head_dim = 0;
   std::uint64_t id = 0;
   // A one-column input held packed (run::TrialInput::column; `a` then empty), and for pairs
-  // the second column (::column_b; `b` then empty): given only to `fast_replay` without a tree,
-  // which reads them a window at a time (ops/register.hpp).
+  // the second column (::column_b; `b` then empty): given only to `replay` (the fast engine)
+  // without a tree, which reads them a window at a time (ops/register.hpp).
   const StoredColumn* column = nullptr;
   const StoredColumn* column_b = nullptr;
 };
@@ -186,11 +187,12 @@ class ConvertedInputScope {
   ConvertedInputScope& operator=(const ConvertedInputScope&) = delete;
 };
 
-using ReplayFn = Replayed (*)(ScalarKind, ExpKind, const MergeTree&, const ReplayInput&);
+using ReplayOracleFn = Replayed (*)(ScalarKind, ExpKind, const MergeTree&, const ReplayInput&);
 // The fast engine: by `tree` when it is not null, else by the schedule without building its tree
-// (core/fast_replay.hpp). Emulated compute runs as FastEmulated (precision/fast_emulated.hpp).
-using FastReplayFn = Replayed (*)(ScalarKind, ExpKind, const Schedule&, const MergeTree* tree,
-                                  const ReplayInput&);
+// (core/replay.hpp). Emulated compute runs as Emulated (precision/emulated.hpp), not as its
+// oracle.
+using ReplayFn = Replayed (*)(ScalarKind, ExpKind, const Schedule&, const MergeTree* tree,
+                              const ReplayInput&);
 // The replay under a whole precision policy (precision/precision_policy.hpp), every role as the
 // policy says (run/trial.hpp ResolvedTrial::per_role), in the order `schedule` declares; sr_seed
 // seeds a stochastic role's stream. Throws std::invalid_argument (one line) for a schedule or
@@ -231,12 +233,12 @@ struct Entry {
   std::vector<std::uint64_t> head_dims;  // attention: the head dims built (required flag)
   bool fused_schedules = false;          // accepts mma:PROFILE schedules (core/mma.hpp; pairs only)
   std::string reference_key;  // ops sharing a reference on one input share it (empty: name)
-  ReplayFn replay = nullptr;  // null: laws/derive only (no trial)
-  FastReplayFn fast_replay = nullptr;  // null: the fast engine runs `replay` (the oracle)
+  ReplayOracleFn replay_oracle = nullptr;  // null: laws/derive only (no trial)
+  ReplayFn replay = nullptr;               // null: the fast engine runs `replay_oracle`
   MixedReplayFn replay_mixed = nullptr;
   // Runs every role of a precision policy itself (attention: prod, s, p, state, out and an mma
   // profile, as real kernels do); null: the op runs the policies --dtype/--acc/--round can say
-  // (ToShorthand), through `replay`.
+  // (ToShorthand), through `replay` or `replay_oracle`.
   PolicyReplayFn policy_replay = nullptr;
   // Checks, before anything runs, that the op's policy replay can take policy `p` under
   // `schedule`; throws std::invalid_argument (one line) naming what it cannot. Null: none.

@@ -23,7 +23,7 @@
 #include "core/tree_hash.hpp"
 #include "io/json.hpp"
 #include "precision/bounds.hpp"
-#include "precision/emulated.hpp"
+#include "precision/emulated_oracle.hpp"
 #include "precision/metrics.hpp"
 #include "precision/rounding.hpp"
 #include "registry/registry.hpp"
@@ -547,9 +547,9 @@ ExplainResult Explain(const ExplainSpec& spec, ExplainProgress* progress) {
             const MergeTree* t = walked ? nullptr : &tree;
             if (pr.kind == registry::ScalarKind::kEmulated) {
               EmulationScope scope(pr.acc_f, pr.rounding, 1);
-              got = e.fast_replay(pr.kind, exp, s, t, ri);
+              got = e.replay(pr.kind, exp, s, t, ri);
             } else {
-              got = e.fast_replay(pr.kind, exp, s, t, ri);
+              got = e.replay(pr.kind, exp, s, t, ri);
             }
             double v = static_cast<double>(got.components.at(e.main));
             if (pr.out_f) v = RoundToFormat(v, *pr.out_f, Rounding::kNearestEven);

@@ -22,7 +22,7 @@
 //               observed error beyond it rules that (tree, precision) out
 //   tree hash   orders whose trees hash equal (core/tree_hash.hpp, exact form) give equal bits
 //               in every precision: one replay serves them all
-// The replays are the op table's fast engine (core/fast_replay.hpp), the same arithmetic as
+// The replays are the op table's fast engine (core/replay.hpp), the same arithmetic as
 // `carrier eval --engine fast`, on every thread asked for (one tree per worker at a time).
 // Matches are grouped by (tree hash, precision); each observation's error is measured against
 // the op's certified reference (run/trial.hpp ComputeReference). With two or more observations,

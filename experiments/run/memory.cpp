@@ -68,7 +68,7 @@ std::uint64_t TrialBytes(const ResolvedTrial& t, std::uint64_t n, const std::str
   std::uint64_t values = n;  // stored inputs
   std::uint64_t bytes = 0;
   const registry::Entry& e = *t.op;
-  const bool walked = t.spec.engine == "fast" && e.fast_replay && !t.mixed &&
+  const bool walked = t.spec.engine == "fast" && e.replay && !t.mixed &&
                       t.spec.backend == "replay" && !t.adaptive && IsShapeWalked(t.schedule, n);
   switch (e.input) {
     case registry::InputKind::kAttention:

@@ -1,5 +1,5 @@
 // experiments/run/mixed.hpp: two-level accumulation (acc "INNER>OUTER", ResolvedTrial::mixed):
-// chains in INNER, combines in OUTER through core/replay.hpp's ReplayMixedChains +
+// chains in INNER, combines in OUTER through core/replay_oracle.hpp's ReplayMixedChains +
 // ReplayCombines (FABsum's shape), each phase under its own thread-local emulation format.
 // registry::MixedOf<F> (register.hpp) builds an op's two-level replay from these.
 #pragma once
@@ -13,15 +13,15 @@
 #include <vector>
 
 #include "core/hash.hpp"
-#include "core/replay.hpp"
-#include "precision/emulated.hpp"
+#include "core/replay_oracle.hpp"
+#include "precision/emulated_oracle.hpp"
 #include "precision/mpfr_scalar.hpp"
 #include "precision/scalars.hpp"
 #include "run/trial.hpp"
 
 namespace carrier::run {
 
-using MixedEmu = Emulated<DynamicFormatTag, kDynamicRounding>;
+using MixedEmu = EmulatedOracle<DynamicFormatTag, kDynamicRounding>;
 
 // A state field from INNER to OUTER through double: exact for every INNER here (float, double
 // and emulated values are doubles), then OUTER's constructor rounds once — exactly, since

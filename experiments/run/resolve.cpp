@@ -9,7 +9,7 @@
 
 #include "cli/args.hpp"
 #include "precision/block_scaled.hpp"
-#include "precision/emulated.hpp"
+#include "precision/emulated_oracle.hpp"
 #include "registry/registry.hpp"
 #include "run/scaled_dot.hpp"
 
@@ -213,7 +213,7 @@ const std::vector<std::string>& BuiltinOps() {
   static const std::vector<std::string> ops = [] {
     std::vector<std::string> v;
     for (const registry::Entry* e : registry::All())
-      if (e->replay && !e->user) v.push_back(e->name);
+      if (e->replay_oracle && !e->user) v.push_back(e->name);
     return v;
   }();
   return ops;
@@ -237,7 +237,7 @@ ResolvedTrial ResolveTrial(const TrialSpec& given) {
   if (given.engine != "fast" && given.engine != "oracle")
     throw SpecError("unknown engine '" + given.engine + "'; engines: fast oracle");
   t.op = registry::Find(given.op);
-  if (!t.op || !t.op->replay)
+  if (!t.op || !t.op->replay_oracle)
     throw SpecError("unknown op '" + given.op + "'; ops: " + registry::Join(registry::TrialOps()) +
                     registry::MainJobOpsNote());
   TrialSpec spec = given;

@@ -22,7 +22,7 @@
 #include "precision/bounds.hpp"
 #include "precision/dot_split.hpp"
 #include "precision/emulated.hpp"
-#include "precision/fast_emulated.hpp"
+#include "precision/emulated_oracle.hpp"
 #include "precision/math_policy.hpp"
 #include "precision/metrics.hpp"
 #include "precision/metrics_exact.hpp"
@@ -62,12 +62,12 @@ double ExpError(const ComputeSpec& c, const std::string& exp, double u) {
 }
 
 // RoundToFormat(v, storage, rne). The common case, a value in a normal binade below the top
-// one of a format with p <= 26, is RoundNormal's (precision/fast_emulated.hpp: RoundToFormat's
+// one of a format with p <= 26, is RoundNormal's (precision/emulated.hpp: RoundToFormat's
 // own result there, restated inline); everything else is RoundToFormat itself.
 double RoundStorage(double v, const void* ctx) {
   const Format& f = *static_cast<const Format*>(ctx);
   double out;
-  if (f.precision <= 26 && fast_emulated_detail::RoundNormal(v, f, Rounding::kNearestEven, &out))
+  if (f.precision <= 26 && emulated_detail::RoundNormal(v, f, Rounding::kNearestEven, &out))
     return out;
   return RoundToFormat(v, f, Rounding::kNearestEven);
 }
@@ -118,7 +118,7 @@ MergeTree BuildDataTree(const ResolvedTrial& t, const TrialInput& in) {
     case ComputeKind::kEmulated: {
       EmulationScope scope(t.compute.format, t.rounding, t.spec.sr_seed);
       return BuildAdaptiveTree(t.adaptive_order, values, [](double a, double b) {
-        return static_cast<double>(EmulatedDynamic(a) + EmulatedDynamic(b));
+        return static_cast<double>(EmulatedOracleDynamic(a) + EmulatedOracleDynamic(b));
       });
     }
     case ComputeKind::kMpfr:
@@ -177,7 +177,7 @@ registry::Replayed Execute(const ResolvedTrial& t, const TrialInput& in, MergeTr
   }
   if (t.spec.backend == "replay") {
     const auto t0 = Clock::now();
-    const bool fast = t.spec.engine == "fast" && e.fast_replay && !t.mixed;
+    const bool fast = t.spec.engine == "fast" && e.replay && !t.mixed;
     bool walked = false;
     if (t.adaptive) {  // a data-decided order (core/adaptive_tree.hpp): always a built tree
       tree = BuildDataTree(t, in);
@@ -211,8 +211,8 @@ registry::Replayed Execute(const ResolvedTrial& t, const TrialInput& in, MergeTr
     }
     const registry::ExpKind exp = registry::ParseExp(t.spec.exp);
     auto replay = [&](registry::ScalarKind k) {
-      if (!fast) return e.replay(k, exp, tree, ri);
-      return e.fast_replay(k, exp, t.schedule, walked ? nullptr : &tree, ri);
+      if (!fast) return e.replay_oracle(k, exp, tree, ri);
+      return e.replay(k, exp, t.schedule, walked ? nullptr : &tree, ri);
     };
     try {
       if (t.mixed) {

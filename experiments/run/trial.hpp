@@ -10,12 +10,12 @@
 //      its certified reference. Both depend only on ReferenceKey(trial) and the input's
 //      generator, n, seed and head_dim, so one reference serves every schedule, compute type,
 //      rounding, exp policy and backend of that input.
-//   3. RunTrial: the reduction (core FastReplay, or the oracle Replay, for backend replay;
+//   3. RunTrial: the reduction (core Replay, or the oracle ReplayOracle, for backend replay;
 //   experiments/backends for simd,
 //      omp, cuda, whose Unavailable propagates) and its measurement: errors against the
 //      reference (precision/metrics.hpp), the a-priori bound for the executed tree's depth
 //      (precision/op_bounds.hpp) and the ratio, with the columns of experiments/sweep/FORMAT.md.
-// Thread safety: every function may run on several threads at once. Emulated arithmetic keeps
+// Thread safety: every function may run on several threads at once. EmulatedOracle arithmetic keeps
 // its format and stochastic-rounding stream in a thread_local context and Mpfr its working
 // precision in a thread_local (never Boost's process-wide default_precision), so concurrent
 // trials never share mutable state; the reference functions are documented thread-safe.
@@ -34,10 +34,10 @@
 // effect of the scores' own rounding, normwise: see FORMAT.md).
 //
 // Two-level accumulation (acc "INNER>OUTER", ResolvedTrial::mixed): chains in INNER, combines
-// in OUTER through core/replay.hpp's ReplayMixed (FABsum's shape), for the ops whose entry has
-// a two-level replay (sum neumaier kahan lse welford), on backend replay; sum's bound is FABsum's
-// first-order max_k ((L_k-1) u_in + D_out,k u_out) sum|x| (blocked:b: (b-1) u_in + (n/b-1 or
-// ceil(log2(n/b))) u_out), the others' their one-precision bound at u = u_inner.
+// in OUTER through core/replay_oracle.hpp's ReplayMixed (FABsum's shape), for the ops whose entry
+// has a two-level replay (sum neumaier kahan lse welford), on backend replay; sum's bound is
+// FABsum's first-order max_k ((L_k-1) u_in + D_out,k u_out) sum|x| (blocked:b: (b-1) u_in + (n/b-1
+// or ceil(log2(n/b))) u_out), the others' their one-precision bound at u = u_inner.
 #pragma once
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
@@ -90,13 +90,13 @@ struct TrialSpec {
   std::string backend = "replay";
   std::uint64_t head_dim = 0;  // attention only
   std::uint64_t sr_seed = 1;   // the stochastic rounding stream (round = sr)
-  // Backend replay's engine (Engines()): "fast", core/fast_replay.hpp over the schedule (no
-  // tree built for the structured kinds; emulated compute as precision/fast_emulated.hpp) and
-  // the entry's fast reference; or "oracle", core Replay over BuildTree and the entry's
+  // Backend replay's engine (Engines()): "fast", core/replay.hpp over the schedule (no
+  // tree built for the structured kinds; emulated compute as precision/emulated.hpp) and
+  // the entry's fast reference; or "oracle", core ReplayOracle over BuildTree and the entry's
   // reference. Both give the same outcome in every field but the timings (held by
   // tests/experiments/test_engine_equivalence.cpp). Ops without a fast replay (softmax,
   // attention, var-twopass, var-textbook), two-level accumulation and stochastic rounding
-  // (FastReplay's own fallback) run the oracle's evaluation under either name.
+  // (Replay's own fallback) run the oracle's evaluation under either name.
   std::string engine = "fast";
   // Empty: the result stays in the compute type. Else a format the result is rounded to (rne)
   // before it is measured, and whose ulps ulp_error counts: a precision policy's out role where
@@ -137,10 +137,10 @@ struct ResolvedTrial {
   // The compute type of the result. For acc "INNER>OUTER" (mixed) it is OUTER's, with text the
   // whole pair, and `inner` is INNER's: every chain (tile) runs in INNER, each chain's state
   // is converted exactly to OUTER (ResolveTrial requires every INNER value to be an OUTER
-  // value) and every combine runs in OUTER — core/replay.hpp's ReplayMixed, FABsum's shape
+  // value) and every combine runs in OUTER — core/replay_oracle.hpp's ReplayMixed, FABsum's shape
   // (Blanchard, Higham & Mary 2020). Ops with a two-level replay, backend replay only; INNER is
-  // a format (not mpfr), OUTER a format or mpfr:BITS. Emulated levels both round with `round`;
-  // OUTER's stochastic stream is seeded from sr_seed mixed once (not the inner stream's).
+  // a format (not mpfr), OUTER a format or mpfr:BITS. EmulatedOracle levels both round with
+  // `round`; OUTER's stochastic stream is seeded from sr_seed mixed once (not the inner stream's).
   // The outcome's u is INNER's unit roundoff; ulp_error is in OUTER's format.
   ComputeSpec compute;
   bool mixed = false;

@@ -10,7 +10,7 @@
 
 #include "cli/args.hpp"
 #include "inputs/read_numbers.hpp"
-#include "precision/emulated.hpp"
+#include "precision/emulated_oracle.hpp"
 #include "precision/rounding.hpp"
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
@@ -21,7 +21,7 @@ namespace carrier::studies {
 
 namespace {
 
-using E = EmulatedDynamic;  // format and rne from the EmulationScope of the caller
+using E = EmulatedOracleDynamic;  // format and rne from the EmulationScope of the caller
 
 [[noreturn]] void Bad(const std::string& path, std::size_t line, const std::string& what) {
   throw cli::UsageError("carrier study lse-mnist: " + path + ":" + std::to_string(line) + ": " +
@@ -69,7 +69,7 @@ Computed LseShifted(const std::vector<E>& x) {
     s = s + e;
   }
   c.overflow |= IsInf(s);
-  // log1p rounded once from libm's double result (Emulated offers exp and log only).
+  // log1p rounded once from libm's double result (EmulatedOracle offers exp and log only).
   const E l = E(std::log1p(s.Value()));
   c.lse = (a + l).Value();
   return c;

@@ -4,8 +4,8 @@
 //
 // Contract. For every vector x (stored values: x rounded to the format, nearest even) and
 // every algorithm below, the algorithm runs in the format with round-to-nearest-even
-// (precision/emulated.hpp: each +, -, /, exp, log rounded once into the format; log1p is
-// libm's double log1p rounded once into the format, since Emulated has no log1p; sums are
+// (precision/emulated_oracle.hpp: each +, -, /, exp, log rounded once into the format; log1p is
+// libm's double log1p rounded once into the format, since EmulatedOracle has no log1p; sums are
 // sequential, left to right) and again in fp32 on the same stored vector (the paper's
 // comparison), and its error is measured against both that fp32 result and the certified
 // reference of the stored vector (precision/reference, when built with MPFR), relative

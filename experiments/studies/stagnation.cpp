@@ -2,16 +2,16 @@
 
 #include <cmath>
 
-#include "precision/emulated.hpp"
+#include "precision/emulated_oracle.hpp"
 
 namespace carrier::studies {
 
 StagnationResult RunStagnation(const StagnationSpec& spec) {
-  // The scope gives EmulatedDynamic its format and mode and starts the stochastic stream at
+  // The scope gives EmulatedOracleDynamic its format and mode and starts the stochastic stream at
   // (seed, 0); terms are converted with a fixed rne type so that they take no random bits.
   EmulationScope scope(spec.format, spec.rounding, spec.seed);
-  using Sum = EmulatedDynamic;
-  using Term = Emulated<DynamicFormatTag, Rounding::kNearestEven>;
+  using Sum = EmulatedOracleDynamic;
+  using Term = EmulatedOracle<DynamicFormatTag, Rounding::kNearestEven>;
   const bool deterministic = spec.rounding != Rounding::kStochastic;
 
   Sum s = Sum::FromFormatValue(0.0);

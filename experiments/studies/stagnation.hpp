@@ -1,7 +1,7 @@
 // experiments/studies/stagnation.hpp: where recursive summation stops growing.
 //
 // Contract. RunStagnation sums the series term by term, s_k = fl(s_{k-1} + t_k), s_0 = 0, in
-// the format with the given rounding (precision/emulated.hpp: one correctly rounded addition
+// the format with the given rounding (precision/emulated_oracle.hpp: one correctly rounded addition
 // per term, the stochastic stream seeded with `seed` and counted from 0), and reports the
 // first k whose addition leaves s unchanged *with certainty*:
 //   - deterministic modes: fl(s + t_k) == s. For the two series here the terms never grow,

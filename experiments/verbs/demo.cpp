@@ -18,7 +18,7 @@
 #include "core/carriers/online_softmax.hpp"
 #include "core/carriers/sum.hpp"
 #include "core/carriers/welford.hpp"
-#include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 #include "inputs/generators.hpp"
 #include "verbs/verbs.hpp"
 
@@ -76,9 +76,11 @@ int RunDemo(const std::vector<std::string>& argv) {
   for (const char* text : {"seq", "pairwise", "blocked:64", "strided:16"}) {
     const MergeTree tree = BuildTree(text, n);
     const std::uint64_t depth = ComputeStats(tree).max_leaf_depth;
-    const float lse = OnlineSoftmax<float>::Finalize(Replay<OnlineSoftmax<float>>(tree, xs)).lse;
-    const auto var = Welford<float>::Finalize(Replay<Welford<float>>(tree, xs)).var_population;
-    const float sum = Sum<float>::Finalize(Replay<Sum<float>>(tree, xs));
+    const float lse =
+        OnlineSoftmax<float>::Finalize(ReplayOracle<OnlineSoftmax<float>>(tree, xs)).lse;
+    const auto var =
+        Welford<float>::Finalize(ReplayOracle<Welford<float>>(tree, xs)).var_population;
+    const float sum = Sum<float>::Finalize(ReplayOracle<Sum<float>>(tree, xs));
     rows.push_back({"lse", text, Shortest(lse), RelDiff(lse, ref_lse), depth});
     rows.push_back({"variance", text, Shortest(var), RelDiff(var, ref_var), depth});
     rows.push_back({"sum", text, Shortest(sum), RelDiff(sum, ref_sum), depth});

@@ -7,7 +7,7 @@
 
 #include "cli/args.hpp"
 #include "core/carriers/sum.hpp"
-#include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 #include "core/tree_hash.hpp"
 #include "verbs/verbs.hpp"
 
@@ -17,7 +17,7 @@ namespace {
 
 template <class T>
 T ReplaySum(const MergeTree& t, const std::vector<T>& x) {
-  return ReplayResult<Sum<T>>(t, std::span<const T>(x));
+  return ReplayOracleResult<Sum<T>>(t, std::span<const T>(x));
 }
 
 // --n A..B: one line per n, "N same" or "N different" (the verdict of each single run, without

@@ -3,8 +3,8 @@
 //
 // Pipeline (experiments/run/trial.hpp, shared with `carrier sweep`): inputs (file or
 // generator) -> rounded to the storage format (rne) -> the certified reference of the op on
-// the STORED values (precision/reference) -> the reduction in the compute type (core Replay of
-// the schedule's tree, or the fast engine core/fast_replay.hpp, for backend replay; the
+// the STORED values (precision/reference) -> the reduction in the compute type (core ReplayOracle
+// of the schedule's tree, or the fast engine core/replay.hpp, for backend replay; the
 // SIMD/OpenMP/CUDA kernels through experiments/backends for the others) -> the error metrics
 // (precision/metrics.hpp) and the bound for the executed tree's depth (precision/op_bounds.hpp).
 // This file parses the flags and prints; it computes nothing itself. Which fields it prints, in

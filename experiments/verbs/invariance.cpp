@@ -35,7 +35,7 @@
 #include "core/carriers/flash_row.hpp"
 #include "core/carriers/sum.hpp"
 #include "core/fprev.hpp"
-#include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 #include "core/tree_io.hpp"
 #include "inputs/generators.hpp"
 #include "precision/math_policy.hpp"
@@ -54,7 +54,7 @@ double ReplayRow(const MergeTree& t, std::uint64_t offset, std::uint64_t n, std:
   for (std::uint64_t k = 0; k < n; ++k) x[offset + k] = 1.0;
   x[offset + i] = m;
   x[offset + j] = -m;
-  return ReplayResult<Sum<double>>(t, std::span<const double>(x));
+  return ReplayOracleResult<Sum<double>>(t, std::span<const double>(x));
 }
 
 constexpr std::size_t kAttentionDim = 64;
@@ -89,8 +89,8 @@ std::vector<std::uint32_t> AttentionOutputBits(const InvarianceContext& c, std::
   std::vector<FlashInput<float>> in(c.tree.n, {-std::numeric_limits<float>::infinity(), nullptr});
   for (std::uint64_t k = 0; k < n; ++k)
     in[c.offset + k] = {d.scores[k], d.values.data() + k * kAttentionDim};
-  const AttentionRow::Result r =
-      AttentionRow::Finalize(Replay<AttentionRow>(c.tree, std::span<const FlashInput<float>>(in)));
+  const AttentionRow::Result r = AttentionRow::Finalize(
+      ReplayOracle<AttentionRow>(c.tree, std::span<const FlashInput<float>>(in)));
   std::vector<std::uint32_t> bits(kAttentionDim);
   for (std::size_t j = 0; j < kAttentionDim; ++j) std::memcpy(&bits[j], &r.o[j], sizeof(float));
   return bits;

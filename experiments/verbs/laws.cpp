@@ -37,7 +37,7 @@
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
 
-#include "precision/emulated.hpp"
+#include "precision/emulated_oracle.hpp"
 #include "precision/format.hpp"
 #include "registry/registry.hpp"
 #include "verbs/laws_run.hpp"

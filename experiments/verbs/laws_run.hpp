@@ -26,7 +26,7 @@
 #include "core/carriers/all.hpp"
 #include "core/derivations/law_probes.hpp"
 #include "core/laws.hpp"
-#include "precision/emulated.hpp"
+#include "precision/emulated_oracle.hpp"
 #include "precision/format.hpp"
 #include "precision/metrics.hpp"
 #include "precision/mpfr_scalar.hpp"
@@ -34,7 +34,7 @@
 
 namespace carrier::cli::laws {
 
-using Working = Emulated<DynamicFormatTag, kDynamicRounding>;
+using Working = EmulatedOracle<DynamicFormatTag, kDynamicRounding>;
 
 // A list of raw inputs as doubles: `a` the value (the score for attention, the slope for
 // affine, the first factor for dot), `b` the second column where the op has one.
@@ -284,7 +284,8 @@ std::vector<Row> MeasureExact(const Corpus& corpus) {
   return rows;
 }
 
-// W: Emulated in the --dtype format, or native double for fp64 (Emulated needs p <= 26).
+// W: EmulatedOracle in the --dtype format, or native double for fp64 (EmulatedOracle needs p <=
+// 26).
 template <template <class> class CT, class W>
 std::vector<Row> MeasureWorking(const Options& o, const Corpus& corpus) {
   using C = CT<W>;

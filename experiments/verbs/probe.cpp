@@ -24,7 +24,7 @@
 #include "core/dot_arithmetic.hpp"
 #include "core/fprev.hpp"
 #include "core/mma.hpp"
-#include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 #include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
 #include "core/tree_io.hpp"
@@ -40,7 +40,7 @@ namespace {
 template <class T>
 double ReplayAs(const MergeTree& t, const std::vector<double>& x) {
   std::vector<T> v(x.begin(), x.end());
-  return static_cast<double>(ReplayResult<Sum<T>>(t, std::span<const T>(v)));
+  return static_cast<double>(ReplayOracleResult<Sum<T>>(t, std::span<const T>(v)));
 }
 
 bool SameBits(double a, double b) { return ScalarTraits<double>::BitEqual(a, b); }
@@ -146,7 +146,8 @@ DotPairs RandomPairs(std::uint64_t k, std::uint64_t seed, const FormatRange& r) 
 }
 
 double DotReplay(const MergeTree& t, const DotPairs& x) {
-  return static_cast<double>(ReplayResult<Dot<float>>(t, std::span<const ValuePair<float>>(x)));
+  return static_cast<double>(
+      ReplayOracleResult<Dot<float>>(t, std::span<const ValuePair<float>>(x)));
 }
 
 std::string NodeText(const MmaNode& n) {

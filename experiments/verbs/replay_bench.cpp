@@ -5,12 +5,13 @@
 // For each n (default 2^20 and 2^24; normal(0, 1) values, seed 42, rounded to fp32):
 //   simd       kernels/simd Reduce<Sum<float>> and Reduce<Sum<double>> over strided:32 (the
 //              pinned SIMD schedule): the baselines of every ratio;
-//   fast       FastReplay<Sum<T>>(schedule, x) (core/fast_replay.hpp) for seq, blocked:64,
+//   fast       Replay<Sum<T>>(schedule, x) (core/replay.hpp) for seq, blocked:64,
 //              pairwise, random:1, strided:32, with T = float and, for bf16 and fp16 under rne
-//              and rz, T = FastEmulated with a static tag (precision/fast_emulated.hpp) and
-//              T = FastEmulatedDynamic (the CLI's dynamic format);
-//   oracle     Replay<Sum<T>>(BuildTree(schedule, n), x) (core/replay.hpp), the tree built in
-//              the timed region as a study builds it, with T = float and T = EmulatedDynamic;
+//              and rz, T = Emulated with a static tag (precision/emulated.hpp) and
+//              T = EmulatedDynamic (the CLI's dynamic format);
+//   oracle     ReplayOracle<Sum<T>>(BuildTree(schedule, n), x) (core/replay_oracle.hpp), the tree
+//   built in
+//              the timed region as a study builds it, with T = float and T = EmulatedOracleDynamic;
 //   reference  ReferenceSum (exact tier: n MPFR terms and mpfr_sum), ReferenceSumFast
 //              (precision/reference/fast_sum.hpp), plain mpfr_sum over the same n doubles
 //              (terms prepared outside the timed region), ReferenceWelford/Norm2 and their
@@ -53,13 +54,13 @@
 #include "cli/progress.hpp"
 #include "core/carriers/pairs.hpp"
 #include "core/carriers/sum.hpp"
-#include "core/fast_replay.hpp"
 #include "core/merge_tree.hpp"
 #include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 #include "core/schedule.hpp"
 #include "inputs/generators.hpp"
 #include "precision/emulated.hpp"
-#include "precision/fast_emulated.hpp"
+#include "precision/emulated_oracle.hpp"
 #include "precision/format.hpp"
 #include "precision/rounding.hpp"
 #include "registry/registry.hpp"
@@ -129,20 +130,20 @@ struct Bench {
 
 const char* const kSchedules[] = {"seq", "blocked:64", "pairwise", "random:1", "strided:32"};
 
-// One emulated format and mode: fast replay with the static and the dynamic FastEmulated, and
-// the oracle with EmulatedDynamic, all from the same stored values.
+// One emulated format and mode: fast replay with the static and the dynamic Emulated, and
+// the oracle with EmulatedOracleDynamic, all from the same stored values.
 template <class Tag, Rounding R>
 void EmulatedRows(Bench& b, const std::vector<double>& x, const Format& f,
                   std::vector<double>& oracle_ns, std::vector<double>& fast_ns) {
-  using Static = FastEmulated<Tag, R>;
+  using Static = Emulated<Tag, R>;
   const std::string dtype = f.name + "/" + std::string(RoundingName(R));
   EmulationScope scope(f, R);
-  std::vector<EmulatedDynamic> slow;
-  std::vector<FastEmulatedDynamic> dyn;
+  std::vector<EmulatedOracleDynamic> slow;
+  std::vector<EmulatedDynamic> dyn;
   std::vector<Static> fast;
   for (double v : x) {
-    slow.push_back(EmulatedDynamic(v));
-    dyn.push_back(FastEmulatedDynamic::FromFormatValue(slow.back().Value()));
+    slow.push_back(EmulatedOracleDynamic(v));
+    dyn.push_back(EmulatedDynamic::FromFormatValue(slow.back().Value()));
     fast.push_back(Static::FromFormatValue(slow.back().Value()));
   }
   for (const char* text : kSchedules) {
@@ -152,22 +153,23 @@ void EmulatedRows(Bench& b, const std::vector<double>& x, const Format& f,
         b.oracle_repeats,
         [&] {
           const MergeTree t = BuildTree(s, x.size());
-          return Replay<Sum<EmulatedDynamic>>(t, std::span<const EmulatedDynamic>(slow)).s.Value();
+          return ReplayOracle<Sum<EmulatedOracleDynamic>>(
+                     t, std::span<const EmulatedOracleDynamic>(slow))
+              .s.Value();
         },
         &want);
     const double t_fast = b.Time(
-        b.repeats,
-        [&] { return FastReplay<Sum<Static>>(s, std::span<const Static>(fast)).s.Value(); }, &got);
+        b.repeats, [&] { return Replay<Sum<Static>>(s, std::span<const Static>(fast)).s.Value(); },
+        &got);
     const double t_dyn = b.Time(
         b.repeats,
         [&] {
-          return FastReplay<Sum<FastEmulatedDynamic>>(s, std::span<const FastEmulatedDynamic>(dyn))
-              .s.Value();
+          return Replay<Sum<EmulatedDynamic>>(s, std::span<const EmulatedDynamic>(dyn)).s.Value();
         },
         &got_dyn);
-    b.Add("oracle Replay (Emulated)", dtype, text, t_oracle);
-    b.Add("fast replay (FastEmulated static)", dtype, text, t_fast, b.Same(got, want));
-    b.Add("fast replay (FastEmulated dynamic)", dtype, text, t_dyn, b.Same(got_dyn, want));
+    b.Add("oracle replay (EmulatedOracle)", dtype, text, t_oracle);
+    b.Add("fast replay (Emulated static)", dtype, text, t_fast, b.Same(got, want));
+    b.Add("fast replay (Emulated dynamic)", dtype, text, t_dyn, b.Same(got_dyn, want));
     oracle_ns.push_back(t_oracle);
     fast_ns.push_back(t_fast);
   }
@@ -266,9 +268,9 @@ void TrialRows(Bench& b, Targets& targets, std::uint64_t n) {
           if (emulated) scope.emplace(t.compute.format, t.rounding);
           const registry::ScalarKind kind =
               emulated ? registry::ScalarKind::kEmulated : registry::ScalarKind::kFloat;
-          const registry::Replayed r = t.op->fast_replay
-                                           ? t.op->fast_replay(kind, exp, t.schedule, nullptr, ri)
-                                           : t.op->replay(kind, exp, BuildTree(t.schedule, n), ri);
+          const registry::Replayed r =
+              t.op->replay ? t.op->replay(kind, exp, t.schedule, nullptr, ri)
+                           : t.op->replay_oracle(kind, exp, BuildTree(t.schedule, n), ri);
           return static_cast<double>(r.components.at(0));
         },
         &engine_value);
@@ -377,16 +379,14 @@ int RunReplayBench(const std::vector<std::string>& argv) {
           b.oracle_repeats,
           [&] {
             const MergeTree t = BuildTree(s, n);
-            return static_cast<double>(Replay<Sum<float>>(t, std::span<const float>(xf)).s);
+            return static_cast<double>(ReplayOracle<Sum<float>>(t, std::span<const float>(xf)).s);
           },
           &want);
       const double t_fast = b.Time(
           b.repeats,
-          [&] {
-            return static_cast<double>(FastReplay<Sum<float>>(s, std::span<const float>(xf)).s);
-          },
+          [&] { return static_cast<double>(Replay<Sum<float>>(s, std::span<const float>(xf)).s); },
           &got);
-      b.Add("oracle Replay", "fp32", text, t_oracle);
+      b.Add("oracle replay", "fp32", text, t_oracle);
       std::string check = b.Same(got, want);
       if (s == simd_schedule)
         check += ScalarTraits<double>::BitEqual(got, simd32_value) ? ", = simd" : ", simd MISMATCH";
@@ -397,7 +397,7 @@ int RunReplayBench(const std::vector<std::string>& argv) {
         targets.Ratio("oracle / fast replay, " + where, t_oracle / t_fast, 30, false);
     }
 
-    // Emulated bf16 and fp16, rne and rz.
+    // EmulatedOracle bf16 and fp16, rne and rz.
     auto emulated = [&](auto tag, auto mode, const Format& f) {
       using Tag = decltype(tag);
       constexpr Rounding R = decltype(mode)::value;

@@ -3,7 +3,7 @@
 // template parameters, scratch space a nested TempStorage the caller puts in shared memory.
 // Include only from .cu files (nvcc).
 //
-// Phases (the tree they make is built on the CPU by core/cuda_tree.hpp, and its Replay gives
+// Phases (the tree they make is built on the CPU by core/cuda_tree.hpp, and its ReplayOracle gives
 // these kernels' bits; tests/cuda checks it on a GPU):
 //   1. thread chain  global thread g pushes its inputs in increasing index order from Identity
 //                    (or lifts them whole with LiftTile): a contiguous run (blocked) or g, g+P,

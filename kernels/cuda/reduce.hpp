@@ -4,8 +4,8 @@
 //
 // Reduce<C, S>(x, n, schedule): copies the n stored values x to the device, runs the kernels of
 // `schedule` (block_reduce.cuh) and returns the final State, which equals
-// Replay<C>(BuildTree(schedule, n), inputs) bit for bit, the inputs being x converted exactly to
-// C's compute type (for ArgMax: with their index). Kernel time (both launches, cudaEvent) goes
+// ReplayOracle<C>(BuildTree(schedule, n), inputs) bit for bit, the inputs being x converted exactly
+// to C's compute type (for ArgMax: with their index). Kernel time (both launches, cudaEvent) goes
 // to *kernel_seconds when given.
 // TimeReduce<C, S>: the same on data copied once, one warm-up and `repeats` timed runs (seconds
 // each), for the benchmark.

@@ -1,7 +1,7 @@
 // kernels/omp/omp.hpp: OpenMP kernels behind a plain C++ API.
 //
 // Contract. Reduce<C>(x, n, S) with S = omp:P[:seq|pairwise]:INNER equals
-// Replay<C>(BuildTree(S, n), x promoted) bit for bit, whatever the thread count and timing:
+// ReplayOracle<C>(BuildTree(S, n), x promoted) bit for bit, whatever the thread count and timing:
 //   partition  chunk c = [floor(c n / P), floor((c + 1) n / P)), c = 0..P-1, explicit and static
 //              (core/merge_tree.hpp builds the same chunks);
 //   chunks     each reduced by the SIMD kernel realising INNER (kernels/simd/simd.hpp: strided:K,

@@ -1,7 +1,7 @@
 // kernels/simd/carriers-inl.h: the per-target SIMD carriers (Highway), re-included once per
 // target by each dispatched simd_<type>.cc.
 //
-// Contract. Every kernel here realises a declared merge order and equals the scalar Replay of
+// Contract. Every kernel here realises a declared merge order and equals the scalar ReplayOracle of
 // it bit for bit, on every target:
 //   strided:K              lane k of K virtual lanes pushes x[k], x[k+K], ... from Identity
 //                          with exactly the carrier's Push (core/carriers/*.hpp); the K lane

@@ -1,6 +1,6 @@
 // kernels/simd/fast_exp.hpp: VectorFastExp, the `fast` exp policy of the SIMD kernels, as a
-// scalar ExpPolicy (core/exp_policy.hpp), so that Replay of a kernel that used it gives the same
-// bits (the vector version in carriers-inl.h performs exactly these operations).
+// scalar ExpPolicy (core/exp_policy.hpp), so that ReplayOracle of a kernel that used it gives the
+// same bits (the vector version in carriers-inl.h performs exactly these operations).
 //
 // Contract (float): exp(x) = 2^k * P(f), t = fl(x * log2 e) (one rounding, FlashAttention's
 // exp2 of a pre-scaled argument), k = nearest integer to t (ties to even), f = t - k (exact,

@@ -3,7 +3,7 @@
 //
 // Contract (DESIGN.md, "the bit-exact contract"). For every supported carrier C, storage type
 // TS and realisable schedule S, on every compiled Highway target,
-//   Reduce<C>(x, n, S)  ==  Replay<C>(BuildTree(S, n), x promoted to Compute<TS>)
+//   Reduce<C>(x, n, S)  ==  ReplayOracle<C>(BuildTree(S, n), x promoted to Compute<TS>)
 // bit for bit (StatesBitEqual). Storage: float, double, Half, BFloat16; Compute<TS> is double
 // for double storage and float otherwise (fp16/bf16 promote exactly). Carriers: Sum,
 // Compensated, Max, ArgMax, OnlineSoftmax<T, PortableExp>, OnlineSoftmax<T, VectorFastExp> (the
@@ -14,9 +14,9 @@
 //                              chains cut into lifted tiles: softmax one exp per element and
 //                              one rescale per tile, Welford a two-pass tile and Chan merges);
 //   seq                        ArgMax only. ArgMax's Combine is not commutative, so strided
-//                              trees are refused by Replay; the kernel runs K lanes and merges
-//                              them by index, which equals every order-preserving tree (ArgMax
-//                              is exact), so it declares `seq`.
+//                              trees are refused by ReplayOracle; the kernel runs K lanes and
+//                              merges them by index, which equals every order-preserving tree
+//                              (ArgMax is exact), so it declares `seq`.
 // Other schedules throw ScheduleError naming what is realisable. Native mode picks the lane
 // count of the running target (4 vectors, 16..64 lanes) and, for lse and welford, lifted tiles
 // of 64, and reports that schedule: it replays to the same bits.

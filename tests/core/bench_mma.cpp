@@ -3,7 +3,7 @@
 //
 //   bench_mma [--n N] [--repeats R] [--max-ratio X]
 //
-// For each profile: Replay<Dot<float>> of BuildTree("mma:PROFILE", n) and of BuildTree("seq",
+// For each profile: ReplayOracle<Dot<float>> of BuildTree("mma:PROFILE", n) and of BuildTree("seq",
 // n) over the same n pairs (fp16 values, or e4m3 values for the fp8 profiles), the two timed
 // alternately R times; prints the median of each and their ratio. With --max-ratio X it exits
 // 1 when any ratio exceeds X (issue 13's target is 3). Not a test: timings on a shared machine
@@ -21,7 +21,7 @@
 #include "core/carriers/dot.hpp"
 #include "core/hash.hpp"
 #include "core/merge_tree.hpp"
-#include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 #include "core/schedule.hpp"
 
 using namespace carrier;
@@ -90,9 +90,9 @@ int main(int argc, char** argv) {
     std::vector<double> fused_ns, seq_ns;
     for (int r = 0; r < repeats; ++r) {
       auto t0 = std::chrono::steady_clock::now();
-      g_sink = g_sink + Replay<Dot<float>>(tree, x).s;
+      g_sink = g_sink + ReplayOracle<Dot<float>>(tree, x).s;
       auto t1 = std::chrono::steady_clock::now();
-      g_sink = g_sink + Replay<Dot<float>>(seq, x).s;
+      g_sink = g_sink + ReplayOracle<Dot<float>>(seq, x).s;
       auto t2 = std::chrono::steady_clock::now();
       fused_ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / n);
       seq_ns.push_back(std::chrono::duration<double, std::nano>(t2 - t1).count() / n);

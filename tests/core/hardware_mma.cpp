@@ -38,8 +38,8 @@ std::vector<double> HexList(const std::string& text) {
   return out;
 }
 
-double Replay(const std::string& profile, const std::vector<double>& a,
-              const std::vector<double>& b, double c) {
+double ReplayOracle(const std::string& profile, const std::vector<double>& a,
+                    const std::vector<double>& b, double c) {
   std::string base = profile;
   std::size_t promote = 0;
   const auto at = profile.find(":promote:");
@@ -85,18 +85,18 @@ TEST_CASE("cuBLAS on an H200 reproduces bit for bit under the hopper profiles", 
     const double c = parts.size() == 4 ? std::strtod(parts[2].c_str(), nullptr) : 0.0;
     const double gpu = std::strtod(parts.back().c_str(), nullptr);
     REQUIRE(a.size() == b.size());
-    const double model = Replay(profile, a, b, c);
+    const double model = ReplayOracle(profile, a, b, c);
     auto& count = per_case[name + " mma:" + profile + " (" + dtype +
                            ", K = " + std::to_string(a.size()) + ")"];
     ++count.second;
     ++lines;
     if (profile == "hopper-tf32") {
       ++tf32_lines;
-      tf32_differs += Replay("ampere-tf32", a, b, c) != gpu;
+      tf32_differs += ReplayOracle("ampere-tf32", a, b, c) != gpu;
     }
     if (profile == "hopper") {
       ++foil_lines;
-      foil_differs += Replay("ampere", a, b, c) != gpu;
+      foil_differs += ReplayOracle("ampere", a, b, c) != gpu;
     }
     if (model == gpu) {
       ++count.first;

@@ -13,7 +13,7 @@
 #include "core/adaptive_tree.hpp"
 #include "core/carriers/sum.hpp"
 #include "core/merge_tree.hpp"
-#include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 
 using namespace carrier;
 
@@ -56,7 +56,7 @@ double InsertionByList(std::vector<double> x) {
 
 double ReplayF(const MergeTree& t, const std::vector<double>& x) {
   std::vector<float> in(x.begin(), x.end());
-  return static_cast<double>(ReplayResult<Sum<float>>(t, std::span<const float>(in)));
+  return static_cast<double>(ReplayOracleResult<Sum<float>>(t, std::span<const float>(in)));
 }
 
 // The order in which a sequential tree (increasing, decreasing, psum) adds the inputs: the

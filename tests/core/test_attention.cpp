@@ -81,7 +81,7 @@ std::vector<T> HandWritten(const std::vector<float>& q, const std::vector<float>
 }
 
 // A bfloat16 compute scalar written for this test only (core tests do not link
-// precision/emulated.hpp): a double holding a bf16 value; + - * / sqrt and exp compute in
+// precision/emulated_oracle.hpp): a double holding a bf16 value; + - * / sqrt and exp compute in
 // double and round once to nearest even at 8 bits. For + - * / sqrt that double rounding is
 // innocuous (53 >= 2 * 8 + 2, Figueroa 1995), so each is the correctly rounded bf16 result;
 // exp is libm's double result rounded. Test values stay far inside bf16's normal range, so no

@@ -18,7 +18,7 @@
 #include "core/carriers/argmax.hpp"
 #include "core/carriers/sum.hpp"
 #include "core/merge_tree.hpp"
-#include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 #include "core/schedule.hpp"
 #include "support/test_support.hpp"
 
@@ -40,7 +40,7 @@ struct Symbolic {
   };
   using Result = State;
   static constexpr const char* kName = "symbolic";
-  static constexpr bool kCommutative = true;  // lets Replay accept permuting trees
+  static constexpr bool kCommutative = true;  // lets ReplayOracle accept permuting trees
   static constexpr bool kBitwiseCommutative = false;
   static constexpr bool kPushIsCombineLift = true;
   static constexpr bool kHasPadInput = false;
@@ -261,7 +261,7 @@ TEST_CASE("cuda trees are valid and equal the lane-by-lane kernel simulation",
         std::vector<std::uint64_t> x(n);
         for (std::uint64_t i = 0; i < n; ++i) x[i] = i;
         const auto simulated = SimulateKernel<Symbolic>(s.cuda, x);
-        const auto replayed = carrier::Replay<Symbolic>(t, std::span<const std::uint64_t>(x));
+        const auto replayed = carrier::ReplayOracle<Symbolic>(t, std::span<const std::uint64_t>(x));
         REQUIRE(replayed.e == simulated.e);
         ++checked;
       }
@@ -284,8 +284,8 @@ TEST_CASE("cuda tree shapes: depth and permutation as the phases predict",
     std::vector<float> x(32);
     carrier::test::Rng rng(5);
     for (auto& v : x) v = static_cast<float>(rng.Normal());
-    const float ra = carrier::Replay<carrier::Sum<float>>(a, std::span<const float>(x)).s;
-    const float rb = carrier::Replay<carrier::Sum<float>>(b, std::span<const float>(x)).s;
+    const float ra = carrier::ReplayOracle<carrier::Sum<float>>(a, std::span<const float>(x)).s;
+    const float rb = carrier::ReplayOracle<carrier::Sum<float>>(b, std::span<const float>(x)).s;
     CHECK(carrier::ScalarTraits<float>::BitEqual(ra, rb));
   }
   // 8 warps folded in order: 5 + 7 combines above the last lane of warp 0.
@@ -316,11 +316,11 @@ TEST_CASE("cuda trees replay non-commutative carriers only in input order",
   for (std::size_t i = 0; i < x.size(); ++i)
     x[i] = {static_cast<float>(i % 7), static_cast<std::int64_t>(i)};
   const std::span<const carrier::IndexedValue<float>> xs(x);
-  const auto r = carrier::Replay<A>(
+  const auto r = carrier::ReplayOracle<A>(
       carrier::BuildTree(ParseSchedule("cuda:64:2:blocked:shfl:pairwise"), 300), xs);
   CHECK(r.value == 6.0f);
   CHECK(r.index == 6);
   CHECK_THROWS_AS(
-      carrier::Replay<A>(carrier::BuildTree(ParseSchedule("cuda:64:2:striped"), 300), xs),
+      carrier::ReplayOracle<A>(carrier::BuildTree(ParseSchedule("cuda:64:2:striped"), 300), xs),
       ScheduleError);
 }

@@ -12,9 +12,9 @@
 
 #include "core/carriers/compensated.hpp"
 #include "core/carriers/fab_compensated.hpp"
-#include "core/fast_replay.hpp"
 #include "core/merge_tree.hpp"
 #include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 #include "core/schedule.hpp"
 #include "support/test_support.hpp"
 
@@ -23,7 +23,7 @@ namespace {
 using carrier::BuildTree;
 using carrier::Compensated;
 using carrier::FabCompensated;
-using carrier::Replay;
+using carrier::ReplayOracle;
 using carrier::test::Rng;
 
 // FABsum as a loop: tiles of b values summed left to right in float, then the tile sums summed
@@ -61,8 +61,8 @@ TEST_CASE("fabsum-comp over blocked:b is FABsum's loop, bit for bit, under both 
       for (auto& v : x) v = static_cast<float>(rng.Uniform01());
       const std::string sched = "blocked:" + std::to_string(b);
       const std::span<const float> xs(x);
-      const float got = C::Finalize(Replay<C>(BuildTree(sched, n), xs));
-      const float fast = C::Finalize(carrier::FastReplay<C>(carrier::ParseSchedule(sched), xs));
+      const float got = C::Finalize(ReplayOracle<C>(BuildTree(sched, n), xs));
+      const float fast = C::Finalize(carrier::Replay<C>(carrier::ParseSchedule(sched), xs));
       const float want = FabLoop(x, b);
       INFO("seed " << seed << " n " << n << " schedule " << sched << " replay " << got << " fast "
                    << fast << " loop " << want);
@@ -86,8 +86,8 @@ TEST_CASE("fabsum-comp stays within (b + 2 D^2 u) u sum|x| and differs from neum
   }
   const auto tree = BuildTree("blocked:32", n);
   const std::span<const float> xs(x);
-  const float fab = FabCompensated<float>::Finalize(Replay<FabCompensated<float>>(tree, xs));
-  const float neu = Compensated<float>::Finalize(Replay<Compensated<float>>(tree, xs));
+  const float fab = FabCompensated<float>::Finalize(ReplayOracle<FabCompensated<float>>(tree, xs));
+  const float neu = Compensated<float>::Finalize(ReplayOracle<Compensated<float>>(tree, xs));
   const double d = static_cast<double>(carrier::ComputeStats(tree).max_leaf_depth);
   const double bound = ((b - 1) * u + u + 2 * d * d * u * u) * static_cast<double>(abs_sum);
   const double err = std::fabs(static_cast<double>(fab - exact));
@@ -103,8 +103,8 @@ TEST_CASE("fabsum-comp stays within (b + 2 D^2 u) u sum|x| and differs from neum
     v = static_cast<float>(rng.Normal() * std::ldexp(1.0, static_cast<int>(rng.Below(20)) - 10));
   const auto ty = BuildTree("blocked:32", y.size());
   const std::span<const float> ys(y);
-  const float fab_y = FabCompensated<float>::Finalize(Replay<FabCompensated<float>>(ty, ys));
-  const float neu_y = Compensated<float>::Finalize(Replay<Compensated<float>>(ty, ys));
+  const float fab_y = FabCompensated<float>::Finalize(ReplayOracle<FabCompensated<float>>(ty, ys));
+  const float neu_y = Compensated<float>::Finalize(ReplayOracle<Compensated<float>>(ty, ys));
   INFO("seed 11, second vector n 4096: fab " << fab_y << " neumaier " << neu_y);
   CHECK(std::memcmp(&fab_y, &neu_y, sizeof fab_y) != 0);
 }

@@ -1,4 +1,4 @@
-// FastReplay (core/fast_replay.hpp) equals Replay (core/replay.hpp) bit for bit: every carrier
+// Replay (core/replay.hpp) equals ReplayOracle (core/replay_oracle.hpp) bit for bit: every carrier
 // of core/ in float and double, over every schedule kind (each structured path and its edges),
 // on random inputs with special values mixed in, and over random explicit trees whose combines
 // are not in post-order. tests/precision/test_fast_replay_matrix.cpp runs the same check over
@@ -13,13 +13,13 @@
 
 #include "core/carriers/all.hpp"
 #include "core/carriers/kahan.hpp"
-#include "core/fast_replay.hpp"
-#include "support/fast_replay_check.hpp"
+#include "core/replay.hpp"
+#include "support/replay_check.hpp"
 #include "support/test_support.hpp"
 
 using namespace carrier;
-using carrier::test::CheckFastReplay;
-using carrier::test::FastReplayTally;
+using carrier::test::CheckReplay;
+using carrier::test::ReplayTally;
 using carrier::test::Rng;
 
 namespace {
@@ -51,14 +51,14 @@ constexpr std::size_t kDv = 3;
 // Every carrier over x (drawn in T) and schedule.
 template <class T>
 void AllCarriers(const std::vector<T>& x, const std::vector<T>& y, const std::string& schedule,
-                 const std::string& type, std::uint64_t seed, FastReplayTally& tally) {
+                 const std::string& type, std::uint64_t seed, ReplayTally& tally) {
   const std::size_t n = x.size();
-  CheckFastReplay<Sum<T>>(x, schedule, "Sum<" + type + ">", seed, tally);
-  CheckFastReplay<Compensated<T>>(x, schedule, "Compensated<" + type + ">", seed, tally);
-  CheckFastReplay<Max<T>>(x, schedule, "Max<" + type + ">", seed, tally);
-  CheckFastReplay<OnlineSoftmax<T>>(x, schedule, "OnlineSoftmax<" + type + ">", seed, tally);
-  CheckFastReplay<Welford<T>>(x, schedule, "Welford<" + type + ">", seed, tally);
-  CheckFastReplay<ScaledNorm2<T>>(x, schedule, "ScaledNorm2<" + type + ">", seed, tally);
+  CheckReplay<Sum<T>>(x, schedule, "Sum<" + type + ">", seed, tally);
+  CheckReplay<Compensated<T>>(x, schedule, "Compensated<" + type + ">", seed, tally);
+  CheckReplay<Max<T>>(x, schedule, "Max<" + type + ">", seed, tally);
+  CheckReplay<OnlineSoftmax<T>>(x, schedule, "OnlineSoftmax<" + type + ">", seed, tally);
+  CheckReplay<Welford<T>>(x, schedule, "Welford<" + type + ">", seed, tally);
+  CheckReplay<ScaledNorm2<T>>(x, schedule, "ScaledNorm2<" + type + ">", seed, tally);
   std::vector<IndexedValue<T>> iv(n);
   std::vector<ValuePair<T>> pairs(n);
   std::vector<std::array<T, kDv>> v(n);
@@ -69,20 +69,20 @@ void AllCarriers(const std::vector<T>& x, const std::vector<T>& y, const std::st
     for (std::size_t j = 0; j < kDv; ++j) v[i][j] = y[(i + j) % n];
     flash[i] = {x[i], v[i].data()};
   }
-  CheckFastReplay<ArgMax<T>>(iv, schedule, "ArgMax<" + type + ">", seed, tally);
-  CheckFastReplay<Dot<T>>(pairs, schedule, "Dot<" + type + ">", seed, tally);
-  CheckFastReplay<Affine<T>>(pairs, schedule, "Affine<" + type + ">", seed, tally);
-  CheckFastReplay<FlashRow<T, kDv>>(flash, schedule, "FlashRow<" + type + ", 3, FA2>", seed, tally);
-  CheckFastReplay<FlashRow<T, kDv, FlashVariant::kFA1>>(
-      flash, schedule, "FlashRow<" + type + ", 3, FA1>", seed, tally);
+  CheckReplay<ArgMax<T>>(iv, schedule, "ArgMax<" + type + ">", seed, tally);
+  CheckReplay<Dot<T>>(pairs, schedule, "Dot<" + type + ">", seed, tally);
+  CheckReplay<Affine<T>>(pairs, schedule, "Affine<" + type + ">", seed, tally);
+  CheckReplay<FlashRow<T, kDv>>(flash, schedule, "FlashRow<" + type + ", 3, FA2>", seed, tally);
+  CheckReplay<FlashRow<T, kDv, FlashVariant::kFA1>>(flash, schedule,
+                                                    "FlashRow<" + type + ", 3, FA1>", seed, tally);
 }
 
 template <class T>
 void RunType(const std::string& type, std::uint64_t seed) {
   Rng rng(seed);
-  FastReplayTally tally;
-  for (const std::string& schedule : test::FastReplaySchedules()) {
-    for (std::uint64_t n : test::FastReplaySizes(seed, 3, 3000)) {
+  ReplayTally tally;
+  for (const std::string& schedule : test::ReplaySchedules()) {
+    for (std::uint64_t n : test::ReplaySizes(seed, 3, 3000)) {
       const bool specials = rng.Below(3) == 0;
       std::vector<T> x(n), y(n);
       for (auto& e : x) e = Draw<T>(rng, specials);
@@ -90,8 +90,8 @@ void RunType(const std::string& type, std::uint64_t seed) {
       AllCarriers<T>(x, y, schedule, type, seed, tally);
     }
   }
-  std::cout << "FastReplay == Replay (" << type << "): " << tally.equal << " states bit-identical, "
-            << tally.refused << " refused alike by all three\n";
+  std::cout << "Replay == ReplayOracle (" << type << "): " << tally.equal
+            << " states bit-identical, " << tally.refused << " refused alike by all three\n";
   CHECK(tally.equal > 5000);
   CHECK(tally.refused > 0);  // strided trees for ArgMax/Affine, lifts for carriers without one
 }
@@ -126,8 +126,8 @@ template <class C>
 void CheckTree(const MergeTree& t, const std::vector<typename C::Input>& x, const char* types,
                std::uint64_t seed, long& checks) {
   const std::span<const typename C::Input> xs(x);
-  const auto want = Replay<C>(t, xs);
-  const auto got = FastReplay<C>(t, xs);
+  const auto want = ReplayOracle<C>(t, xs);
+  const auto got = Replay<C>(t, xs);
   INFO("reproduce: seed=" << seed << " n=" << x.size() << " types=" << types
                           << " tree=" << ToJson(t));
   REQUIRE(StatesBitEqual<C>(want, got));
@@ -136,17 +136,18 @@ void CheckTree(const MergeTree& t, const std::vector<typename C::Input>& x, cons
 
 }  // namespace
 
-TEST_CASE("FastReplay equals Replay bit for bit: float, every carrier and schedule",
+TEST_CASE("Replay equals ReplayOracle bit for bit: float, every carrier and schedule",
           "[fast][fast_replay]") {
   RunType<float>("float", 20261201);
 }
 
-TEST_CASE("FastReplay equals Replay bit for bit: double, every carrier and schedule",
+TEST_CASE("Replay equals ReplayOracle bit for bit: double, every carrier and schedule",
           "[fast][fast_replay]") {
   RunType<double>("double", 20261202);
 }
 
-TEST_CASE("FastReplay equals Replay bit for bit on random explicit trees", "[fast][fast_replay]") {
+TEST_CASE("Replay equals ReplayOracle bit for bit on random explicit trees",
+          "[fast][fast_replay]") {
   const std::uint64_t seed = 99173;
   Rng rng(seed);
   long checks = 0;
@@ -168,46 +169,47 @@ TEST_CASE("FastReplay equals Replay bit for bit on random explicit trees", "[fas
       CheckTree<Affine<float>>(t, p, "Affine<float>", seed, checks);
     }
   }
-  std::cout << "FastReplay == Replay on " << checks << " random explicit trees\n";
+  std::cout << "Replay == ReplayOracle on " << checks << " random explicit trees\n";
   CHECK(checks > 2 * test::Trials(300));  // two carriers on every tree, five on half
 }
 
-TEST_CASE("FastReplay refuses what Replay refuses, with the same message", "[fast][fast_replay]") {
+TEST_CASE("Replay refuses what ReplayOracle refuses, with the same message",
+          "[fast][fast_replay]") {
   const std::vector<float> x(10, 1.0f);
   const std::span<const float> xs(x);
-  CHECK_THROWS_AS(FastReplay<Sum<float>>(BuildTree("seq", 9), xs), ScheduleError);
+  CHECK_THROWS_AS(Replay<Sum<float>>(BuildTree("seq", 9), xs), ScheduleError);
   std::vector<ValuePair<float>> p(10, {1.0f, 2.0f});
   const std::span<const ValuePair<float>> ps(p);
   std::string want, got;
   try {
-    (void)Replay<Affine<float>>(BuildTree("strided:4", 10), ps);
+    (void)ReplayOracle<Affine<float>>(BuildTree("strided:4", 10), ps);
   } catch (const ScheduleError& e) {
     want = e.what();
   }
   try {
-    (void)FastReplay<Affine<float>>(ParseSchedule("strided:4"), ps);
+    (void)Replay<Affine<float>>(ParseSchedule("strided:4"), ps);
   } catch (const ScheduleError& e) {
     got = e.what();
   }
   std::cout << "refusal: " << got << "\n";
   CHECK(!want.empty());
   CHECK(got == want);
-  CHECK_THROWS_AS(FastReplay<Sum<float>>(ParseSchedule("blocked:4:lift"), xs), ScheduleError);
+  CHECK_THROWS_AS(Replay<Sum<float>>(ParseSchedule("blocked:4:lift"), xs), ScheduleError);
   // Empty input: Identity without evaluating anything (strided still merges its K lanes).
   const std::span<const float> none;
-  CHECK(FastReplay<Sum<float>>(ParseSchedule("pairwise"), none).s == 0.0f);
-  CHECK(!std::signbit(FastReplay<Sum<float>>(ParseSchedule("strided:3"), none).s));
+  CHECK(Replay<Sum<float>>(ParseSchedule("pairwise"), none).s == 0.0f);
+  CHECK(!std::signbit(Replay<Sum<float>>(ParseSchedule("strided:3"), none).s));
 }
 
-TEST_CASE("FastReplay's random:S splitter is tree_detail::RandomSplit", "[fast][fast_replay]") {
+TEST_CASE("Replay's random:S splitter is tree_detail::RandomSplit", "[fast][fast_replay]") {
   // The hoisted Mix(seed) must not change a single split: edge intervals (the 3-input minimum,
   // the region bound kRandomRegion, 32-bit and 64-bit sizes) and random ones, several seeds.
   Rng rng(20261202);
-  const std::uint64_t region = fast_replay_detail::kRandomRegion;
+  const std::uint64_t region = replay_detail::kRandomRegion;
   const std::uint64_t big = ~std::uint64_t{0};
   long checks = 0;
   for (std::uint64_t seed : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{99}, big}) {
-    const fast_replay_detail::RandomSplitter split{tree_detail::Mix(seed)};
+    const replay_detail::RandomSplitter split{tree_detail::Mix(seed)};
     std::vector<std::pair<std::uint64_t, std::uint64_t>> spans = {
         {0, 3},          {5, 8},          {0, region}, {0, region + 1}, {7, region + 7},
         {0, 1ULL << 32}, {1, 1ULL << 33}, {0, big},    {big - 3, big},  {big / 2, big - 1}};
@@ -239,24 +241,24 @@ TEST_CASE("random:S splits of a level, eight at a time, are the scalar splitter'
   // the quotients' worst cases: h = 0, 2^64 - 1, k d and k d +- 1 for high and low k, halves
   // 2^32 - 1, every d up to 4096 and random d below 2^20.
   Rng rng(20261204);
-  const bool vector = fast_replay_detail::RandomSplitsVectorised();
+  const bool vector = replay_detail::RandomSplitsVectorised();
   std::cout << "RandomSplitLevel runs " << (vector ? "the AVX-512 path" : "the scalar path")
             << " on this CPU\n";
   long checks = 0;
   for (std::uint64_t seed : {std::uint64_t{0}, std::uint64_t{1}, ~std::uint64_t{0}}) {
-    const fast_replay_detail::RandomSplitter split{tree_detail::Mix(seed)};
+    const replay_detail::RandomSplitter split{tree_detail::Mix(seed)};
     for (std::uint32_t count = 1; count <= 40; ++count) {
       for (const std::uint64_t base : {std::uint64_t{0}, std::uint64_t{12345}, rng.Next() >> 1,
                                        ~std::uint64_t{0} - (1u << 21)}) {
         std::vector<std::uint32_t> a(count), b(count), mid(count);
         for (std::uint32_t k = 0; k < count; ++k) {
           const std::uint32_t len =
-              k % 5 == 0 ? fast_replay_detail::kRandomSplitMaxSize
+              k % 5 == 0 ? replay_detail::kRandomSplitMaxSize
                          : 3 + static_cast<std::uint32_t>(rng.Below(k % 2 ? 2046 : 60000));
           a[k] = static_cast<std::uint32_t>(rng.Below(1000));
           b[k] = a[k] + len;
         }
-        fast_replay_detail::RandomSplitLevel(split, base, a.data(), b.data(), mid.data(), count);
+        replay_detail::RandomSplitLevel(split, base, a.data(), b.data(), mid.data(), count);
         for (std::uint32_t k = 0; k < count; ++k) {
           INFO("reproduce: seed=" << seed << " base=" << base << " a=" << a[k] << " b=" << b[k]
                                   << " lane " << k << " of " << count);
@@ -286,7 +288,7 @@ TEST_CASE("random:S splits of a level, eight at a time, are the scalar splitter'
   for (int i = 0; i < 20000; ++i) worst(1 + static_cast<std::uint32_t>(rng.Below((1u << 20) - 1)));
   worst((1u << 20) - 1);
   std::vector<std::uint64_t> r(h.size());
-  fast_replay_detail::SmallRemainders(h.data(), d.data(), r.data(), h.size());
+  replay_detail::SmallRemainders(h.data(), d.data(), r.data(), h.size());
   for (std::size_t k = 0; k < h.size(); ++k) {
     INFO("reproduce: h=" << h[k] << " d=" << d[k]);
     REQUIRE(r[k] == h[k] % d[k]);
@@ -296,26 +298,26 @@ TEST_CASE("random:S splits of a level, eight at a time, are the scalar splitter'
   CHECK(checks == 3 * 4 * (40 * 41 / 2));  // seeds x bases x every lane of every length
 }
 
-TEST_CASE("FastReplay random:S equals Replay for every n to 300, region edges and seeds",
+TEST_CASE("Replay random:S equals ReplayOracle for every n to 300, region edges and seeds",
           "[fast][fast_replay]") {
-  // The breadth-first region evaluation (core/fast_replay.hpp, RandomRegion) against the tree:
+  // The breadth-first region evaluation (core/replay.hpp, RandomRegion) against the tree:
   // every n in 1..300 (every small shape's pair/leaf/node mix), sizes around kRandomRegion and
   // its multiples (region reached by recursion), random larger ones; carriers whose Combine
   // differs in shape: sum, Kahan, Neumaier-style compensated, Welford, online softmax (lse).
   Rng rng(20261203);
-  const std::uint64_t region = fast_replay_detail::kRandomRegion;
+  const std::uint64_t region = replay_detail::kRandomRegion;
   const std::vector<std::uint64_t> sizes = test::RandomTreeSizes(
       rng,
       {region - 1, region, region + 1, 2 * region - 1, 2 * region, 2 * region + 1, 3 * region + 17},
       4, 40000);
   // Both placements of a level (core/random_splits.hpp: one child at a time, or 16 nodes' left
   // then right children in vectors where the CPU has AVX-512): alternate sizes take either.
-  const bool cpu_vector = fast_replay_detail::UseRandomSplitsVectorised(true);
-  FastReplayTally tally;
+  const bool cpu_vector = replay_detail::UseRandomSplitsVectorised(true);
+  ReplayTally tally;
   long scalar_sizes = 0;
   for (std::uint64_t n : sizes) {
     const bool scalar = !cpu_vector || n % 2 == 0;
-    fast_replay_detail::UseRandomSplitsVectorised(!scalar);
+    replay_detail::UseRandomSplitsVectorised(!scalar);
     scalar_sizes += scalar;
     const std::uint64_t seed = n <= 300 ? n % 7 : rng.Next();
     const std::string schedule = "random:" + std::to_string(seed);
@@ -323,19 +325,20 @@ TEST_CASE("FastReplay random:S equals Replay for every n to 300, region edges an
     const bool specials = rng.Below(4) == 0;
     std::vector<float> x(n);
     for (auto& e : x) e = Draw<float>(rng, specials);
-    CheckFastReplay<Sum<float>>(x, schedule, "Sum<float>", seed, tally);
-    CheckFastReplay<Kahan<float>>(x, schedule, "Kahan<float>", seed, tally);
-    CheckFastReplay<Compensated<float>>(x, schedule, "Compensated<float>", seed, tally);
-    CheckFastReplay<Welford<float>>(x, schedule, "Welford<float>", seed, tally);
-    CheckFastReplay<OnlineSoftmax<float>>(x, schedule, "OnlineSoftmax<float>", seed, tally);
+    CheckReplay<Sum<float>>(x, schedule, "Sum<float>", seed, tally);
+    CheckReplay<Kahan<float>>(x, schedule, "Kahan<float>", seed, tally);
+    CheckReplay<Compensated<float>>(x, schedule, "Compensated<float>", seed, tally);
+    CheckReplay<Welford<float>>(x, schedule, "Welford<float>", seed, tally);
+    CheckReplay<OnlineSoftmax<float>>(x, schedule, "OnlineSoftmax<float>", seed, tally);
     if (n <= 64 || n == region + 1) {
       std::vector<double> xd(x.begin(), x.end());
-      CheckFastReplay<Sum<double>>(xd, schedule, "Sum<double>", seed, tally);
+      CheckReplay<Sum<double>>(xd, schedule, "Sum<double>", seed, tally);
     }
   }
-  fast_replay_detail::UseRandomSplitsVectorised(true);
-  std::cout << "FastReplay == Replay on random:S: " << tally.equal << " states bit-identical over "
-            << sizes.size() << " sizes (" << scalar_sizes << " of them by the scalar path)\n";
+  replay_detail::UseRandomSplitsVectorised(true);
+  std::cout << "Replay == ReplayOracle on random:S: " << tally.equal
+            << " states bit-identical over " << sizes.size() << " sizes (" << scalar_sizes
+            << " of them by the scalar path)\n";
   CHECK(tally.equal >= 5 * 300);
   CHECK(tally.refused == 0);
 }

@@ -1,9 +1,9 @@
-// FastReplayWindowed (core/fast_replay.hpp) reads its input through a callback: over every
+// ReplayWindowed (core/replay.hpp) reads its input through a callback: over every
 // structured kind, sizes around the windows and several windows, it asks for every input
 // exactly once, never in a request longer than its contract's bound (WindowedReadBound, written
-// from the contract's table), and returns FastReplay's state bit for bit. The kinds that go
+// from the contract's table), and returns Replay's state bit for bit. The kinds that go
 // through a tree read all n inputs in one request; a refused schedule reads none.
-// tests/support/fast_replay_check.hpp runs the windowed path with every carrier and scalar.
+// tests/support/replay_check.hpp runs the windowed path with every carrier and scalar.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "core/carriers/all.hpp"
-#include "core/fast_replay.hpp"
-#include "support/fast_replay_check.hpp"
+#include "core/replay.hpp"
+#include "support/replay_check.hpp"
 #include "support/test_support.hpp"
 
 using namespace carrier;
@@ -29,13 +29,13 @@ struct Measured {
 };
 
 // One windowed evaluation of x under s, its requests checked against the contract and its state
-// against FastReplay's.
+// against Replay's.
 template <class C>
 Measured CheckRequests(const Schedule& s, const std::vector<typename C::Input>& x,
                        std::uint64_t window, const char* types) {
   CountingFill<typename C::Input> fill{&x};
-  const auto got = FastReplayWindowed<C>(s, x.size(), fill, window);
-  const auto want = FastReplay<C>(s, std::span<const typename C::Input>(x));
+  const auto got = ReplayWindowed<C>(s, x.size(), fill, window);
+  const auto want = Replay<C>(s, std::span<const typename C::Input>(x));
   const Measured m{fill.calls, fill.longest, WindowedReadBound(s, x.size(), window, true)};
   INFO("reproduce: schedule=" << ToString(s) << " n=" << x.size() << " window=" << window
                               << " types=" << types << ": " << m.calls << " requests, longest "
@@ -50,7 +50,7 @@ Measured CheckRequests(const Schedule& s, const std::vector<typename C::Input>& 
 
 }  // namespace
 
-TEST_CASE("FastReplayWindowed asks for each input once, within the contract's bound",
+TEST_CASE("ReplayWindowed asks for each input once, within the contract's bound",
           "[fast][fast_replay]") {
   // Each structured kind, with tiles, leaves and lanes longer and shorter than the windows, and
   // omp chunks with each inner kind (their fill is offset by the chunk's start).
@@ -113,7 +113,7 @@ TEST_CASE("FastReplayWindowed asks for each input once, within the contract's bo
       }
     }
   };
-  std::cout << "FastReplayWindowed requests (every input asked for exactly once):\n";
+  std::cout << "ReplayWindowed requests (every input asked for exactly once):\n";
   run.template operator()<Sum<float>>(pushed, xf, "Sum<float>");
   run.template operator()<Welford<double>>(lifted, xd, "Welford<double>");
   // seq:lift (not in the grammar): one LiftTile of the whole input, read in one request.
@@ -125,13 +125,13 @@ TEST_CASE("FastReplayWindowed asks for each input once, within the contract's bo
     CHECK(m.calls == (n > 0 ? 1u : 0u));
     ++checks;
   }
-  std::cout << "FastReplayWindowed: " << checks << " evaluations checked\n";
+  std::cout << "ReplayWindowed: " << checks << " evaluations checked\n";
   CHECK(checks ==
         static_cast<long>((pushed.size() + lifted.size()) * windows.size() * sizes.size() +
                           sizes.size()));
 }
 
-TEST_CASE("FastReplayWindowed: the default window, tree kinds in one request, refusals unread",
+TEST_CASE("ReplayWindowed: the default window, tree kinds in one request, refusals unread",
           "[fast][fast_replay]") {
   Rng rng(20261207);
   std::vector<float> x(150000);
@@ -140,53 +140,53 @@ TEST_CASE("FastReplayWindowed: the default window, tree kinds in one request, re
   // The default window: no request longer than kReplayWindow.
   for (const char* text : {"seq", "pairwise", "blocked:64", "random:3", "omp:2:pairwise"}) {
     CountingFill<float> fill{&x};
-    const auto got = FastReplayWindowed<Sum<float>>(ParseSchedule(text), x.size(), fill);
+    const auto got = ReplayWindowed<Sum<float>>(ParseSchedule(text), x.size(), fill);
     std::cout << text << " n=" << x.size() << ", default window: " << fill.calls
               << " requests, longest " << fill.longest << "\n";
     INFO("schedule=" << text);
     CHECK(fill.longest <= kReplayWindow);
     CHECK(fill.calls > 1);
     CHECK(fill.NotOnce() == 0);
-    CHECK(StatesBitEqual<Sum<float>>(FastReplay<Sum<float>>(ParseSchedule(text), xs), got));
+    CHECK(StatesBitEqual<Sum<float>>(Replay<Sum<float>>(ParseSchedule(text), xs), got));
   }
   // Kinds that go through their tree: all n inputs in one request (documented).
   for (const char* text : {"cuda:32", "cuda:64:2:striped:xor"}) {
     const std::vector<float> y(x.begin(), x.begin() + 5000);
     CountingFill<float> fill{&y};
-    const auto got = FastReplayWindowed<Sum<float>>(ParseSchedule(text), y.size(), fill, 64);
+    const auto got = ReplayWindowed<Sum<float>>(ParseSchedule(text), y.size(), fill, 64);
     std::cout << text << " n=" << y.size() << ": " << fill.calls << " request of " << fill.longest
               << "\n";
     INFO("schedule=" << text);
     CHECK(fill.calls == 1);
     CHECK(fill.longest == y.size());
     CHECK(StatesBitEqual<Sum<float>>(
-        FastReplay<Sum<float>>(ParseSchedule(text), std::span<const float>(y)), got));
+        Replay<Sum<float>>(ParseSchedule(text), std::span<const float>(y)), got));
   }
   // omp with a cuda inner schedule: each chunk whole, nothing longer.
   {
     const std::vector<float> y(x.begin(), x.begin() + 3001);
     CountingFill<float> fill{&y};
     const Schedule s = ParseSchedule("omp:3:seq:cuda:32:2");
-    const auto got = FastReplayWindowed<Sum<float>>(s, y.size(), fill, 64);
+    const auto got = ReplayWindowed<Sum<float>>(s, y.size(), fill, 64);
     std::cout << "omp:3:seq:cuda:32:2 n=" << y.size() << ": " << fill.calls << " requests, longest "
               << fill.longest << "\n";
     CHECK(fill.calls == 3);
     CHECK(fill.longest == 1001);
     CHECK(fill.NotOnce() == 0);
-    CHECK(StatesBitEqual<Sum<float>>(FastReplay<Sum<float>>(s, std::span<const float>(y)), got));
+    CHECK(StatesBitEqual<Sum<float>>(Replay<Sum<float>>(s, std::span<const float>(y)), got));
   }
-  // Refused schedules throw FastReplay's error before reading anything.
+  // Refused schedules throw Replay's error before reading anything.
   std::vector<ValuePair<float>> p(100, {1.0f, 2.0f});
   for (const char* text : {"strided:4", "omp:2:seq:strided:3"}) {
     CountingFill<ValuePair<float>> fill{&p};
     std::string want, got;
     try {
-      (void)FastReplay<Affine<float>>(ParseSchedule(text), std::span<const ValuePair<float>>(p));
+      (void)Replay<Affine<float>>(ParseSchedule(text), std::span<const ValuePair<float>>(p));
     } catch (const ScheduleError& e) {
       want = e.what();
     }
     try {
-      (void)FastReplayWindowed<Affine<float>>(ParseSchedule(text), p.size(), fill, 8);
+      (void)ReplayWindowed<Affine<float>>(ParseSchedule(text), p.size(), fill, 8);
     } catch (const ScheduleError& e) {
       got = e.what();
     }
@@ -197,9 +197,9 @@ TEST_CASE("FastReplayWindowed: the default window, tree kinds in one request, re
   }
   {
     CountingFill<float> fill{&x};
-    CHECK_THROWS_AS(FastReplayWindowed<Sum<float>>(ParseSchedule("blocked:4:lift"), 100, fill, 8),
+    CHECK_THROWS_AS(ReplayWindowed<Sum<float>>(ParseSchedule("blocked:4:lift"), 100, fill, 8),
                     ScheduleError);
-    CHECK_THROWS_AS(FastReplayWindowed<Sum<float>>(ParseSchedule("cuda:32:lift"), 100, fill, 8),
+    CHECK_THROWS_AS(ReplayWindowed<Sum<float>>(ParseSchedule("cuda:32:lift"), 100, fill, 8),
                     ScheduleError);
     CHECK(fill.calls == 0);
   }
@@ -207,8 +207,8 @@ TEST_CASE("FastReplayWindowed: the default window, tree kinds in one request, re
   {
     const std::vector<float> none;
     CountingFill<float> fill{&none};
-    CHECK(FastReplayWindowed<Sum<float>>(ParseSchedule("pairwise"), 0, fill).s == 0.0f);
-    CHECK(!std::signbit(FastReplayWindowed<Sum<float>>(ParseSchedule("strided:3"), 0, fill).s));
+    CHECK(ReplayWindowed<Sum<float>>(ParseSchedule("pairwise"), 0, fill).s == 0.0f);
+    CHECK(!std::signbit(ReplayWindowed<Sum<float>>(ParseSchedule("strided:3"), 0, fill).s));
     CHECK(fill.calls == 0);
   }
 }

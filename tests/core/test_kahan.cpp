@@ -12,7 +12,7 @@
 #include "core/carriers/sum.hpp"
 #include "core/laws.hpp"
 #include "core/merge_tree.hpp"
-#include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 #include "core/schedule.hpp"
 #include "support/test_support.hpp"
 
@@ -20,7 +20,7 @@ namespace {
 
 using carrier::BuildTree;
 using carrier::Kahan;
-using carrier::Replay;
+using carrier::ReplayOracle;
 using carrier::Sum;
 using carrier::test::Rng;
 
@@ -53,7 +53,7 @@ TEST_CASE("kahan: the sequential fold is Kahan's loop bit for bit", "[fast][carr
     for (auto& v : x)
       v = static_cast<float>(rng.Normal() * std::ldexp(1.0, static_cast<int>(rng.Below(20)) - 10));
     const float got = Kahan<float>::Finalize(
-        Replay<Kahan<float>>(BuildTree("seq", n), std::span<const float>(x)));
+        ReplayOracle<Kahan<float>>(BuildTree("seq", n), std::span<const float>(x)));
     const float want = KahanLoop(x);
     INFO("seed " << seed << " n " << n << " got " << got << " loop " << want);
     // The loop from (0, 0) turns a first input -0 into +0; the carrier keeps it (never here).
@@ -89,10 +89,10 @@ TEST_CASE("kahan: far more accurate than the plain sum, inside 2u + D^2 u^2 sequ
   std::vector<float> x(n);
   for (auto& v : x) v = static_cast<float>(rng.Uniform01());  // positive: sum|x| = |sum x|
   const long double exact = Exact(x);
-  const float k =
-      Kahan<float>::Finalize(Replay<Kahan<float>>(BuildTree("seq", n), std::span<const float>(x)));
-  const float s =
-      Sum<float>::Finalize(Replay<Sum<float>>(BuildTree("seq", n), std::span<const float>(x)));
+  const float k = Kahan<float>::Finalize(
+      ReplayOracle<Kahan<float>>(BuildTree("seq", n), std::span<const float>(x)));
+  const float s = Sum<float>::Finalize(
+      ReplayOracle<Sum<float>>(BuildTree("seq", n), std::span<const float>(x)));
   const double u = 0x1p-24, d = static_cast<double>(n - 1);
   const double rel_k = static_cast<double>(std::fabs(k - exact) / exact);
   const double rel_s = static_cast<double>(std::fabs(s - exact) / exact);

@@ -1,6 +1,6 @@
 // mma:PROFILE[:promote:N] as a schedule, a tree and a replay: the text round-trips and bad
 // text is refused in one line; the tree covers every input with fused chains (promoted chunks
-// merged in order); Replay<Dot> equals the fused steps applied by hand, is deterministic, and
+// merged in order); ReplayOracle<Dot> equals the fused steps applied by hand, is deterministic, and
 // carriers without a fused step refuse the tree.
 #include <catch2/catch.hpp>
 #include <iostream>
@@ -10,7 +10,7 @@
 
 #include "core/carriers/all.hpp"
 #include "core/merge_tree.hpp"
-#include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 #include "core/schedule.hpp"
 #include "support/test_support.hpp"
 
@@ -111,7 +111,7 @@ TEST_CASE("mma trees: fused chains over every input, promoted chunks merged in o
   CHECK(dot.find("mma x[0..127]") != std::string::npos);
 }
 
-TEST_CASE("Replay of mma trees equals the fused steps by hand and is deterministic",
+TEST_CASE("ReplayOracle of mma trees equals the fused steps by hand and is deterministic",
           "[fast][mma]") {
   for (std::uint64_t n : {1, 7, 16, 17, 100, 1000}) {
     for (const char* text : {"mma:volta", "mma:turing", "mma:ampere", "mma:hopper", "mma:blackwell",
@@ -121,8 +121,8 @@ TEST_CASE("Replay of mma trees equals the fused steps by hand and is determinist
       const std::span<const ValuePair<float>> ps(p);
       const Schedule s = ParseSchedule(text);
       const MergeTree t = BuildTree(s, n);
-      const float got = Replay<Dot<float>>(t, ps).s;
-      CHECK(ScalarTraits<float>::BitEqual(got, Replay<Dot<float>>(t, ps).s));
+      const float got = ReplayOracle<Dot<float>>(t, ps).s;
+      CHECK(ScalarTraits<float>::BitEqual(got, ReplayOracle<Dot<float>>(t, ps).s));
       // By hand: steps of k/split products from 0, promoted chunks added in fp32.
       const MmaNode& node = FindMmaProfile(s.mma)->node;
       const std::uint64_t span = s.promote ? s.promote : n;
@@ -140,17 +140,18 @@ TEST_CASE("Replay of mma trees equals the fused steps by hand and is determinist
       std::vector<ValuePair<double>> pd;
       for (const auto& v : p) pd.push_back({v.a, v.b});
       if (!s.promote)
-        CHECK(Replay<Dot<double>>(t, std::span<const ValuePair<double>>(pd)).s ==
+        CHECK(ReplayOracle<Dot<double>>(t, std::span<const ValuePair<double>>(pd)).s ==
               static_cast<double>(got));
     }
   }
   // FP8 with and without promotion: both replay; they differ on a long row.
   const auto p = E4m3Pairs(4096, 7);
   const std::span<const ValuePair<float>> ps(p);
-  const float plain = Replay<Dot<float>>(BuildTree(ParseSchedule("mma:hopper-fp8"), 4096), ps).s;
+  const float plain =
+      ReplayOracle<Dot<float>>(BuildTree(ParseSchedule("mma:hopper-fp8"), 4096), ps).s;
   const float promoted =
-      Replay<Dot<float>>(BuildTree(ParseSchedule("mma:hopper-fp8:promote:128"), 4096), ps).s;
-  const float ieee = Replay<Dot<float>>(BuildTree(Schedule::Seq(), 4096), ps).s;
+      ReplayOracle<Dot<float>>(BuildTree(ParseSchedule("mma:hopper-fp8:promote:128"), 4096), ps).s;
+  const float ieee = ReplayOracle<Dot<float>>(BuildTree(Schedule::Seq(), 4096), ps).s;
   std::cout << "K = 4096 e4m3: mma:hopper-fp8 " << Exact(plain) << ", promote:128 "
             << Exact(promoted) << ", IEEE fp32 seq " << Exact(ieee) << "\n";
 }
@@ -159,7 +160,7 @@ TEST_CASE("Carriers without a fused step refuse mma trees", "[fast][mma]") {
   const MergeTree t = BuildTree(ParseSchedule("mma:volta"), 8);
   const std::vector<float> x(8, 1.0f);
   try {
-    (void)Replay<Sum<float>>(t, std::span<const float>(x));
+    (void)ReplayOracle<Sum<float>>(t, std::span<const float>(x));
     FAIL("Sum replayed an mma tree");
   } catch (const ScheduleError& e) {
     const std::string what = e.what();
@@ -169,5 +170,5 @@ TEST_CASE("Carriers without a fused step refuse mma trees", "[fast][mma]") {
   }
   // An fp32 input is not an fp16 value: the instruction cannot take it.
   const std::vector<ValuePair<float>> p(8, {0.1f, 1.0f});
-  CHECK_THROWS_AS(Replay<Dot<float>>(t, std::span<const ValuePair<float>>(p)), MmaInputError);
+  CHECK_THROWS_AS(ReplayOracle<Dot<float>>(t, std::span<const ValuePair<float>>(p)), MmaInputError);
 }

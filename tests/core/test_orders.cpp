@@ -18,7 +18,7 @@
 #include "core/invariance.hpp"
 #include "core/merge_tree.hpp"
 #include "core/mma.hpp"
-#include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 #include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
 #include "core/tree_io.hpp"
@@ -91,7 +91,7 @@ T CanonicalReduce(const std::vector<T>& x, std::size_t lanes, bool bisect, T ini
 
 template <class T>
 T ReplaySum(const MergeTree& t, const std::vector<T>& x) {
-  return ReplayResult<Sum<T>>(t, std::span<const T>(x));
+  return ReplayOracleResult<Sum<T>>(t, std::span<const T>(x));
 }
 
 }  // namespace
@@ -376,7 +376,7 @@ TEST_CASE("FPRev recovers planted trees exactly from masked sums", "[fast][order
     for (std::uint64_t n : {1, 2, 3, 9, 64, 129, 1000}) {
       const MergeTree truth = BuildTree(s, n);
       ProbeStats stats;
-      // The black box: Replay of the planted tree in fp64 on the mask.
+      // The black box: ReplayOracle of the planted tree in fp64 on the mask.
       const double m = MaskMagnitude(n, 53);
       MaskQuery q = [&](std::uint64_t i, const std::vector<std::uint64_t>& js) {
         std::vector<double> out;
@@ -438,7 +438,7 @@ TEST_CASE("packed masks prove a predicted tree and refuse a wrong one", "[fast][
           const std::vector<double> x = Materialize(in, n);
           const std::vector<float> xf(x.begin(), x.end());
           for (std::size_t k = 0; k < x.size(); ++k) inexact += static_cast<double>(xf[k]) != x[k];
-          out.push_back(ReplayResult<Sum<float>>(truth, std::span<const float>(xf)));
+          out.push_back(ReplayOracleResult<Sum<float>>(truth, std::span<const float>(xf)));
           ++calls;
         }
         return out;

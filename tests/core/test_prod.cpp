@@ -12,7 +12,7 @@
 #include "core/carriers/prod.hpp"
 #include "core/laws.hpp"
 #include "core/merge_tree.hpp"
-#include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 #include "core/schedule.hpp"
 #include "support/test_support.hpp"
 
@@ -20,7 +20,7 @@ namespace {
 
 using carrier::BuildTree;
 using carrier::Prod;
-using carrier::Replay;
+using carrier::ReplayOracle;
 using carrier::test::Rng;
 
 }  // namespace
@@ -38,15 +38,15 @@ TEST_CASE("prod: the fold is the loop, 1 is a pad, every order within gamma_{n-1
     loop *= v;
     exact *= v;
   }
-  const float seq =
-      Prod<float>::Finalize(Replay<Prod<float>>(BuildTree("seq", n), std::span<const float>(x)));
+  const float seq = Prod<float>::Finalize(
+      ReplayOracle<Prod<float>>(BuildTree("seq", n), std::span<const float>(x)));
   CHECK(std::memcmp(&seq, &loop, sizeof seq) == 0);
   const double u = 0x1p-24;
   const double gamma = (n - 1) * u / (1 - (n - 1) * u);
   for (const std::string sched :
        {"seq", "reverse", "pairwise", "blocked:16", "strided:8", "random:3"}) {
-    const float p =
-        Prod<float>::Finalize(Replay<Prod<float>>(BuildTree(sched, n), std::span<const float>(x)));
+    const float p = Prod<float>::Finalize(
+        ReplayOracle<Prod<float>>(BuildTree(sched, n), std::span<const float>(x)));
     const double rel = static_cast<double>(std::fabs(p - exact) / exact);
     std::printf("prod fp32 %-10s n=%zu: rel error %.3g (gamma_{n-1} %.3g)\n", sched.c_str(), n, rel,
                 gamma);

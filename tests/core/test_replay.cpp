@@ -1,4 +1,4 @@
-// Replay: each schedule's tree evaluates in the order the schedule's text promises (checked
+// ReplayOracle: each schedule's tree evaluates in the order the schedule's text promises (checked
 // against loops written independently of the tree code), all trees agree bit for bit where
 // every partial result is exact, tile lifts replay, and impossible replays are refused.
 #include <catch2/catch.hpp>
@@ -10,7 +10,7 @@
 
 #include "core/carriers/all.hpp"
 #include "core/laws.hpp"
-#include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 #include "support/test_support.hpp"
 
 using namespace carrier;
@@ -137,7 +137,7 @@ TEST_CASE("replay follows each schedule's documented order", "[fast][replay]") {
       std::vector<float> x(n);
       for (auto& v : x) v = static_cast<float>(rng.Normal() * 1e3 + 10);
       const float got =
-          ReplayResult<Sum<float>>(ParseSchedule(schedule), std::span<const float>(x));
+          ReplayOracleResult<Sum<float>>(ParseSchedule(schedule), std::span<const float>(x));
       const float want = ReferenceSum(schedule, x);
       Repro r{seed, n, schedule, "Sum<float>", test::Join(x, 16)};
       INFO(r.Text() << "\nreplay " << got << " loop " << want);
@@ -163,7 +163,7 @@ void RequireAllTreesAgree(const std::vector<typename C::Input>& x, const std::st
     const Schedule s = ParseSchedule(schedule);
     if (s.kind == ScheduleKind::kStrided && s.lanes > 1 && x.size() > 1 && !C::kCommutative)
       continue;
-    const auto got = ReplayResult<C>(s, xs);
+    const auto got = ReplayOracleResult<C>(s, xs);
     Repro r{seed, x.size(), schedule, types, ""};
     INFO(r.Text() << "\nrelative difference "
                   << static_cast<double>(RelativeDifference<C>(got, want)));
@@ -221,7 +221,7 @@ TEST_CASE("tile-lifting trees replay through LiftTile", "[fast][replay]") {
       C::State want = C::LiftTile(x.data(), std::min<std::uint64_t>(b, n));
       for (std::uint64_t lo = b; lo < n; lo += b)
         want = C::Combine(want, C::LiftTile(x.data() + lo, std::min(b, n - lo)));
-      const auto got = Replay<C>(BuildTree("blocked:" + std::to_string(b) + ":lift", n), xs);
+      const auto got = ReplayOracle<C>(BuildTree("blocked:" + std::to_string(b) + ":lift", n), xs);
       const Repro repro{seed, n, "blocked:" + std::to_string(b) + ":lift", "OnlineSoftmax<float>",
                         ""};
       INFO(repro.Text());
@@ -231,7 +231,7 @@ TEST_CASE("tile-lifting trees replay through LiftTile", "[fast][replay]") {
       for (std::uint64_t lo = b; lo < n; lo += b)
         wwant = W::Combine(wwant, W::LiftTile(x.data() + lo, std::min(b, n - lo)));
       REQUIRE(StatesBitEqual<W>(
-          Replay<W>(BuildTree("blocked:" + std::to_string(b) + ":lift", n), xs), wwant));
+          ReplayOracle<W>(BuildTree("blocked:" + std::to_string(b) + ":lift", n), xs), wwant));
     }
   }
 }
@@ -250,26 +250,27 @@ TEST_CASE("impossible replays are refused with a reason", "[fast][replay]") {
     return "";
   };
   CHECK(message([&] {
-          Replay<ArgMax<float>>(BuildTree("strided:2", 3),
-                                std::span<const IndexedValue<float>>(idx));
+          ReplayOracle<ArgMax<float>>(BuildTree("strided:2", 3),
+                                      std::span<const IndexedValue<float>>(idx));
         }).find("argmax's Combine is not commutative") != std::string::npos);
   CHECK(message([&] {
-          Replay<Affine<float>>(BuildTree("strided:2", 3), std::span<const ValuePair<float>>(maps));
+          ReplayOracle<Affine<float>>(BuildTree("strided:2", 3),
+                                      std::span<const ValuePair<float>>(maps));
         }).find("not commutative") != std::string::npos);
   CHECK(message([&] {
-          Replay<Sum<float>>(BuildTree("blocked:2:lift", 3), std::span<const float>(x));
+          ReplayOracle<Sum<float>>(BuildTree("blocked:2:lift", 3), std::span<const float>(x));
         }).find("defines no tile lift") != std::string::npos);
   CHECK(message([&] {
-          Replay<Sum<float>>(BuildTree("seq", 4), std::span<const float>(x));
+          ReplayOracle<Sum<float>>(BuildTree("seq", 4), std::span<const float>(x));
         }).find("built for n = 4 but got 3") != std::string::npos);
   MergeTree broken = BuildTree("pairwise", 3);
   std::swap(broken.combines[0].left, broken.combines[0].right);
   CHECK(message([&] {
-          ReplayChecked<Sum<float>>(broken, std::span<const float>(x));
+          ReplayOracleChecked<Sum<float>>(broken, std::span<const float>(x));
         }).find("swaps its operands") != std::string::npos);
   // A strided tree over one input, or with one lane, permutes nothing and is fine for ArgMax.
-  CHECK_NOTHROW(
-      Replay<ArgMax<float>>(BuildTree("strided:1", 3), std::span<const IndexedValue<float>>(idx)));
+  CHECK_NOTHROW(ReplayOracle<ArgMax<float>>(BuildTree("strided:1", 3),
+                                            std::span<const IndexedValue<float>>(idx)));
 }
 
 TEST_CASE("merge orders spread the result of a rounded reduction", "[fast][replay][laws]") {

@@ -1,5 +1,5 @@
-// ReplayMixed (core/replay.hpp): chains in one carrier, combines in another. Checked against
-// Replay (Inner == Outer must change nothing, bit for bit), against hand-written FABsum loops
+// ReplayMixed (core/replay_oracle.hpp): chains in one carrier, combines in another. Checked against
+// ReplayOracle (Inner == Outer must change nothing, bit for bit), against hand-written FABsum loops
 // (tile sums in float accumulated in double; tile sums in a test-local fp16 accumulated in
 // float) and for its special-value contract (an fp16 tile that overflows stays +inf).
 #include <catch2/catch.hpp>
@@ -12,7 +12,7 @@
 
 #include "core/carriers/all.hpp"
 #include "core/laws.hpp"
-#include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 #include "precision/half.hpp"
 #include "support/test_support.hpp"
 
@@ -21,8 +21,8 @@ namespace carrier::test_mixed {
 // A test-local binary16 scalar: the value is held as a float, and every + rounds the float sum
 // to binary16 (Half's rne conversion). The float sum of two binary16 values rounded once more
 // to 11 bits is the correctly rounded sum (24 >= 2 * 11 + 2, Figueroa 1995), so this is IEEE
-// binary16 addition, written independently of precision/emulated.hpp (which core tests do not
-// link).
+// binary16 addition, written independently of precision/emulated_oracle.hpp (which core tests do
+// not link).
 struct F16 {
   float v = 0.0f;
   F16() = default;
@@ -91,15 +91,16 @@ void CheckEqualsReplay(const char* types, std::uint64_t seed) {
       std::vector<typename C::Input> x(n);
       for (auto& v : x) v = static_cast<typename C::Input>(rng.Normal() * 8.0 + 3.0);
       const MergeTree tree = BuildTree(ParseSchedule(schedule), n);
-      const auto want = Replay<C>(tree, std::span<const typename C::Input>(x));
+      const auto want = ReplayOracle<C>(tree, std::span<const typename C::Input>(x));
       const auto got = ReplayMixed<C, C>(tree, std::span<const typename C::Input>(x));
       INFO((Repro{seed, n, schedule, types, ""}.Text()));
-      INFO("Replay: " << DescribeState<C>(want) << "  ReplayMixed: " << DescribeState<C>(got));
+      INFO("ReplayOracle: " << DescribeState<C>(want)
+                            << "  ReplayMixed: " << DescribeState<C>(got));
       REQUIRE(StatesBitEqual<C>(want, got));
       ++checked;
     }
   }
-  std::cout << "ReplayMixed<" << types << "> == Replay bit for bit on " << checked
+  std::cout << "ReplayMixed<" << types << "> == ReplayOracle bit for bit on " << checked
             << " (schedule, n) cases\n";
 }
 
@@ -130,7 +131,8 @@ Tout FabsumLoop(const std::vector<Tin>& x, std::size_t b, bool pairwise) {
 
 }  // namespace
 
-TEST_CASE("ReplayMixed with Inner == Outer equals Replay bit for bit", "[fast][replay][mixed]") {
+TEST_CASE("ReplayMixed with Inner == Outer equals ReplayOracle bit for bit",
+          "[fast][replay][mixed]") {
   CheckEqualsReplay<Sum<float>>("Sum<float>", 101);
   CheckEqualsReplay<Compensated<double>>("Compensated<double>", 102);
   CheckEqualsReplay<OnlineSoftmax<float>>("OnlineSoftmax<float>", 103);
@@ -155,7 +157,7 @@ TEST_CASE("ReplayMixed Sum float to double over blocked:b equals a FABsum loop",
         INFO((Repro{seed, n, schedule, "Sum<float> tiles, Sum<double> combines", ""}.Text()));
         INFO("ReplayMixed " << test::Exact(got) << " loop " << test::Exact(want));
         REQUIRE(Same(got, want));
-        const float all_float = Replay<Sum<float>>(tree, std::span<const float>(x)).s;
+        const float all_float = ReplayOracle<Sum<float>>(tree, std::span<const float>(x)).s;
         worst_gap = std::max(worst_gap, std::fabs(got - static_cast<double>(all_float)));
         ++checked;
       }
@@ -182,7 +184,7 @@ TEST_CASE("ReplayMixed with binary16 tiles equals the same loop in binary16",
         INFO((Repro{seed, n, schedule, "Sum<binary16> tiles, Sum<float> combines", ""}.Text()));
         INFO("ReplayMixed " << test::Exact(got) << " loop " << test::Exact(want));
         REQUIRE(Same(got, want));
-        const F16 all16 = Replay<Sum<F16>>(tree, std::span<const F16>(x)).s;
+        const F16 all16 = ReplayOracle<Sum<F16>>(tree, std::span<const F16>(x)).s;
         differs_from_f16 += all16.v != got;
         ++checked;
       }

@@ -1,5 +1,5 @@
-// kernels/cuda on a GPU: every block/grid reduction equals Replay(BuildTree(schedule, n)) bit for
-// bit, for every carrier and storage/compute pair compiled, every schedule variant, n around
+// kernels/cuda on a GPU: every block/grid reduction equals ReplayOracle(BuildTree(schedule, n)) bit
+// for bit, for every carrier and storage/compute pair compiled, every schedule variant, n around
 // warp, block and tile sizes and 2^20 + 7, special values included; schedules a kernel must
 // refuse are refused; the attention kernel equals its CPU replay (portable exp) bit for bit,
 // stays within a few ulps of it with the fast exp, and matches long double attention to the
@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "core/attention.hpp"
-#include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 #include "kernels/cuda/attention.hpp"
 #include "kernels/cuda/reduce.hpp"
 #include "support/test_support.hpp"
@@ -121,8 +121,8 @@ void CheckReduce(const std::string& text, std::size_t n, std::uint64_t seed, int
   }
   const auto device = carrier::cuda::Reduce<C, S>(x.data(), n, schedule.cuda);
   const auto in = CarrierInputs<C>(x);
-  const auto replay =
-      carrier::Replay<C>(carrier::BuildTree(schedule, n), std::span<const typename C::Input>(in));
+  const auto replay = carrier::ReplayOracle<C>(carrier::BuildTree(schedule, n),
+                                               std::span<const typename C::Input>(in));
   INFO("device:" << StateText<C>(device) << "\nreplay:" << StateText<C>(replay));
   REQUIRE(carrier::StatesBitEqual<C>(device, replay));
   ++counts.equal;

@@ -214,7 +214,7 @@ TEST_CASE("carrier eval computes attention in an emulated bf16 or fp16 format",
   CHECK(eb > eh);
   CHECK(eb < field(b16.out, "bound"));
   CHECK(eh < field(h16.out, "bound"));
-  // Emulated attention runs on the replay only, and not in mpfr.
+  // EmulatedOracle attention runs on the replay only, and not in mpfr.
   Run simd = Carrier(common + "bf16 --backend simd");
   Run mp = Carrier(common + "mpfr:100");
   CHECK(simd.code == 2);

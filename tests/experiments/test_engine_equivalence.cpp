@@ -1,14 +1,14 @@
 // The trial runner's two engines (run::TrialSpec::engine) give the same outcome.
 //
-// Contract held: for every trial spec, RunTrial under engine "fast" (core/fast_replay.hpp over
-// the schedule, FastEmulated compute, the fast exact references, run/tree_shape.hpp's walked
-// tree statistics and hash) and under engine "oracle" (core Replay over BuildTree, the MPFR
+// Contract held: for every trial spec, RunTrial under engine "fast" (core/replay.hpp over
+// the schedule, Emulated compute, the fast exact references, run/tree_shape.hpp's walked
+// tree statistics and hash) and under engine "oracle" (core ReplayOracle over BuildTree, the MPFR
 // references, ComputeStats and TreeHash of the built tree) agree in every outcome field but the
 // timings, bit for bit (NaN matching NaN); their references agree in every field a row prints;
 // and a spec one engine refuses the other refuses with the same message. The matrix: the op
 // table's trial ops x compute types (fp32, fp64, the emulated formats in every deterministic
 // rounding mode and sr, mpfr, two-level) x the replay test matrix's schedules
-// (tests/support/fast_replay_check.hpp, plus the kinds built from outside) x lengths around
+// (tests/support/replay_check.hpp, plus the kinds built from outside) x lengths around
 // the unrolled and lane sizes. A second test compares the walked tree shapes with BuildTree
 // directly, over the same schedules and more lengths, including the fallbacks.
 // On failure it prints the spec, n and the input generator, which reproduce the trial with
@@ -33,7 +33,7 @@
 #include "registry/registry.hpp"
 #include "run/tree_shape.hpp"
 #include "run/trial.hpp"
-#include "support/fast_replay_check.hpp"
+#include "support/replay_check.hpp"
 
 using namespace carrier;
 
@@ -41,7 +41,7 @@ namespace {
 
 // The replay matrix plus the kinds whose trees come from outside (walked: never; fallbacks).
 std::vector<std::string> Schedules() {
-  std::vector<std::string> s = test::FastReplaySchedules();
+  std::vector<std::string> s = test::ReplaySchedules();
   for (const char* extra :
        {"canonical:4", "numpy", "strided:64", "omp:64", "omp:2:seq:pairwise:3:lift", "blocked:1024",
         "pairwise:1024", "reverse", "omp:3:seq:pairwise", "omp:2:pairwise:pairwise"})
@@ -270,7 +270,7 @@ TEST_CASE("engine fast equals engine oracle over the replay matrix", "[fast][eng
   for (const char* op : {"sum", "neumaier", "kahan", "max", "argmax", "lse", "welford", "norm2",
                          "dot", "affine", "prod", "fabsum-comp"}) {
     INFO("op " << op);
-    REQUIRE(registry::Find(op)->fast_replay != nullptr);
+    REQUIRE(registry::Find(op)->replay != nullptr);
   }
   for (const char* op :
        {"sum", "neumaier", "kahan", "welford", "norm2", "var-twopass", "fabsum-comp"}) {

@@ -1,6 +1,6 @@
 // tests/kernels/test_backends.cpp: the simd and omp backends of eval/sweep (backends.hpp) run
-// the kernels, name a schedule that Replay accepts, and give Replay's bits for it; requests they
-// cannot serve throw Unavailable with one line.
+// the kernels, name a schedule that ReplayOracle accepts, and give ReplayOracle's bits for it;
+// requests they cannot serve throw Unavailable with one line.
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <span>
@@ -9,7 +9,7 @@
 
 #include "backends/backends.hpp"
 #include "core/merge_tree.hpp"
-#include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 #include "core/schedule.hpp"
 #include "kernel_test_util.hpp"
 #include "kernels/simd/simd.hpp"
@@ -31,7 +31,7 @@ template <class C>
 typename C::Result ReplayOf(const std::string& schedule, const std::vector<double>& v) {
   using T = typename C::Scalar;
   std::vector<T> x(v.begin(), v.end());
-  return C::Finalize(Replay<C>(BuildTree(schedule, x.size()), std::span<const T>(x)));
+  return C::Finalize(ReplayOracle<C>(BuildTree(schedule, x.size()), std::span<const T>(x)));
 }
 
 TEST_CASE("simd and omp backends report a schedule whose replay has their bits",
@@ -86,7 +86,7 @@ TEST_CASE("simd and omp backends report a schedule whose replay has their bits",
           std::vector<IndexedValue<float>> in;
           for (std::size_t i = 0; i < n; ++i)
             in.push_back({static_cast<float>(v32[i]), static_cast<std::int64_t>(i)});
-          return ArgMax<float>::Finalize(Replay<ArgMax<float>>(
+          return ArgMax<float>::Finalize(ReplayOracle<ArgMax<float>>(
               BuildTree(am.schedule, n), std::span<const IndexedValue<float>>(in)));
         }();
         CHECK(am.index == amr.index);

@@ -1,6 +1,6 @@
 // tests/kernels/test_omp.cpp: omp:P[:seq|pairwise]:INNER gives the same bits with 1 and 2
 // threads (and with whatever OMP_NUM_THREADS the process started with), and those bits are
-// Replay of the schedule's tree. Failures print schedule, n, kind, seed and the states.
+// ReplayOracle of the schedule's tree. Failures print schedule, n, kind, seed and the states.
 #include <omp.h>
 
 #include <catch2/catch.hpp>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/merge_tree.hpp"
-#include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 #include "core/schedule.hpp"
 #include "kernel_test_util.hpp"
 #include "kernels/omp/omp.hpp"
@@ -40,7 +40,7 @@ void CheckOmp(const std::vector<double>& values, const Schedule& s, int kind, st
     }
   }
   const Schedule run = omp::Executed<C, TS>(s);
-  const auto want = Replay<C>(BuildTree(run, n), std::span<const typename C::Input>(in));
+  const auto want = ReplayOracle<C>(BuildTree(run, n), std::span<const typename C::Input>(in));
   const int initial = omp_get_max_threads();
   for (int threads : {1, 2, initial}) {
     if (threads == initial && (initial == 1 || initial == 2)) continue;  // already run
@@ -76,7 +76,7 @@ void Sweep(const std::vector<std::string>& inners, std::uint64_t seed, Tally& ta
       }
 }
 
-TEST_CASE("omp results are identical for 1 and 2 threads and equal Replay", "[fast][omp]") {
+TEST_CASE("omp results are identical for 1 and 2 threads and equal ReplayOracle", "[fast][omp]") {
   Tally tally;
   const std::vector<std::string> push = {"strided:16", "strided:64", ""};
   const std::vector<std::string> tiles = {"strided:32:tile:4:lift", ""};
@@ -89,7 +89,7 @@ TEST_CASE("omp results are identical for 1 and 2 threads and equal Replay", "[fa
   Sweep<Welford<double>, double>(tiles, 7, tally);
   Sweep<Welford<float>, BFloat16>({"strided:32"}, 8, tally);
   Sweep<ArgMax<float>, float>({"seq", ""}, 9, tally);
-  std::printf("omp: %ld runs compared with Replay (threads 1, 2 and %d), %ld mismatches\n",
+  std::printf("omp: %ld runs compared with ReplayOracle (threads 1, 2 and %d), %ld mismatches\n",
               tally.cases, omp_get_max_threads(), tally.failures);
   CHECK(tally.failures == 0);
 }

@@ -1,10 +1,10 @@
-// tests/kernels/test_simd.cpp: the SIMD kernels equal Replay of their declared schedule bit for
-// bit, on every Highway target compiled into this binary and supported by the CPU.
+// tests/kernels/test_simd.cpp: the SIMD kernels equal ReplayOracle of their declared schedule bit
+// for bit, on every Highway target compiled into this binary and supported by the CPU.
 //
 // Each case: a storage type, a carrier, a schedule, a size n (around K, K*T, powers of two,
 // random), an input kind (special values included), a misaligned start, and NaN in the memory
 // after the input (a read past the end shows up as NaN). The expected state is
-// Replay<C>(BuildTree(schedule, n), inputs promoted to the compute type); the comparison is
+// ReplayOracle<C>(BuildTree(schedule, n), inputs promoted to the compute type); the comparison is
 // StatesBitEqual. Failures print target, storage, carrier, schedule, n, kind, seed and both
 // states.
 #include <catch2/catch.hpp>
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/merge_tree.hpp"
-#include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 #include "core/schedule.hpp"
 #include "hwy/targets.h"
 #include "kernel_test_util.hpp"
@@ -61,7 +61,7 @@ void CheckReduce(const char* target, const std::vector<double>& values, std::siz
   }
   const typename C::State got = simd::Reduce<C, TS>(x, n, s);
   const typename C::State want =
-      Replay<C>(BuildTree(s, n), std::span<const typename C::Input>(in.data(), n));
+      ReplayOracle<C>(BuildTree(s, n), std::span<const typename C::Input>(in.data(), n));
   ++tally.cases;
   if (!StatesBitEqual<C>(got, want)) {
     if (++tally.failures <= 8)
@@ -86,7 +86,8 @@ void CheckDot(const char* target, const std::vector<double>& a, const std::vecto
     in[i] = {static_cast<T>(ToComputeValue(ba[offset + i])),
              static_cast<T>(ToComputeValue(bb[offset + 1 + i]))};
   const auto got = simd::ReduceDot<TS>(ba.data() + offset, bb.data() + offset + 1, n, s);
-  const auto want = Replay<C>(BuildTree(s, n), std::span<const typename C::Input>(in.data(), n));
+  const auto want =
+      ReplayOracle<C>(BuildTree(s, n), std::span<const typename C::Input>(in.data(), n));
   ++tally.cases;
   if (!StatesBitEqual<C>(got, want) && ++tally.failures <= 8)
     std::printf(
@@ -148,7 +149,7 @@ void SweepStorage(const char* target, std::uint64_t seed, Tally& tally) {
       }
 }
 
-TEST_CASE("simd kernels equal Replay of their schedule on every target", "[fast][simd]") {
+TEST_CASE("simd kernels equal ReplayOracle of their schedule on every target", "[fast][simd]") {
   const auto targets = hwy::SupportedAndGeneratedTargets();
   REQUIRE(!targets.empty());
   for (std::int64_t target : targets) {
@@ -159,7 +160,7 @@ TEST_CASE("simd kernels equal Replay of their schedule on every target", "[fast]
     SweepStorage<double>(name, 200, tally);
     SweepStorage<Half>(name, 300, tally);
     SweepStorage<BFloat16>(name, 400, tally);
-    std::printf("target %-6s: %ld reductions compared with Replay, %ld mismatches\n", name,
+    std::printf("target %-6s: %ld reductions compared with ReplayOracle, %ld mismatches\n", name,
                 tally.cases, tally.failures);
     CHECK(simd::CurrentTarget() == std::string(name));
     CHECK(tally.failures == 0);
@@ -212,7 +213,7 @@ long SoftmaxMismatches(const char* target, std::uint64_t seed) {
         x[i] = ToStorage<TS>(v[i]);
         xc[i] = static_cast<T>(ToComputeValue(x[i]));
       }
-      const auto s = Replay<C>(BuildTree(Schedule::Seq(), n), std::span<const T>(xc));
+      const auto s = ReplayOracle<C>(BuildTree(Schedule::Seq(), n), std::span<const T>(xc));
       for (SoftmaxEmptyRow policy : {SoftmaxEmptyRow::kNaN, SoftmaxEmptyRow::kZeros}) {
         std::vector<T> out(n);
         simd::SoftmaxOutputs<TS>(x.data(), n, s, out.data(), policy);

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "core/carriers/all.hpp"
-#include "core/replay.hpp"
-#include "precision/emulated.hpp"
+#include "core/replay_oracle.hpp"
+#include "precision/emulated_oracle.hpp"
 #include "precision/metrics.hpp"
 #include "precision/op_bounds.hpp"
 #include "precision/reference/reference.hpp"
@@ -29,7 +29,7 @@
 using namespace carrier;
 using carrier::test::Repro;
 using carrier::test::Rng;
-using Dyn = Emulated<DynamicFormatTag, kDynamicRounding>;
+using Dyn = EmulatedOracle<DynamicFormatTag, kDynamicRounding>;
 
 namespace {
 
@@ -70,36 +70,37 @@ Outcome RunOp(const std::string& op, const Format& f, Rounding r, const Schedule
   const std::span<const Dyn> xs(x);
   Outcome o{};
   if (op == "sum") {
-    o.computed = static_cast<long double>(Sum<Dyn>::Finalize(Replay<Sum<Dyn>>(tree, xs)));
+    o.computed = static_cast<long double>(Sum<Dyn>::Finalize(ReplayOracle<Sum<Dyn>>(tree, xs)));
     o.exact = reference::ReferenceSum(a).as_long_double[0];
   } else if (op == "neumaier") {
-    o.computed =
-        static_cast<long double>(Compensated<Dyn>::Finalize(Replay<Compensated<Dyn>>(tree, xs)));
+    o.computed = static_cast<long double>(
+        Compensated<Dyn>::Finalize(ReplayOracle<Compensated<Dyn>>(tree, xs)));
     o.exact = reference::ReferenceSum(a).as_long_double[0];
   } else if (op == "norm2") {
-    o.computed =
-        static_cast<long double>(ScaledNorm2<Dyn>::Finalize(Replay<ScaledNorm2<Dyn>>(tree, xs)));
+    o.computed = static_cast<long double>(
+        ScaledNorm2<Dyn>::Finalize(ReplayOracle<ScaledNorm2<Dyn>>(tree, xs)));
     o.exact = reference::ReferenceNorm2(a).as_long_double[0];
   } else if (op == "dot") {
     o.computed = static_cast<long double>(
-        Dot<Dyn>::Finalize(Replay<Dot<Dyn>>(tree, std::span<const ValuePair<Dyn>>(p))));
+        Dot<Dyn>::Finalize(ReplayOracle<Dot<Dyn>>(tree, std::span<const ValuePair<Dyn>>(p))));
     o.exact = reference::ReferenceDot(pd).as_long_double[0];
   } else if (op == "affine") {
     o.computed = static_cast<long double>(
-        Affine<Dyn>::Finalize(Replay<Affine<Dyn>>(tree, std::span<const ValuePair<Dyn>>(p))).b);
+        Affine<Dyn>::Finalize(ReplayOracle<Affine<Dyn>>(tree, std::span<const ValuePair<Dyn>>(p)))
+            .b);
     o.exact = reference::ReferenceAffine(pd).as_long_double[1];
   } else if (op == "max") {
-    o.computed = static_cast<long double>(Max<Dyn>::Finalize(Replay<Max<Dyn>>(tree, xs)));
+    o.computed = static_cast<long double>(Max<Dyn>::Finalize(ReplayOracle<Max<Dyn>>(tree, xs)));
     o.exact = reference::ReferenceMax(a).as_long_double[0];
   } else if (op == "lse") {
     ctx.u_exp = ctx.u_log = ctx.u + 0x1.0p-52;
     using C = OnlineSoftmax<Dyn>;
-    o.computed = static_cast<long double>(C::Finalize(Replay<C>(tree, xs)).lse);
+    o.computed = static_cast<long double>(C::Finalize(ReplayOracle<C>(tree, xs)).lse);
     o.exact = reference::ReferenceLse(a).as_long_double[0];
   } else if (op == "welford") {
     const auto ref = reference::ReferenceWelford(a);
     o.computed = static_cast<long double>(
-        Welford<Dyn>::Finalize(Replay<Welford<Dyn>>(tree, xs)).var_population);
+        Welford<Dyn>::Finalize(ReplayOracle<Welford<Dyn>>(tree, xs)).var_population);
     o.exact = ref.as_long_double[1];
     const std::vector<long double> exact = {ref.as_long_double[0], o.exact};
     o.bound = WelfordOpBound(ctx, Inputs(a, pd, exact, 1));

@@ -1,25 +1,26 @@
 // The full matrix: every carrier of core/ run with every compute scalar of precision/.
 //
-// Scalars: Half, BFloat16, Emulated for each predefined format (fp8e4m3, fp8e5m2, fp16, bf16,
+// Scalars: Half, BFloat16, EmulatedOracle for each predefined format (fp8e4m3, fp8e5m2, fp16, bf16,
 // tf32, fp32) with rne and one directed mode, fp16 with stochastic rounding and a custom format
-// with ro and rna (all through EmulatedDynamic and an EmulationScope, so one instantiation of
-// the carriers serves them all), Emulated with static tags (fp8e4m3/rne, fp16/sr), float,
+// with ro and rna (all through EmulatedOracleDynamic and an EmulationScope, so one instantiation of
+// the carriers serves them all), EmulatedOracle with static tags (fp8e4m3/rne, fp16/sr), float,
 // double, and Mpfr at 64 and 256 bits. Carriers: Sum, Compensated, Max, ArgMax, OnlineSoftmax,
 // Welford, ScaledNorm2, Dot, Affine, FlashRow FA2 and FA1 (Dv = 3).
 //
 // For each pair, on random inputs (n = 1, 5, 32) rounded to the scalar first:
-//   - Fold (the `seq` schedule) and a pairwise Replay (core/replay.hpp) are compared with a
+//   - Fold (the `seq` schedule) and a pairwise ReplayOracle (core/replay_oracle.hpp) are compared
+//   with a
 //     reference computed from the stored inputs in MPFR at 1024 bits (long double without
 //     MPFR), within a tolerance of the carrier's first-order a-priori bound, with the format's
 //     unit roundoff u (2u for directed and stochastic rounding) and the tree depth D (n for a
 //     fold, ceil(log2 n) + 1 pairwise), times 2, plus n times the smallest subnormal for
 //     underflow; the worst err / tol is printed per pair;
-//   - Replay of the `seq` tree equals Fold bit for bit;
+//   - ReplayOracle of the `seq` tree equals Fold bit for bit;
 //   - the special-value table: NaN in -> NaN out (ArgMax: the NaN's index), empty input ->
 //     the documented Finalize(Identity()) (sum +0, max -inf, lse -inf, ...), through Fold and
-//     Replay.
-// Emulated fp32/fp16/bf16 with rne are also checked against float/Half/BFloat16 bit for bit on
-// the carriers that use no exp (same correctly rounded operations, so identical bits).
+//     ReplayOracle.
+// EmulatedOracle fp32/fp16/bf16 with rne are also checked against float/Half/BFloat16 bit for bit
+// on the carriers that use no exp (same correctly rounded operations, so identical bits).
 #include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -37,7 +38,7 @@
 #include "core/carrier.hpp"
 #include "core/carriers/all.hpp"
 #include "core/merge_tree.hpp"
-#include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 #include "core/schedule.hpp"
 #include "precision/scalars.hpp"
 #include "support/test_support.hpp"
@@ -167,8 +168,8 @@ std::string Show(const std::vector<double>& x) {
   return test::Join(x, 8);
 }
 
-// The results of x through Fold and Replay(pairwise), and Replay(seq) == Fold bitwise; each
-// path from the same stochastic stream. Finalize runs here too, in the scalar's own context
+// The results of x through Fold and ReplayOracle(pairwise), and ReplayOracle(seq) == Fold bitwise;
+// each path from the same stochastic stream. Finalize runs here too, in the scalar's own context
 // (Mpfr's working precision), before any reference is computed. Returns {fold, pairwise}.
 template <class C>
 std::array<typename C::Result, 2> Paths(Context& ctx, const std::vector<typename C::Input>& x,
@@ -181,17 +182,17 @@ std::array<typename C::Result, 2> Paths(Context& ctx, const std::vector<typename
   }
   {
     StochasticSeedScope s(ctx.seed);
-    seq = Replay<C>(BuildTree(Schedule::Seq(), x.size()), span);
+    seq = ReplayOracle<C>(BuildTree(Schedule::Seq(), x.size()), span);
   }
   {
     StochasticSeedScope s(ctx.seed);
-    pairwise = Replay<C>(BuildTree(Schedule::Pairwise(), x.size()), span);
+    pairwise = ReplayOracle<C>(BuildTree(Schedule::Pairwise(), x.size()), span);
   }
   ++ctx.checks;
   if (!StatesBitEqual<C>(fold, seq)) {
     ++ctx.failures;
     FAIL_CHECK(ctx.type << " " << C::kName << " " << label
-                        << ": Replay(seq) differs from Fold (seed " << ctx.seed << ")");
+                        << ": ReplayOracle(seq) differs from Fold (seed " << ctx.seed << ")");
   }
   StochasticSeedScope s(ctx.seed + 1);
   std::array<typename C::Result, 2> results = {C::Finalize(fold), C::Finalize(pairwise)};
@@ -578,7 +579,7 @@ template <class C>
 std::vector<typename C::Result> FinalResults(const std::vector<typename C::Input>& x) {
   const std::span<const typename C::Input> span(x);
   return {C::Finalize(Fold<C>(x.data(), x.size())),
-          C::Finalize(Replay<C>(BuildTree(Schedule::Pairwise(), x.size()), span))};
+          C::Finalize(ReplayOracle<C>(BuildTree(Schedule::Pairwise(), x.size()), span))};
 }
 
 template <class T>
@@ -680,22 +681,22 @@ void RunAll(const std::string& type, double u, double tiny, bool round_to_neares
   RunSpecials<T>(ctx);
 }
 
-// Emulated through the dynamic tag: one instantiation of every carrier serves every format
+// EmulatedOracle through the dynamic tag: one instantiation of every carrier serves every format
 // and mode (the arithmetic is the same code as with a static tag; only where the format comes
 // from differs), which keeps this file's compile time reasonable.
 void RunDynamic(const Format& f, Rounding r) {
   EmulationScope scope(f, r, /*seed=*/1234);
   const bool nearest = r == Rounding::kNearestEven || r == Rounding::kNearestAway;
-  RunAll<EmulatedDynamic>(f.name + "/" + std::string(RoundingName(r)), f.UnitRoundoff(),
-                          f.MinSubnormal(), nearest);
+  RunAll<EmulatedOracleDynamic>(f.name + "/" + std::string(RoundingName(r)), f.UnitRoundoff(),
+                                f.MinSubnormal(), nearest);
 }
 
 template <class Tag, Rounding R>
 void RunStatic() {
   const Format& f = Tag::Get();
   const bool nearest = R == Rounding::kNearestEven || R == Rounding::kNearestAway;
-  RunAll<Emulated<Tag, R>>("static " + f.name + "/" + std::string(RoundingName(R)),
-                           f.UnitRoundoff(), f.MinSubnormal(), nearest);
+  RunAll<EmulatedOracle<Tag, R>>("static " + f.name + "/" + std::string(RoundingName(R)),
+                                 f.UnitRoundoff(), f.MinSubnormal(), nearest);
 }
 
 TEST_CASE("carrier matrix builtin float and double", "[fast][matrix]") {
@@ -746,14 +747,14 @@ TEST_CASE("carrier matrix Mpfr 64 and 256 bits", "[fast][matrix]") {
 }
 #endif
 
-// Emulated with rne rounds every operation exactly as IEEE float, Half and BFloat16 do, so on
+// EmulatedOracle with rne rounds every operation exactly as IEEE float, Half and BFloat16 do, so on
 // carriers without exp (whose libm differs) the bits must agree.
 template <template <class> class C, class Native, class E>
 void CompareBits(const char* name, const char* carrier, const MergeTree& tree,
                  const std::vector<typename C<Native>::Input>& xn,
                  const std::vector<typename C<E>::Input>& xe, long& compared) {
-  const auto native = C<Native>::Components(ReplayResult<C<Native>>(tree, std::span(xn)));
-  const auto emulated = C<E>::Components(ReplayResult<C<E>>(tree, std::span(xe)));
+  const auto native = C<Native>::Components(ReplayOracleResult<C<Native>>(tree, std::span(xn)));
+  const auto emulated = C<E>::Components(ReplayOracleResult<C<E>>(tree, std::span(xe)));
   for (std::size_t k = 0; k < native.size(); ++k) {
     ++compared;
     const double a = static_cast<double>(native[k]), b = emulated[k].Value();
@@ -792,9 +793,9 @@ void CheckSameBits(const char* name) {
 }
 
 TEST_CASE("carrier matrix emulated rne equals native float Half BFloat16", "[fast][matrix]") {
-  CheckSameBits<float, Emulated<Fp32Tag>>("fp32/rne vs float");
-  CheckSameBits<Half, Emulated<Fp16Tag>>("fp16/rne vs Half");
-  CheckSameBits<BFloat16, Emulated<BF16Tag>>("bf16/rne vs BFloat16");
+  CheckSameBits<float, EmulatedOracle<Fp32Tag>>("fp32/rne vs float");
+  CheckSameBits<Half, EmulatedOracle<Fp16Tag>>("fp16/rne vs Half");
+  CheckSameBits<BFloat16, EmulatedOracle<BF16Tag>>("bf16/rne vs BFloat16");
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Emulated's + - * / sqrt fma against two independent MPFR references, bit for bit, for every
+// EmulatedOracle's + - * / sqrt fma against two independent MPFR references, bit for bit, for every
 // predefined format (and two custom ones through the dynamic tag) and every deterministic mode:
 //   native    MPFR's own arithmetic at precision p in the format's exponent range with
 //             mpfr_subnormalize (the manual's recipe for emulating an IEEE format; MPFR's
@@ -28,7 +28,7 @@
 #include <tuple>
 #include <vector>
 
-#include "precision/emulated.hpp"
+#include "precision/emulated_oracle.hpp"
 #include "precision/format.hpp"
 #include "precision/rounding.hpp"
 #include "support/test_support.hpp"
@@ -454,7 +454,7 @@ struct Counts {
   std::array<long, kModeCount> mismatches{}, reference_disagreements{};
 };
 
-// Emulated<Tag, R> for every deterministic R (with the dynamic tag, the format comes from the
+// EmulatedOracle<Tag, R> for every deterministic R (with the dynamic tag, the format comes from the
 // caller's EmulationScope) against both references, on the same operands for all modes.
 template <class Tag>
 Counts Compare(const Format& f, std::uint64_t seed) {
@@ -476,12 +476,12 @@ Counts Compare(const Format& f, std::uint64_t seed) {
       counts.subnormal[k] += s.subnormal;
       counts.overflow[k] += s.overflow;
       const double got[kModeCount] = {
-          EmulatedOp<Emulated<Tag, Rounding::kNearestEven>>(op, a, b, c),
-          EmulatedOp<Emulated<Tag, Rounding::kNearestAway>>(op, a, b, c),
-          EmulatedOp<Emulated<Tag, Rounding::kTowardZero>>(op, a, b, c),
-          EmulatedOp<Emulated<Tag, Rounding::kUp>>(op, a, b, c),
-          EmulatedOp<Emulated<Tag, Rounding::kDown>>(op, a, b, c),
-          EmulatedOp<Emulated<Tag, Rounding::kToOdd>>(op, a, b, c)};
+          EmulatedOp<EmulatedOracle<Tag, Rounding::kNearestEven>>(op, a, b, c),
+          EmulatedOp<EmulatedOracle<Tag, Rounding::kNearestAway>>(op, a, b, c),
+          EmulatedOp<EmulatedOracle<Tag, Rounding::kTowardZero>>(op, a, b, c),
+          EmulatedOp<EmulatedOracle<Tag, Rounding::kUp>>(op, a, b, c),
+          EmulatedOp<EmulatedOracle<Tag, Rounding::kDown>>(op, a, b, c),
+          EmulatedOp<EmulatedOracle<Tag, Rounding::kToOdd>>(op, a, b, c)};
       for (int m = 0; m < kModeCount; ++m) {
         const Rounding r = kDeterministicRoundings[m];
         const double want = ref.Quantum(r);

@@ -1,9 +1,9 @@
-// FastEmulated (precision/fast_emulated.hpp) returns Emulated's bits for every operation, in
-// every format and rounding mode, and draws from the stochastic stream exactly as Emulated
+// Emulated (precision/emulated.hpp) returns EmulatedOracle's bits for every operation, in
+// every format and rounding mode, and draws from the stochastic stream exactly as EmulatedOracle
 // does: exhaustively over every pair of fp8 values (e4m3, e4m3 saturating, e5m2), and on
 // random pairs that cover each format's whole range (subnormals, the top binade, overflow,
 // cancellation) for fp16, bf16, tf32, fp32 and a custom format; also through whole carriers
-// (FastReplay over FastEmulated == Replay over Emulated).
+// (Replay over Emulated == ReplayOracle over EmulatedOracle).
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "core/carriers/all.hpp"
-#include "core/fast_replay.hpp"
+#include "core/replay.hpp"
 #include "precision/emulated.hpp"
-#include "precision/fast_emulated.hpp"
+#include "precision/emulated_oracle.hpp"
 #include "precision/format.hpp"
 #include "support/test_support.hpp"
 
@@ -26,8 +26,8 @@ using carrier::test::Rng;
 
 namespace {
 
-using Slow = EmulatedDynamic;
-using Fast = FastEmulatedDynamic;
+using Slow = EmulatedOracleDynamic;
+using Fast = EmulatedDynamic;
 
 // Every finite value of f (both signs), plus +-inf and NaN.
 std::vector<double> AllValues(const Format& f) {
@@ -113,7 +113,7 @@ void Compare(double a, double b, double c, const std::string& what, Tally& t) {
   for (int i = 0; i < 11; ++i) {
     if (!ScalarTraits<double>::BitEqual(slow[i], fast[i])) {
       FAIL_CHECK(what << ": " << names[i] << " a=" << Exact(a) << " b=" << Exact(b) << " k=" << k
-                      << " c=" << Exact(c) << " Emulated " << Exact(slow[i]) << " FastEmulated "
+                      << " c=" << Exact(c) << " EmulatedOracle " << Exact(slow[i]) << " Emulated "
                       << Exact(fast[i]));
     }
     ++t.ops;
@@ -155,7 +155,7 @@ void CheckFormat(const Format& f, Rounding r, std::uint64_t pairs, std::uint64_t
   EmulationScope scope(f, r, seed);
   const Operands o = MakeOperands(f, pairs, seed);
   const std::vector<double>&a = o.a, &b = o.b, &c = o.c;
-  // Emulated's results first (the whole sequence), then FastEmulated's from the same stream.
+  // EmulatedOracle's results first (the whole sequence), then Emulated's from the same stream.
   std::vector<double> slow, fast;
   for (int side = 0; side < 2; ++side) {
     StochasticSeedScope stream(seed);
@@ -179,7 +179,7 @@ void CheckFormat(const Format& f, Rounding r, std::uint64_t pairs, std::uint64_t
     if (!ScalarTraits<double>::BitEqual(slow[i], fast[i]) && mismatches++ < 5)
       FAIL_CHECK(what << " (stream seed " << seed << "): op " << i % 3
                       << " (+ * -) of a=" << Exact(a[i / 3]) << " b=" << Exact(b[i / 3])
-                      << ": Emulated " << Exact(slow[i]) << " FastEmulated " << Exact(fast[i]));
+                      << ": EmulatedOracle " << Exact(slow[i]) << " Emulated " << Exact(fast[i]));
   t.ops += static_cast<long>(slow.size());
   // Every operation, one pair at a time (deterministic modes: no stream involved).
   if (r != Rounding::kStochastic)
@@ -190,7 +190,7 @@ void CheckFormat(const Format& f, Rounding r, std::uint64_t pairs, std::uint64_t
 
 }  // namespace
 
-TEST_CASE("FastEmulated == Emulated on every pair of fp8 values, every mode",
+TEST_CASE("Emulated == EmulatedOracle on every pair of fp8 values, every mode",
           "[fast][fast_emulated]") {
   Tally t;
   std::uint64_t seed = 41;
@@ -200,7 +200,7 @@ TEST_CASE("FastEmulated == Emulated on every pair of fp8 values, every mode",
   CHECK(t.ops > 1000000);
 }
 
-TEST_CASE("FastEmulated == Emulated on random pairs: fp16 bf16 tf32 fp32 custom, every mode",
+TEST_CASE("Emulated == EmulatedOracle on random pairs: fp16 bf16 tf32 fp32 custom, every mode",
           "[fast][fast_emulated]") {
   Tally t;
   std::uint64_t seed = 91;
@@ -212,23 +212,23 @@ TEST_CASE("FastEmulated == Emulated on random pairs: fp16 bf16 tf32 fp32 custom,
   CHECK(t.ops > 1000000);
 }
 
-TEST_CASE("FastEmulated with static tags == Emulated", "[fast][fast_emulated]") {
+TEST_CASE("Emulated with static tags == EmulatedOracle", "[fast][fast_emulated]") {
   Rng rng(7);
   Tally t;
   for (int i = 0; i < test::Trials(20000); ++i) {
     const double a = RandomValue(rng, BF16()), b = RandomValue(rng, BF16()),
                  c = RandomValue(rng, BF16());
-    Compare<Emulated<BF16Tag, Rounding::kTowardZero>, FastEmulated<BF16Tag, Rounding::kTowardZero>>(
-        a, b, c, "static bf16/rz", t);
-    Compare<Emulated<BF16Tag>, FastEmulated<BF16Tag>>(a, b, c, "static bf16/rne", t);
+    Compare<EmulatedOracle<BF16Tag, Rounding::kTowardZero>,
+            Emulated<BF16Tag, Rounding::kTowardZero>>(a, b, c, "static bf16/rz", t);
+    Compare<EmulatedOracle<BF16Tag>, Emulated<BF16Tag>>(a, b, c, "static bf16/rne", t);
     const double d = RandomValue(rng, Fp16()), e = RandomValue(rng, Fp16());
-    Compare<Emulated<Fp16Tag, Rounding::kUp>, FastEmulated<Fp16Tag, Rounding::kUp>>(
+    Compare<EmulatedOracle<Fp16Tag, Rounding::kUp>, Emulated<Fp16Tag, Rounding::kUp>>(
         d, e, c, "static fp16/ru", t);
   }
   std::cout << "static tags: " << t.ops << " operations bit-identical\n";
 }
 
-TEST_CASE("carriers over FastEmulated equal carriers over Emulated", "[fast][fast_emulated]") {
+TEST_CASE("carriers over Emulated equal carriers over EmulatedOracle", "[fast][fast_emulated]") {
   Rng rng(2026);
   long checks = 0;
   for (const Format& f : {BF16(), Fp16(), Fp8E4M3()})
@@ -264,40 +264,39 @@ TEST_CASE("carriers over FastEmulated equal carriers over Emulated", "[fast][fas
           };
           {
             StochasticSeedScope s1(5);
-            const auto a = Replay<Sum<Slow>>(tree, std::span<const Slow>(xs));
+            const auto a = ReplayOracle<Sum<Slow>>(tree, std::span<const Slow>(xs));
             StochasticSeedScope s2(5);
-            const auto b =
-                FastReplay<Sum<Fast>>(ParseSchedule(schedule), std::span<const Fast>(xf));
+            const auto b = Replay<Sum<Fast>>(ParseSchedule(schedule), std::span<const Fast>(xf));
             CHECK(same(a, b));
           }
           {
             StochasticSeedScope s1(6);
-            const auto a = Replay<Welford<Slow>>(tree, std::span<const Slow>(xs));
+            const auto a = ReplayOracle<Welford<Slow>>(tree, std::span<const Slow>(xs));
             StochasticSeedScope s2(6);
             const auto b =
-                FastReplay<Welford<Fast>>(ParseSchedule(schedule), std::span<const Fast>(xf));
+                Replay<Welford<Fast>>(ParseSchedule(schedule), std::span<const Fast>(xf));
             CHECK(same(a, b));
           }
           {
             StochasticSeedScope s1(8);
-            const auto a = Replay<OnlineSoftmax<Slow>>(tree, std::span<const Slow>(xs));
+            const auto a = ReplayOracle<OnlineSoftmax<Slow>>(tree, std::span<const Slow>(xs));
             StochasticSeedScope s2(8);
             const auto b =
-                FastReplay<OnlineSoftmax<Fast>>(ParseSchedule(schedule), std::span<const Fast>(xf));
+                Replay<OnlineSoftmax<Fast>>(ParseSchedule(schedule), std::span<const Fast>(xf));
             CHECK(same(a, b));
           }
           checks += 3;
         }
       }
     }
-  std::cout << "carrier states over FastEmulated == over Emulated: " << checks << " checks\n";
+  std::cout << "carrier states over Emulated == over EmulatedOracle: " << checks << " checks\n";
 }
 
 namespace {
 
 template <class Tag>
 void CheckShape() {
-  using S = fast_emulated_detail::StaticShape<Tag>;
+  using S = emulated_detail::StaticShape<Tag>;
   const Format& f = Tag::Get();
   INFO("tag of format " << f.name);
   CHECK(S::kP == f.precision);
@@ -311,13 +310,13 @@ long StaticExhaustive() {
   const std::vector<double> v = AllValues(Tag::Get());
   Tally t;
   for (double a : v)
-    for (double b : v) Compare<Emulated<Tag, R>, FastEmulated<Tag, R>>(a, b, v[0], "static", t);
+    for (double b : v) Compare<EmulatedOracle<Tag, R>, Emulated<Tag, R>>(a, b, v[0], "static", t);
   return t.ops;
 }
 
 }  // namespace
 
-TEST_CASE("FastEmulated's compile-time shapes are the tags' formats", "[fast][fast_emulated]") {
+TEST_CASE("Emulated's compile-time shapes are the tags' formats", "[fast][fast_emulated]") {
   CheckShape<Fp8E4M3Tag>();
   CheckShape<Fp8E4M3SatTag>();
   CheckShape<Fp8E5M2Tag>();
@@ -335,15 +334,15 @@ TEST_CASE("FastEmulated's compile-time shapes are the tags' formats", "[fast][fa
   std::cout << "static fp8 exhaustive: " << ops << " operations bit-identical\n";
 }
 
-// ---- Batched additions (GatheredAdd<FastEmulated>) and a carrier's first push ----
+// ---- Batched additions (GatheredAdd<Emulated>) and a carrier's first push ----
 
 namespace {
 
 bool SameValue(double a, double b) { return ScalarTraits<double>::BitEqual(a, b); }
 
 // GatheredAdd<T>::Run over the pairs (a[k], b[k]) in three operand layouts, with the vector form
-// on and off, against Emulated's a + b; FromZero over a against Emulated's +0 + a. Layouts:
-// gathered (a and b in one array of distinct values, arbitrary indices), a run of adjacent
+// on and off, against EmulatedOracle's a + b; FromZero over a against EmulatedOracle's +0 + a.
+// Layouts: gathered (a and b in one array of distinct values, arbitrary indices), a run of adjacent
 // pairs (a[k] at 2k, b[k] at 2k + 1 of one array: the permute path) and b right after a
 // (B = A + 1, ia = ib); Adjacent over the run. Returns the additions checked.
 template <class T, class E>
@@ -375,9 +374,10 @@ long CheckBatch(const std::vector<double>& a, const std::vector<double>& b,
     for (std::size_t k = 0; k < n; ++k) {
       ++checked;
       if (!SameValue(out[k].Value(), expect[k]) && bad++ < 5)
-        FAIL_CHECK(what << "/" << RoundingName(T::GetRounding()) << " " << layout << " vector="
-                        << vec << " k=" << k << " a=" << Exact(got_a[k]) << " b=" << Exact(b[k])
-                        << ": Emulated " << Exact(expect[k]) << " batch " << Exact(out[k].Value()));
+        FAIL_CHECK(what << "/" << RoundingName(T::GetRounding()) << " " << layout
+                        << " vector=" << vec << " k=" << k << " a=" << Exact(got_a[k])
+                        << " b=" << Exact(b[k]) << ": EmulatedOracle " << Exact(expect[k])
+                        << " batch " << Exact(out[k].Value()));
     }
   };
   for (bool vec : {true, false}) {
@@ -393,7 +393,7 @@ long CheckBatch(const std::vector<double>& a, const std::vector<double>& b,
     GatheredAdd<T>::FromZero(xs.data(), out.data(), n);
     check("from zero", on, want0, a);
     // Adjacent over the interleaved pairs a0 b0 a1 b1 ...: even k is a + b, odd k is b[k/2] +
-    // a[k/2 + 1] (n - 1 of them, checked against Emulated here).
+    // a[k/2 + 1] (n - 1 of them, checked against EmulatedOracle here).
     std::vector<T> adjacent(2 * n - 1);
     GatheredAdd<T>::Adjacent(pairs.data(), adjacent.data(), 2 * n - 1);
     for (std::size_t k = 0; k + 1 < 2 * n; ++k) {
@@ -402,7 +402,7 @@ long CheckBatch(const std::vector<double>& a, const std::vector<double>& b,
       ++checked;
       if (!SameValue(adjacent[k].Value(), expect) && bad++ < 5)
         FAIL_CHECK(what << "/" << RoundingName(T::GetRounding()) << " adjacent vector=" << on
-                        << " k=" << k << " " << Exact(x) << " + " << Exact(y) << ": Emulated "
+                        << " k=" << k << " " << Exact(x) << " + " << Exact(y) << ": EmulatedOracle "
                         << Exact(expect) << " batch " << Exact(adjacent[k].Value()));
     }
   }
@@ -411,7 +411,7 @@ long CheckBatch(const std::vector<double>& a, const std::vector<double>& b,
   return checked;
 }
 
-// GatheredAdd<T>::Chains against Emulated's chains of additions, over the first 20,000 of v:
+// GatheredAdd<T>::Chains against EmulatedOracle's chains of additions, over the first 20,000 of v:
 // L lanes (one, two: scalar code in registers; 3: scalar code; 8, 16, 32, 40: one, two and four
 // vector groups and a scalar remainder) of c additions each (7: gathers alone; 9, 17: the
 // transposed eight-row blocks and a gathered tail), in three layouts: tiles (lane w's inputs
@@ -453,7 +453,7 @@ long CheckChains(const std::vector<double>& v_all, const std::string& what) {
               if (!SameValue(acc[w].Value(), want[w]) && bad++ < 5)
                 FAIL_CHECK(what << "/" << RoundingName(T::GetRounding()) << " chains vector=" << on
                                 << " lanes=" << L << " count=" << c << " layout=" << layout
-                                << " base=" << base << " lane=" << w << ": Emulated "
+                                << " base=" << base << " lane=" << w << ": EmulatedOracle "
                                 << Exact(want[w]) << " batch " << Exact(acc[w].Value()));
             }
           }
@@ -478,8 +478,8 @@ std::vector<double> Interleaved(const Operands& o) {
 
 template <class Tag, Rounding R>
 long BatchExhaustive() {
-  using T = FastEmulated<Tag, R>;
-  using E = Emulated<Tag, R>;
+  using T = Emulated<Tag, R>;
+  using E = EmulatedOracle<Tag, R>;
   const Operands o = MakeOperands(Tag::Get(), 0, 0);
   return CheckBatch<T, E>(o.a, o.b, Tag::Get().name) +
          CheckChains<T, E>(Interleaved(o), Tag::Get().name);
@@ -487,8 +487,8 @@ long BatchExhaustive() {
 
 template <class Tag, Rounding R>
 long BatchRandom(std::uint64_t seed) {
-  using T = FastEmulated<Tag, R>;
-  using E = Emulated<Tag, R>;
+  using T = Emulated<Tag, R>;
+  using E = EmulatedOracle<Tag, R>;
   const auto pairs = static_cast<std::uint64_t>(test::Trials(20000));
   const Operands o = MakeOperands(Tag::Get(), pairs, seed);
   return CheckBatch<T, E>(o.a, o.b, Tag::Get().name) +
@@ -510,19 +510,21 @@ long BatchEveryMode() {
 }
 
 // Sum's first push, Identity + x, where the +0 is a compile-time constant once inlined (Add's
-// shortcut for it), for every value of f: Emulated's +0 + x.
+// shortcut for it), for every value of f: EmulatedOracle's +0 + x.
 template <class Tag, Rounding R>
 long FirstPushExhaustive() {
-  using C = Sum<FastEmulated<Tag, R>>;
+  using C = Sum<Emulated<Tag, R>>;
   long bad = 0, n = 0;
   for (double x : AllValues(Tag::Get())) {
-    const double got = C::Push(C::Identity(), FastEmulated<Tag, R>::FromFormatValue(x)).s.Value();
+    const double got = C::Push(C::Identity(), Emulated<Tag, R>::FromFormatValue(x)).s.Value();
     const double want =
-        (Emulated<Tag, R>::FromFormatValue(0.0) + Emulated<Tag, R>::FromFormatValue(x)).Value();
+        (EmulatedOracle<Tag, R>::FromFormatValue(0.0) + EmulatedOracle<Tag, R>::FromFormatValue(x))
+            .Value();
     ++n;
     if (!SameValue(got, want) && bad++ < 5)
       FAIL_CHECK(Tag::Get().name << "/" << RoundingName(R) << ": Identity + " << Exact(x)
-                                 << ": Emulated " << Exact(want) << " FastEmulated " << Exact(got));
+                                 << ": EmulatedOracle " << Exact(want) << " Emulated "
+                                 << Exact(got));
   }
   CHECK(bad == 0);
   return n;
@@ -535,7 +537,7 @@ long FirstPushEveryMode() {
 
 }  // namespace
 
-TEST_CASE("GatheredAdd<FastEmulated> == Emulated's additions in every layout, vector and not",
+TEST_CASE("GatheredAdd<Emulated> == EmulatedOracle's additions in every layout, vector and not",
           "[fast][fast_emulated]") {
   using enum Rounding;
   const bool vector = UseGatheredAddVectorised(true);
@@ -567,11 +569,11 @@ TEST_CASE("GatheredAdd<FastEmulated> == Emulated's additions in every layout, ve
     checked += BatchDynamic(ParseFormat("custom:p=9,emin=-20,emax=20"), r, pairs, ++seed);
     checked += BatchDynamic(ParseFormat("custom:p=26,emin=-100,emax=100"), r, pairs, ++seed);
   }
-  std::cout << "batched additions bit-identical to Emulated: " << checked << "\n";
+  std::cout << "batched additions bit-identical to EmulatedOracle: " << checked << "\n";
   CHECK(checked > 1000000);
 }
 
-TEST_CASE("a Sum's first push over FastEmulated (Identity + x) == Emulated's +0 + x",
+TEST_CASE("a Sum's first push over Emulated (Identity + x) == EmulatedOracle's +0 + x",
           "[fast][fast_emulated]") {
   using enum Rounding;
   long n = 0;
@@ -593,10 +595,10 @@ TEST_CASE("a Sum's first push over FastEmulated (Identity + x) == Emulated's +0 
       ++n;
       if (!SameValue(got, want) && bad++ < 5)
         FAIL_CHECK("dynamic e5m2/" << RoundingName(r) << ": Identity + " << Exact(x)
-                                   << ": Emulated " << Exact(want) << " FastEmulated "
+                                   << ": EmulatedOracle " << Exact(want) << " Emulated "
                                    << Exact(got));
     }
   }
   CHECK(bad == 0);
-  std::cout << "first pushes bit-identical to Emulated: " << n << "\n";
+  std::cout << "first pushes bit-identical to EmulatedOracle: " << n << "\n";
 }

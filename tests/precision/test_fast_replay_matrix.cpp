@@ -1,11 +1,11 @@
-// FastReplay (core/fast_replay.hpp) equals Replay bit for bit over the compute scalars of
-// precision/: Half, BFloat16, Emulated in every predefined format and every rounding mode
-// (stochastic included, through EmulatedDynamic and an EmulationScope, plus static tags), and
+// Replay (core/replay.hpp) equals ReplayOracle bit for bit over the compute scalars of
+// precision/: Half, BFloat16, EmulatedOracle in every predefined format and every rounding mode
+// (stochastic included, through EmulatedOracleDynamic and an EmulationScope, plus static tags), and
 // Mpfr at 64 and 256 bits; every carrier of core/ (FlashRow FA2 and FA1 with Dv = 3); every
-// schedule kind of tests/support/fast_replay_check.hpp. Each evaluation starts from the same
+// schedule kind of tests/support/replay_check.hpp. Each evaluation starts from the same
 // stochastic stream (a StochasticSeedScope per path), so under sr the three paths must also
-// draw the same random bits in the same order: that is what makes FastReplay fall back to
-// Replay's evaluation order there, and this test is what would catch it if it did not.
+// draw the same random bits in the same order: that is what makes Replay fall back to
+// ReplayOracle's evaluation order there, and this test is what would catch it if it did not.
 #include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -15,16 +15,16 @@
 #include <vector>
 
 #include "core/carriers/all.hpp"
-#include "core/fast_replay.hpp"
-#include "precision/fast_emulated.hpp"
+#include "core/replay.hpp"
+#include "precision/emulated.hpp"
 #include "precision/math_policy.hpp"
 #include "precision/scalars.hpp"
-#include "support/fast_replay_check.hpp"
+#include "support/replay_check.hpp"
 #include "support/test_support.hpp"
 
 using namespace carrier;
-using carrier::test::CheckFastReplay;
-using carrier::test::FastReplayTally;
+using carrier::test::CheckReplay;
+using carrier::test::ReplayTally;
 using carrier::test::Rng;
 
 namespace {
@@ -59,15 +59,15 @@ constexpr std::size_t kDv = 3;
 
 template <class T>
 void AllCarriers(const std::vector<T>& x, const std::vector<T>& y, const std::string& schedule,
-                 const std::string& type, std::uint64_t seed, FastReplayTally& tally) {
+                 const std::string& type, std::uint64_t seed, ReplayTally& tally) {
   const SeededRun run{seed};
   const std::size_t n = x.size();
-  CheckFastReplay<Sum<T>>(x, schedule, "Sum<" + type + ">", seed, tally, run);
-  CheckFastReplay<Compensated<T>>(x, schedule, "Compensated<" + type + ">", seed, tally, run);
-  CheckFastReplay<Max<T>>(x, schedule, "Max<" + type + ">", seed, tally, run);
-  CheckFastReplay<OnlineSoftmax<T>>(x, schedule, "OnlineSoftmax<" + type + ">", seed, tally, run);
-  CheckFastReplay<Welford<T>>(x, schedule, "Welford<" + type + ">", seed, tally, run);
-  CheckFastReplay<ScaledNorm2<T>>(x, schedule, "ScaledNorm2<" + type + ">", seed, tally, run);
+  CheckReplay<Sum<T>>(x, schedule, "Sum<" + type + ">", seed, tally, run);
+  CheckReplay<Compensated<T>>(x, schedule, "Compensated<" + type + ">", seed, tally, run);
+  CheckReplay<Max<T>>(x, schedule, "Max<" + type + ">", seed, tally, run);
+  CheckReplay<OnlineSoftmax<T>>(x, schedule, "OnlineSoftmax<" + type + ">", seed, tally, run);
+  CheckReplay<Welford<T>>(x, schedule, "Welford<" + type + ">", seed, tally, run);
+  CheckReplay<ScaledNorm2<T>>(x, schedule, "ScaledNorm2<" + type + ">", seed, tally, run);
   std::vector<IndexedValue<T>> iv(n);
   std::vector<ValuePair<T>> pairs(n);
   std::vector<std::array<T, kDv>> v(n);
@@ -78,12 +78,12 @@ void AllCarriers(const std::vector<T>& x, const std::vector<T>& y, const std::st
     for (std::size_t j = 0; j < kDv; ++j) v[i][j] = y[(i + j) % n];
     flash[i] = {x[i], v[i].data()};
   }
-  CheckFastReplay<ArgMax<T>>(iv, schedule, "ArgMax<" + type + ">", seed, tally, run);
-  CheckFastReplay<Dot<T>>(pairs, schedule, "Dot<" + type + ">", seed, tally, run);
-  CheckFastReplay<Affine<T>>(pairs, schedule, "Affine<" + type + ">", seed, tally, run);
-  CheckFastReplay<FlashRow<T, kDv>>(flash, schedule, "FlashRow<" + type + ", 3, FA2>", seed, tally,
-                                    run);
-  CheckFastReplay<FlashRow<T, kDv, FlashVariant::kFA1>>(
+  CheckReplay<ArgMax<T>>(iv, schedule, "ArgMax<" + type + ">", seed, tally, run);
+  CheckReplay<Dot<T>>(pairs, schedule, "Dot<" + type + ">", seed, tally, run);
+  CheckReplay<Affine<T>>(pairs, schedule, "Affine<" + type + ">", seed, tally, run);
+  CheckReplay<FlashRow<T, kDv>>(flash, schedule, "FlashRow<" + type + ", 3, FA2>", seed, tally,
+                                run);
+  CheckReplay<FlashRow<T, kDv, FlashVariant::kFA1>>(
       flash, schedule, "FlashRow<" + type + ", 3, FA1>", seed, tally, run);
 }
 
@@ -91,9 +91,9 @@ template <class T>
 void RunType(const std::string& type, std::uint64_t seed, int random_sizes = 1,
              std::uint64_t max_n = 1500) {
   Rng rng(seed);
-  FastReplayTally tally;
-  for (const std::string& schedule : test::FastReplaySchedules()) {
-    for (std::uint64_t n : test::FastReplaySizes(seed, random_sizes, max_n)) {
+  ReplayTally tally;
+  for (const std::string& schedule : test::ReplaySchedules()) {
+    for (std::uint64_t n : test::ReplaySizes(seed, random_sizes, max_n)) {
       if (n > 100 && rng.Below(3) != 0) continue;  // keep the slow scalars' run short
       const bool specials = rng.Below(3) == 0;
       std::vector<T> x, y;
@@ -104,24 +104,25 @@ void RunType(const std::string& type, std::uint64_t seed, int random_sizes = 1,
       AllCarriers<T>(x, y, schedule, type, seed, tally);
     }
   }
-  std::cout << "FastReplay == Replay (" << type << "): " << tally.equal << " states bit-identical, "
-            << tally.refused << " refused alike\n";
+  std::cout << "Replay == ReplayOracle (" << type << "): " << tally.equal
+            << " states bit-identical, " << tally.refused << " refused alike\n";
   CHECK(tally.equal > 1000);
 }
 
 void RunDynamic(const Format& f, Rounding r, std::uint64_t seed) {
   EmulationScope scope(f, r, seed);
-  RunType<EmulatedDynamic>(f.name + "/" + std::string(RoundingName(r)), seed);
+  RunType<EmulatedOracleDynamic>(f.name + "/" + std::string(RoundingName(r)), seed);
 }
 
 }  // namespace
 
-TEST_CASE("FastReplay == Replay: Half and BFloat16", "[fast][fast_replay]") {
+TEST_CASE("Replay == ReplayOracle: Half and BFloat16", "[fast][fast_replay]") {
   RunType<Half>("Half", 501);
   RunType<BFloat16>("BFloat16", 502);
 }
 
-TEST_CASE("FastReplay == Replay: emulated formats in every rounding mode", "[fast][fast_replay]") {
+TEST_CASE("Replay == ReplayOracle: emulated formats in every rounding mode",
+          "[fast][fast_replay]") {
   std::uint64_t seed = 600;
   for (const Format& f : {Fp16(), BF16()})
     for (Rounding r : kAllRoundings) RunDynamic(f, r, ++seed);
@@ -134,26 +135,26 @@ TEST_CASE("FastReplay == Replay: emulated formats in every rounding mode", "[fas
   }
 }
 
-TEST_CASE("FastReplay == Replay: static emulated tags", "[fast][fast_replay]") {
-  RunType<Emulated<BF16Tag, Rounding::kTowardZero>>("static bf16/rz", 701);
-  RunType<Emulated<Fp16Tag, Rounding::kStochastic>>("static fp16/sr", 702);
+TEST_CASE("Replay == ReplayOracle: static emulated tags", "[fast][fast_replay]") {
+  RunType<EmulatedOracle<BF16Tag, Rounding::kTowardZero>>("static bf16/rz", 701);
+  RunType<EmulatedOracle<Fp16Tag, Rounding::kStochastic>>("static fp16/sr", 702);
 }
 
-TEST_CASE("FastReplay decides order freedom by the rounding mode in force", "[fast][fast_replay]") {
-  CHECK(FastReplayOrderFree<float>::Holds());
-  CHECK(FastReplayOrderFree<Half>::Holds());
-  CHECK(FastReplayOrderFree<Emulated<BF16Tag, Rounding::kTowardZero>>::Holds());
-  CHECK(!FastReplayOrderFree<Emulated<Fp16Tag, Rounding::kStochastic>>::Holds());
+TEST_CASE("Replay decides order freedom by the rounding mode in force", "[fast][fast_replay]") {
+  CHECK(ReplayOrderFree<float>::Holds());
+  CHECK(ReplayOrderFree<Half>::Holds());
+  CHECK(ReplayOrderFree<EmulatedOracle<BF16Tag, Rounding::kTowardZero>>::Holds());
+  CHECK(!ReplayOrderFree<EmulatedOracle<Fp16Tag, Rounding::kStochastic>>::Holds());
   {
     EmulationScope scope(BF16(), Rounding::kNearestEven);
-    CHECK(FastReplayOrderFree<EmulatedDynamic>::Holds());
+    CHECK(ReplayOrderFree<EmulatedOracleDynamic>::Holds());
   }
   EmulationScope scope(BF16(), Rounding::kStochastic);
-  CHECK(!FastReplayOrderFree<EmulatedDynamic>::Holds());
+  CHECK(!ReplayOrderFree<EmulatedOracleDynamic>::Holds());
 }
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
-TEST_CASE("FastReplay == Replay: Mpfr 64 and 256 bits", "[fast][fast_replay]") {
+TEST_CASE("Replay == ReplayOracle: Mpfr 64 and 256 bits", "[fast][fast_replay]") {
   for (long bits : {64L, 256L}) {
     MpfrPrecisionScope scope(bits);
     RunType<Mpfr>("Mpfr " + std::to_string(bits), 800 + static_cast<std::uint64_t>(bits), 0, 200);
@@ -161,72 +162,70 @@ TEST_CASE("FastReplay == Replay: Mpfr 64 and 256 bits", "[fast][fast_replay]") {
 }
 #endif
 
-TEST_CASE("FastReplay == Replay: random:S over emulated bf16, every n to 300 and region edges",
+TEST_CASE("Replay == ReplayOracle: random:S over emulated bf16, every n to 300 and region edges",
           "[fast][fast_replay]") {
-  // core/fast_replay.hpp evaluates random:S subtrees breadth first (RandomRegion); over
-  // FastEmulated (the bench's scalar, static and dynamic) and Emulated, rne and rz, the states
-  // must be Replay's bits for every small shape and across the region bound.
+  // core/replay.hpp evaluates random:S subtrees breadth first (RandomRegion); over
+  // Emulated (the bench's scalar, static and dynamic) and EmulatedOracle, rne and rz, the states
+  // must be ReplayOracle's bits for every small shape and across the region bound.
   Rng rng(20261204);
-  const std::uint64_t region = fast_replay_detail::kRandomRegion;
+  const std::uint64_t region = replay_detail::kRandomRegion;
   const std::vector<std::uint64_t> sizes =
       test::RandomTreeSizes(rng, {region, region + 1, 2 * region + 3}, 2, 20000);
-  FastReplayTally tally;
+  ReplayTally tally;
   for (std::uint64_t n : sizes) {
     const std::uint64_t seed = n <= 300 ? n % 5 : rng.Next();
     const std::string schedule = "random:" + std::to_string(seed);
     std::vector<double> v(n);
     for (auto& e : v) e = DrawDouble(rng, rng.Below(4) == 0);
     {
-      using T = FastEmulated<BF16Tag, Rounding::kNearestEven>;
+      using T = Emulated<BF16Tag, Rounding::kNearestEven>;
       std::vector<T> x;
       for (double e : v) x.push_back(T(e));
-      CheckFastReplay<Sum<T>>(x, schedule, "Sum<FastEmulated bf16/rne>", seed, tally);
-      CheckFastReplay<Welford<T>>(x, schedule, "Welford<FastEmulated bf16/rne>", seed, tally);
+      CheckReplay<Sum<T>>(x, schedule, "Sum<Emulated bf16/rne>", seed, tally);
+      CheckReplay<Welford<T>>(x, schedule, "Welford<Emulated bf16/rne>", seed, tally);
     }
     {
-      using T = FastEmulated<BF16Tag, Rounding::kTowardZero>;
+      using T = Emulated<BF16Tag, Rounding::kTowardZero>;
       std::vector<T> x;
       for (double e : v) x.push_back(T(e));
-      CheckFastReplay<Sum<T>>(x, schedule, "Sum<FastEmulated bf16/rz>", seed, tally);
-      CheckFastReplay<Compensated<T>>(x, schedule, "Compensated<FastEmulated bf16/rz>", seed,
-                                      tally);
+      CheckReplay<Sum<T>>(x, schedule, "Sum<Emulated bf16/rz>", seed, tally);
+      CheckReplay<Compensated<T>>(x, schedule, "Compensated<Emulated bf16/rz>", seed, tally);
     }
     if (n <= 100 || n == region + 1) {
       EmulationScope scope(BF16(), Rounding::kTowardZero, seed);
-      std::vector<FastEmulatedDynamic> xf;
-      std::vector<EmulatedDynamic> xs;
+      std::vector<EmulatedDynamic> xf;
+      std::vector<EmulatedOracleDynamic> xs;
       for (double e : v) {
-        xs.push_back(EmulatedDynamic(e));
-        xf.push_back(FastEmulatedDynamic::FromFormatValue(xs.back().Value()));
+        xs.push_back(EmulatedOracleDynamic(e));
+        xf.push_back(EmulatedDynamic::FromFormatValue(xs.back().Value()));
       }
-      CheckFastReplay<Sum<FastEmulatedDynamic>>(xf, schedule, "Sum<FastEmulatedDynamic bf16/rz>",
-                                                seed, tally);
-      CheckFastReplay<OnlineSoftmax<EmulatedDynamic>>(
-          xs, schedule, "OnlineSoftmax<EmulatedDynamic bf16/rz>", seed, tally);
+      CheckReplay<Sum<EmulatedDynamic>>(xf, schedule, "Sum<EmulatedDynamic bf16/rz>", seed, tally);
+      CheckReplay<OnlineSoftmax<EmulatedOracleDynamic>>(
+          xs, schedule, "OnlineSoftmax<EmulatedOracleDynamic bf16/rz>", seed, tally);
     }
   }
-  std::cout << "FastReplay == Replay on random:S over emulated bf16: " << tally.equal
+  std::cout << "Replay == ReplayOracle on random:S over emulated bf16: " << tally.equal
             << " states bit-identical over " << sizes.size() << " sizes\n";
   CHECK(tally.equal >= 4 * 300);
   CHECK(tally.refused == 0);
 }
 
-TEST_CASE("FastReplay == Replay: level-batched trees and batched chains over FastEmulated",
+TEST_CASE("Replay == ReplayOracle: level-batched trees and batched chains over Emulated",
           "[fast][fast_replay]") {
-  // Sum over a FastEmulated has a vector batch (HasVectorCombine, HasBatchChains): its
+  // Sum over a Emulated has a vector batch (HasVectorCombine, HasBatchChains): its
   // pairwise:1 subtrees up to kPairwiseRegion inputs and its random:S regions are evaluated a
-  // level at a time (core/fast_replay.hpp PairwiseLevels, RandomRegion), and its push chains
+  // level at a time (core/replay.hpp PairwiseLevels, RandomRegion), and its push chains
   // (seq, blocked tiles 32 at a time, strided rows, pairwise:4's sibling leaves) go to
   // GatheredAdd::Chains. Every n to 300 (every small shape), the region bounds and their
   // multiples (regions reached by recursion, up to three plan sizes), random larger n; bf16
   // and fp16 in four modes and the dynamic type; with specials (NaN, inf, -0: lanes that leave
   // the vector step); the vector form on and off on alternate sizes.
   Rng rng(20261205);
-  const std::uint64_t pr = fast_replay_detail::kPairwiseRegion;
+  const std::uint64_t pr = replay_detail::kPairwiseRegion;
   const std::vector<std::uint64_t> sizes = test::RandomTreeSizes(
       rng, {pr - 1, pr, pr + 1, 2 * pr - 1, 2 * pr + 1, 3 * pr + 5, 5 * pr + 3}, 3, 30000);
   const bool cpu_vector = UseGatheredAddVectorised(true);
-  FastReplayTally tally;
+  ReplayTally tally;
   long scalar_sizes = 0;
   for (std::uint64_t n : sizes) {
     const bool vector = cpu_vector && n % 2 == 1;
@@ -249,20 +248,19 @@ TEST_CASE("FastReplay == Replay: level-batched trees and batched chains over Fas
                                                   "strided:16:tile:5",
                                                   "pairwise:4"};
       for (const std::string& schedule : schedules)
-        CheckFastReplay<Sum<T>>(x, schedule, std::string("Sum<FastEmulated ") + name + ">", seed,
-                                tally);
+        CheckReplay<Sum<T>>(x, schedule, std::string("Sum<Emulated ") + name + ">", seed, tally);
     };
-    check.template operator()<FastEmulated<BF16Tag, Rounding::kNearestEven>>("bf16/rne");
-    check.template operator()<FastEmulated<BF16Tag, Rounding::kTowardZero>>("bf16/rz");
-    check.template operator()<FastEmulated<Fp16Tag, Rounding::kUp>>("fp16/ru");
-    check.template operator()<FastEmulated<Fp16Tag, Rounding::kDown>>("fp16/rd");
+    check.template operator()<Emulated<BF16Tag, Rounding::kNearestEven>>("bf16/rne");
+    check.template operator()<Emulated<BF16Tag, Rounding::kTowardZero>>("bf16/rz");
+    check.template operator()<Emulated<Fp16Tag, Rounding::kUp>>("fp16/ru");
+    check.template operator()<Emulated<Fp16Tag, Rounding::kDown>>("fp16/rd");
     {
       EmulationScope scope(Fp8E5M2(), n % 3 == 0 ? Rounding::kToOdd : Rounding::kNearestAway, 1);
-      check.template operator()<FastEmulatedDynamic>("dynamic e5m2");
+      check.template operator()<EmulatedDynamic>("dynamic e5m2");
     }
   }
   UseGatheredAddVectorised(true);
-  std::cout << "FastReplay == Replay, level-batched and chain-batched Sum<FastEmulated>: "
+  std::cout << "Replay == ReplayOracle, level-batched and chain-batched Sum<Emulated>: "
             << tally.equal << " states bit-identical over " << sizes.size() << " sizes ("
             << scalar_sizes << " with the vector form off)\n";
   CHECK(tally.equal >= 40 * 300);

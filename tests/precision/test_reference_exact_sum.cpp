@@ -13,7 +13,7 @@
 
 #include "core/carrier.hpp"
 #include "core/laws.hpp"
-#include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 #include "precision/reference/exact_sum.hpp"
 #include "support/test_support.hpp"
 
@@ -82,7 +82,7 @@ TEST_CASE("ExactSum gives identical bits under every merge order", "[fast][refer
     const std::span<const double> xs(x);
     const double want = Finalize(xs);
     for (const auto& schedule : kSchedules) {
-      const double got = ExactSum::Finalize(Replay<ExactSum>(BuildTree(schedule, n), xs));
+      const double got = ExactSum::Finalize(ReplayOracle<ExactSum>(BuildTree(schedule, n), xs));
       INFO("reproduce: seed=" << seed << " n=" << n << " schedule=" << schedule
                               << " inputs=" << Join(x, 16));
       INFO("fold " << Exact(want) << " replay " << Exact(got));

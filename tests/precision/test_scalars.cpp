@@ -1,6 +1,6 @@
-// The compute scalars of precision/: Emulated (conversions, special values, signed zeros,
+// The compute scalars of precision/: EmulatedOracle (conversions, special values, signed zeros,
 // exp/log against MPFR, the dynamic format and its thread isolation, stochastic rounding),
-// Half and BFloat16 arithmetic (bit for bit equal to Emulated fp16/bf16, i.e. correctly
+// Half and BFloat16 arithmetic (bit for bit equal to EmulatedOracle fp16/bf16, i.e. correctly
 // rounded), and Mpfr (known values, precision rules, threads with different precisions).
 #include <atomic>
 #include <bit>
@@ -45,7 +45,7 @@ double RandomDouble(test::Rng& rng) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Emulated
+// EmulatedOracle
 
 template <class T>
 void CheckConversions(test::Rng& rng) {
@@ -66,12 +66,12 @@ void CheckConversions(test::Rng& rng) {
 
 TEST_CASE("emulated conversions round once into the format", "[fast][scalars]") {
   test::Rng rng(11);
-  CheckConversions<Emulated<Fp8E4M3Tag>>(rng);
-  CheckConversions<Emulated<Fp8E5M2Tag, Rounding::kUp>>(rng);
-  CheckConversions<Emulated<Fp16Tag, Rounding::kTowardZero>>(rng);
-  CheckConversions<Emulated<BF16Tag, Rounding::kDown>>(rng);
-  CheckConversions<Emulated<TF32Tag, Rounding::kNearestAway>>(rng);
-  CheckConversions<Emulated<Fp32Tag, Rounding::kToOdd>>(rng);
+  CheckConversions<EmulatedOracle<Fp8E4M3Tag>>(rng);
+  CheckConversions<EmulatedOracle<Fp8E5M2Tag, Rounding::kUp>>(rng);
+  CheckConversions<EmulatedOracle<Fp16Tag, Rounding::kTowardZero>>(rng);
+  CheckConversions<EmulatedOracle<BF16Tag, Rounding::kDown>>(rng);
+  CheckConversions<EmulatedOracle<TF32Tag, Rounding::kNearestAway>>(rng);
+  CheckConversions<EmulatedOracle<Fp32Tag, Rounding::kToOdd>>(rng);
 }
 
 TEST_CASE("emulated integer and long double conversions avoid double rounding", "[fast][scalars]") {
@@ -79,24 +79,24 @@ TEST_CASE("emulated integer and long double conversions avoid double rounding", 
   // (2^60 + 2^52), which ties-to-even would send down to 2^60.
   const std::uint64_t n = (std::uint64_t{1} << 60) + (std::uint64_t{1} << 52) + 1;
   const double up = 0x1p60 + 0x1p53;
-  CHECK(Emulated<BF16Tag>(n).Value() == up);
-  CHECK(Emulated<BF16Tag>(-static_cast<std::int64_t>(n)).Value() == -up);
-  CHECK(ScalarTraits<Emulated<BF16Tag>>::FromCount(n).Value() == up);
-  CHECK(Emulated<BF16Tag>(static_cast<long double>(n)).Value() == up);
+  CHECK(EmulatedOracle<BF16Tag>(n).Value() == up);
+  CHECK(EmulatedOracle<BF16Tag>(-static_cast<std::int64_t>(n)).Value() == -up);
+  CHECK(ScalarTraits<EmulatedOracle<BF16Tag>>::FromCount(n).Value() == up);
+  CHECK(EmulatedOracle<BF16Tag>(static_cast<long double>(n)).Value() == up);
   CHECK(ScalarTraits<BFloat16>::FromCount(n).ToDouble() == up);
-  CHECK(Emulated<BF16Tag, Rounding::kTowardZero>(n).Value() == 0x1p60);
-  CHECK(Emulated<Fp16Tag>(2049).Value() == 2048);  // tie to even
-  CHECK(Emulated<Fp16Tag>(2051).Value() == 2052);
-  CHECK(Emulated<Fp16Tag, Rounding::kUp>(2049).Value() == 2050);
-  CHECK(Emulated<Fp8E4M3Tag>(17).Value() == 16);
-  CHECK(static_cast<float>(Emulated<Fp32Tag>(0.1)) == 0.1f);
+  CHECK(EmulatedOracle<BF16Tag, Rounding::kTowardZero>(n).Value() == 0x1p60);
+  CHECK(EmulatedOracle<Fp16Tag>(2049).Value() == 2048);  // tie to even
+  CHECK(EmulatedOracle<Fp16Tag>(2051).Value() == 2052);
+  CHECK(EmulatedOracle<Fp16Tag, Rounding::kUp>(2049).Value() == 2050);
+  CHECK(EmulatedOracle<Fp8E4M3Tag>(17).Value() == 16);
+  CHECK(static_cast<float>(EmulatedOracle<Fp32Tag>(0.1)) == 0.1f);
 }
 
 TEST_CASE("emulated special values and overflow", "[fast][scalars]") {
-  using E4 = Emulated<Fp8E4M3Tag>;
-  using E4z = Emulated<Fp8E4M3Tag, Rounding::kTowardZero>;
-  using E4sat = Emulated<Fp8E4M3SatTag>;
-  using H = Emulated<Fp16Tag>;
+  using E4 = EmulatedOracle<Fp8E4M3Tag>;
+  using E4z = EmulatedOracle<Fp8E4M3Tag, Rounding::kTowardZero>;
+  using E4sat = EmulatedOracle<Fp8E4M3SatTag>;
+  using H = EmulatedOracle<Fp16Tag>;
   using Tr = ScalarTraits<E4>;
   // Finite overflow follows the format: E4M3 has no inf.
   CHECK(std::isnan((E4(448.0) + E4(448.0)).Value()));
@@ -130,18 +130,20 @@ TEST_CASE("emulated special values and overflow", "[fast][scalars]") {
   CHECK_FALSE(Tr::IsFinite(Tr::Infinity()));
   // Exact zero sums: +0, except -0 under rd.
   CHECK(Same((H(3.0) - H(3.0)).Value(), 0.0));
-  CHECK(Same(
-      (Emulated<Fp16Tag, Rounding::kDown>(3.0) - Emulated<Fp16Tag, Rounding::kDown>(3.0)).Value(),
-      -0.0));
+  CHECK(Same((EmulatedOracle<Fp16Tag, Rounding::kDown>(3.0) -
+              EmulatedOracle<Fp16Tag, Rounding::kDown>(3.0))
+                 .Value(),
+             -0.0));
   CHECK(Same((H(-0.0) + H(-0.0)).Value(), -0.0));
   CHECK(Same((H(-0.0) + H(0.0)).Value(), 0.0));
   // A nonzero result that underflows to zero keeps its sign.
   CHECK(Same((H(-0x1p-20) * H(0x1p-20)).Value(), -0.0));
-  CHECK((Emulated<Fp16Tag, Rounding::kUp>(0x1p-20) * Emulated<Fp16Tag, Rounding::kUp>(0x1p-20))
+  CHECK((EmulatedOracle<Fp16Tag, Rounding::kUp>(0x1p-20) *
+         EmulatedOracle<Fp16Tag, Rounding::kUp>(0x1p-20))
             .Value() == 0x1p-24);
 }
 
-// A format that Emulated cannot round into exactly, behind a static tag without kPrecision.
+// A format that EmulatedOracle cannot round into exactly, behind a static tag without kPrecision.
 struct TooPreciseTag {
   static const Format& Get() {
     static const Format f = ParseFormat("custom:p=30,emin=-126,emax=127");
@@ -150,7 +152,7 @@ struct TooPreciseTag {
 };
 
 TEST_CASE("emulated rejects formats it cannot emulate exactly", "[fast][scalars]") {
-  CHECK_THROWS_AS(Emulated<TooPreciseTag>(1.0), std::invalid_argument);
+  CHECK_THROWS_AS(EmulatedOracle<TooPreciseTag>(1.0), std::invalid_argument);
   CHECK_THROWS_AS(EmulationScope(Fp64()), std::invalid_argument);
   CHECK_THROWS_AS(EmulationScope(ParseFormat("custom:p=11,emin=-14,emax=600")),
                   std::invalid_argument);
@@ -168,23 +170,24 @@ TEST_CASE("emulated rejects formats it cannot emulate exactly", "[fast][scalars]
 }
 
 TEST_CASE("emulated dynamic format comes from the thread's scope", "[fast][scalars]") {
-  CHECK_THROWS_AS(EmulatedDynamic(1.0), std::logic_error);
+  CHECK_THROWS_AS(EmulatedOracleDynamic(1.0), std::logic_error);
   {
     EmulationScope outer(ParseFormat("custom:p=5,emin=-6,emax=7"), Rounding::kUp);
-    CHECK(EmulatedDynamic::GetFormat().precision == 5);
-    CHECK(EmulatedDynamic::GetRounding() == Rounding::kUp);
-    CHECK(EmulatedDynamic(1.0 + 0x1p-10).Value() == 1.0625);  // up to the next 5-bit value
+    CHECK(EmulatedOracleDynamic::GetFormat().precision == 5);
+    CHECK(EmulatedOracleDynamic::GetRounding() == Rounding::kUp);
+    CHECK(EmulatedOracleDynamic(1.0 + 0x1p-10).Value() == 1.0625);  // up to the next 5-bit value
     {
       EmulationScope inner(Fp16(), Rounding::kTowardZero);
-      CHECK(EmulatedDynamic(1.0 + 0x1p-10 + 0x1p-12).Value() == 1.0 + 0x1p-10);
+      CHECK(EmulatedOracleDynamic(1.0 + 0x1p-10 + 0x1p-12).Value() == 1.0 + 0x1p-10);
       // A static rounding with the dynamic format.
-      CHECK((Emulated<DynamicFormatTag, Rounding::kNearestEven>(1.0 + 0x1p-11 + 0x1p-13)).Value() ==
-            1.0 + 0x1p-10);
+      CHECK((EmulatedOracle<DynamicFormatTag, Rounding::kNearestEven>(1.0 + 0x1p-11 + 0x1p-13))
+                .Value() == 1.0 + 0x1p-10);
     }
-    CHECK(EmulatedDynamic::GetFormat().precision == 5);
-    CHECK((EmulatedDynamic(1.0) / EmulatedDynamic(3.0)).Value() == 0.34375);  // 11/32, up
+    CHECK(EmulatedOracleDynamic::GetFormat().precision == 5);
+    CHECK((EmulatedOracleDynamic(1.0) / EmulatedOracleDynamic(3.0)).Value() ==
+          0.34375);  // 11/32, up
   }
-  CHECK_THROWS_AS(EmulatedDynamic(1.0), std::logic_error);
+  CHECK_THROWS_AS(EmulatedOracleDynamic(1.0), std::logic_error);
 }
 
 // Two threads with different dynamic formats and modes, at the same time, each getting the
@@ -217,9 +220,9 @@ TEST_CASE("emulated dynamic formats do not interfere across threads", "[fast][sc
       ready.fetch_add(1);
       while (ready.load() < 2) {
       }
-      EmulatedDynamic s(0.0);
+      EmulatedOracleDynamic s(0.0);
       for (int i = 1; i <= kSteps; ++i) {
-        s = s + EmulatedDynamic(1.0) / EmulatedDynamic(i);
+        s = s + EmulatedOracleDynamic(1.0) / EmulatedOracleDynamic(i);
         job.got.push_back(s.Value());
       }
     });
@@ -233,7 +236,7 @@ TEST_CASE("emulated dynamic formats do not interfere across threads", "[fast][sc
 }
 
 TEST_CASE("emulated stochastic rounding is reproducible and unbiased", "[fast][scalars]") {
-  using S = Emulated<Fp16Tag, Rounding::kStochastic>;
+  using S = EmulatedOracle<Fp16Tag, Rounding::kStochastic>;
   const S one(1.0);  // exact: 1 is a value
   const S quarter_ulp(0x1p-12);
   auto run = [&](std::uint64_t seed) {
@@ -266,7 +269,7 @@ TEST_CASE("emulated stochastic rounding is reproducible and unbiased", "[fast][s
     EmulationScope s(Fp16(), Rounding::kStochastic, seed);
     std::vector<double> out;
     for (int i = 0; i < 32; ++i)
-      out.push_back((EmulatedDynamic(1.0) + EmulatedDynamic(0x1p-12)).Value());
+      out.push_back((EmulatedOracleDynamic(1.0) + EmulatedOracleDynamic(0x1p-12)).Value());
     return out;
   };
   CHECK(dynamic(3) == dynamic(3));
@@ -332,21 +335,21 @@ void CheckTranscendentals(test::Rng& rng, long& total, long& wrong) {
 TEST_CASE("emulated exp exp2 log are correctly rounded on samples", "[fast][scalars]") {
   test::Rng rng(5);
   long total = 0, wrong = 0;
-  CheckTranscendentals<Emulated<Fp8E4M3Tag>>(rng, total, wrong);
-  CheckTranscendentals<Emulated<Fp8E5M2Tag, Rounding::kDown>>(rng, total, wrong);
-  CheckTranscendentals<Emulated<Fp16Tag>>(rng, total, wrong);
-  CheckTranscendentals<Emulated<Fp16Tag, Rounding::kUp>>(rng, total, wrong);
-  CheckTranscendentals<Emulated<BF16Tag, Rounding::kTowardZero>>(rng, total, wrong);
-  CheckTranscendentals<Emulated<TF32Tag, Rounding::kToOdd>>(rng, total, wrong);
-  CheckTranscendentals<Emulated<Fp32Tag>>(rng, total, wrong);
-  CheckTranscendentals<Emulated<Fp32Tag, Rounding::kDown>>(rng, total, wrong);
+  CheckTranscendentals<EmulatedOracle<Fp8E4M3Tag>>(rng, total, wrong);
+  CheckTranscendentals<EmulatedOracle<Fp8E5M2Tag, Rounding::kDown>>(rng, total, wrong);
+  CheckTranscendentals<EmulatedOracle<Fp16Tag>>(rng, total, wrong);
+  CheckTranscendentals<EmulatedOracle<Fp16Tag, Rounding::kUp>>(rng, total, wrong);
+  CheckTranscendentals<EmulatedOracle<BF16Tag, Rounding::kTowardZero>>(rng, total, wrong);
+  CheckTranscendentals<EmulatedOracle<TF32Tag, Rounding::kToOdd>>(rng, total, wrong);
+  CheckTranscendentals<EmulatedOracle<Fp32Tag>>(rng, total, wrong);
+  CheckTranscendentals<EmulatedOracle<Fp32Tag, Rounding::kDown>>(rng, total, wrong);
   std::cout << "emulated exp/exp2/log vs MPFR: " << wrong << " of " << total
             << " not correctly rounded\n";
   CHECK(wrong == 0);
   // Exact points and overflow/underflow of finite arguments.
-  using H = Emulated<Fp16Tag>;
-  using Hz = Emulated<Fp16Tag, Rounding::kTowardZero>;
-  using Hu = Emulated<Fp16Tag, Rounding::kUp>;
+  using H = EmulatedOracle<Fp16Tag>;
+  using Hz = EmulatedOracle<Fp16Tag, Rounding::kTowardZero>;
+  using Hu = EmulatedOracle<Fp16Tag, Rounding::kUp>;
   CHECK(exp(H(0.0)).Value() == 1);
   CHECK(log(H(1.0)).Value() == 0);
   CHECK(exp2(H(3.0)).Value() == 8);
@@ -356,7 +359,7 @@ TEST_CASE("emulated exp exp2 log are correctly rounded on samples", "[fast][scal
   CHECK(exp(Hz(1000.0)).Value() == 65504);
   CHECK(exp(Hu(-1000.0)).Value() == 0x1p-24);
   CHECK(exp(Hu(0x1p-24)).Value() == 1 + 0x1p-10);  // exp of a tiny positive: just above 1
-  CHECK(exp(Emulated<Fp32Tag, Rounding::kDown>(-0x1p-100)).Value() == 1 - 0x1p-24);
+  CHECK(exp(EmulatedOracle<Fp32Tag, Rounding::kDown>(-0x1p-100)).Value() == 1 - 0x1p-24);
 }
 
 #endif  // CARRIER_HAVE_MPFR
@@ -369,11 +372,11 @@ double D(H h) {
   return h.ToDouble();
 }
 
-// All ops of H on random bit patterns against Emulated<Tag> (correctly rounded): equal bits
+// All ops of H on random bit patterns against EmulatedOracle<Tag> (correctly rounded): equal bits
 // (NaN results: both NaN, and H's is the canonical 0x7FFF).
 template <class H, class Tag>
-void CheckBinary16AgainstEmulated(std::uint64_t seed, const char* name) {
-  using E = Emulated<Tag>;
+void CheckBinary16AgainstEmulatedOracle(std::uint64_t seed, const char* name) {
+  using E = EmulatedOracle<Tag>;
   test::Rng rng(seed);
   long compared = 0;
   auto random_h = [&] {
@@ -402,15 +405,15 @@ void CheckBinary16AgainstEmulated(std::uint64_t seed, const char* name) {
     const H a = H::FromBits(static_cast<std::uint16_t>(bits));
     check("sqrt", a, a, sqrt(a), sqrt(E(D(a))).Value());
   }
-  std::cout << name << " arithmetic vs Emulated: " << compared << " results compared\n";
+  std::cout << name << " arithmetic vs EmulatedOracle: " << compared << " results compared\n";
 }
 
 TEST_CASE("Half arithmetic is correctly rounded fp16", "[fast][scalars]") {
-  CheckBinary16AgainstEmulated<Half, Fp16Tag>(21, "Half");
+  CheckBinary16AgainstEmulatedOracle<Half, Fp16Tag>(21, "Half");
 }
 
 TEST_CASE("BFloat16 arithmetic is correctly rounded bf16", "[fast][scalars]") {
-  CheckBinary16AgainstEmulated<BFloat16, BF16Tag>(22, "BFloat16");
+  CheckBinary16AgainstEmulatedOracle<BFloat16, BF16Tag>(22, "BFloat16");
 }
 
 template <class H>

@@ -5,7 +5,7 @@ finalize; push optional) as Python callables over any state Python can hold: a f
 after every operation with ``carrier.round`` (or ``struct``'s fp32 cast), a ``Fraction`` held
 exactly, a tuple of either. ``replay`` runs it through the merge tree of any schedule carrier
 knows (``carrier.tree``): every chain pushes its inputs in index order from ``identity()``, then
-the tree's combines run in the tree's order, exactly as core/replay.hpp does for a C++ carrier,
+the tree's combines run in the tree's order, exactly as core/replay_oracle.hpp does for a C++ carrier,
 so a Python carrier that performs the same roundings as a built-in gives the built-in's bits
 (tests/test_user_carriers.py checks a sum and online softmax against ``carrier.eval``).
 ``laws`` measures the laws ``carrier laws`` measures for a built-in: identity, commutativity and

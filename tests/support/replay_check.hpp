@@ -1,11 +1,11 @@
-// tests/support/fast_replay_check.hpp: the check that FastReplay (core/fast_replay.hpp) equals
-// Replay (core/replay.hpp) bit for bit, shared by tests/core and tests/precision.
+// tests/support/replay_check.hpp: the check that Replay (core/replay.hpp) equals
+// ReplayOracle (core/replay_oracle.hpp) bit for bit, shared by tests/core and tests/precision.
 //
-// CheckFastReplay<C>(x, schedule, ...) evaluates
-//   Replay<C>(BuildTree(s, n), x)      the definition,
-//   FastReplay<C>(BuildTree(s, n), x)  the fast engine over the explicit tree,
-//   FastReplay<C>(s, x)                the fast engine over the schedule's structure,
-//   FastReplayWindowed<C>(s, n, fill, window)  the same, reading x through fill a window at a
+// CheckReplay<C>(x, schedule, ...) evaluates
+//   ReplayOracle<C>(BuildTree(s, n), x)      the definition,
+//   Replay<C>(BuildTree(s, n), x)  the fast engine over the explicit tree,
+//   Replay<C>(s, x)                the fast engine over the schedule's structure,
+//   ReplayWindowed<C>(s, n, fill, window)  the same, reading x through fill a window at a
 //                                      time (window drawn from 1, 2, 3, 7, 64, 1000 by seed,
 //                                      n and schedule, so window edges fall everywhere),
 // each through `scoped` (a callable that runs its argument; a precision test passes one that
@@ -26,10 +26,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/fast_replay.hpp"
 #include "core/hash.hpp"
 #include "core/merge_tree.hpp"
 #include "core/replay.hpp"
+#include "core/replay_oracle.hpp"
 #include "core/schedule.hpp"
 #include "support/test_support.hpp"
 
@@ -42,18 +42,18 @@ struct RunDirect {
   }
 };
 
-struct FastReplayTally {
+struct ReplayTally {
   long equal = 0;    // states compared and bit-identical
   long refused = 0;  // schedules all three refused alike
 };
 
-// The longest request FastReplayWindowed may make (core/fast_replay.hpp, the table at the
+// The longest request ReplayWindowed may make (core/replay.hpp, the table at the
 // function), written from the contract, not from the code: order_free is
-// FastReplayOrderFree<Scalar>::Holds() at the call.
+// ReplayOrderFree<Scalar>::Holds() at the call.
 inline std::uint64_t WindowedReadBound(const Schedule& s, std::uint64_t n, std::uint64_t window,
                                        bool order_free) {  // NOLINT(misc-no-recursion)
   window = std::max<std::uint64_t>(window, 1);
-  if (!order_free || !fast_replay_detail::IsStructured(s)) return n;
+  if (!order_free || !replay_detail::IsStructured(s)) return n;
   switch (s.kind) {
     case ScheduleKind::kSeq:
       return s.lift ? n : window;
@@ -76,7 +76,7 @@ inline std::uint64_t WindowedReadBound(const Schedule& s, std::uint64_t n, std::
   }
 }
 
-// The window CheckFastReplay's windowed path uses for (seed, n, schedule).
+// The window CheckReplay's windowed path uses for (seed, n, schedule).
 inline std::uint64_t CheckWindow(std::uint64_t seed, std::uint64_t n, const std::string& schedule) {
   static constexpr std::uint64_t kWindows[] = {1, 2, 3, 7, 64, 1000};
   std::uint64_t h = SplitMix64(seed ^ (n << 20));
@@ -84,7 +84,7 @@ inline std::uint64_t CheckWindow(std::uint64_t seed, std::uint64_t n, const std:
   return kWindows[h % std::size(kWindows)];
 }
 
-// fill for FastReplayWindowed over x that records every request: how often each input was asked
+// fill for ReplayWindowed over x that records every request: how often each input was asked
 // for, the longest request and whether one fell outside [0, n).
 template <class Input>
 struct CountingFill {
@@ -123,9 +123,9 @@ std::string InputText(const std::vector<typename C::Input>& x) {
 }
 
 template <class C, class Scoped = RunDirect>
-void CheckFastReplay(const std::vector<typename C::Input>& x, const std::string& schedule,
-                     const std::string& types, std::uint64_t seed, FastReplayTally& tally,
-                     Scoped scoped = {}) {
+void CheckReplay(const std::vector<typename C::Input>& x, const std::string& schedule,
+                 const std::string& types, std::uint64_t seed, ReplayTally& tally,
+                 Scoped scoped = {}) {
   using State = typename C::State;
   const std::span<const typename C::Input> xs(x);
   const Schedule s = ParseSchedule(schedule);
@@ -134,33 +134,33 @@ void CheckFastReplay(const std::vector<typename C::Input>& x, const std::string&
   std::string err_want, err_tree, err_schedule, err_windowed;
   try {
     tree = BuildTree(s, x.size());
-    want = scoped([&] { return Replay<C>(*tree, xs); });
+    want = scoped([&] { return ReplayOracle<C>(*tree, xs); });
   } catch (const ScheduleError& e) {
     err_want = e.what();
   }
   if (tree) {
     try {
-      got_tree = scoped([&] { return FastReplay<C>(*tree, xs); });
+      got_tree = scoped([&] { return Replay<C>(*tree, xs); });
     } catch (const ScheduleError& e) {
       err_tree = e.what();
     }
   }
   try {
-    got_schedule = scoped([&] { return FastReplay<C>(s, xs); });
+    got_schedule = scoped([&] { return Replay<C>(s, xs); });
   } catch (const ScheduleError& e) {
     err_schedule = e.what();
   }
   const std::uint64_t window = CheckWindow(seed, x.size(), schedule);
   CountingFill<typename C::Input> fill{&x};
   try {
-    got_windowed = scoped([&] { return FastReplayWindowed<C>(s, x.size(), fill, window); });
+    got_windowed = scoped([&] { return ReplayWindowed<C>(s, x.size(), fill, window); });
   } catch (const ScheduleError& e) {
     err_windowed = e.what();
   }
   const Repro r{seed, x.size(), schedule, types, InputText<C>(x)};
-  INFO(r.Text() << " window=" << window << "\nReplay error: '" << err_want
-                << "'\nFastReplay(tree) error: '" << err_tree << "'\nFastReplay(schedule) error: '"
-                << err_schedule << "'\nFastReplayWindowed error: '" << err_windowed << "'");
+  INFO(r.Text() << " window=" << window << "\nReplayOracle error: '" << err_want
+                << "'\nReplay(tree) error: '" << err_tree << "'\nReplay(schedule) error: '"
+                << err_schedule << "'\nReplayWindowed error: '" << err_windowed << "'");
   if (!want) {
     if (tree) REQUIRE(!got_tree);
     REQUIRE(!got_schedule);
@@ -172,16 +172,16 @@ void CheckFastReplay(const std::vector<typename C::Input>& x, const std::string&
   REQUIRE(got_tree);
   REQUIRE(got_schedule);
   REQUIRE(got_windowed);
-  INFO("FastReplay over the explicit tree");
+  INFO("Replay over the explicit tree");
   REQUIRE(StatesBitEqual<C>(*want, *got_tree));
-  INFO("FastReplay over the schedule's structure");
+  INFO("Replay over the schedule's structure");
   REQUIRE(StatesBitEqual<C>(*want, *got_schedule));
-  INFO("FastReplayWindowed: " << fill.calls << " requests, the longest " << fill.longest
-                              << ", inputs not asked for exactly once " << fill.NotOnce());
+  INFO("ReplayWindowed: " << fill.calls << " requests, the longest " << fill.longest
+                          << ", inputs not asked for exactly once " << fill.NotOnce());
   REQUIRE(StatesBitEqual<C>(*want, *got_windowed));
   REQUIRE(!fill.outside);
   REQUIRE(fill.NotOnce() == 0);
-  const bool order_free = FastReplayOrderFree<typename C::Scalar>::Holds();
+  const bool order_free = ReplayOrderFree<typename C::Scalar>::Holds();
   REQUIRE(fill.longest <= WindowedReadBound(s, x.size(), window, order_free));
   ++tally.equal;
 }
@@ -190,7 +190,7 @@ void CheckFastReplay(const std::vector<typename C::Input>& x, const std::string&
 // pairwise sizes, lifted tiles, strided tiles, omp chunks with each inner kind, cuda trees),
 // and the windowed path's (CheckWindow's windows): leaves, tiles and strided rows longer than
 // the window, pushed and lifted.
-inline const std::vector<std::string>& FastReplaySchedules() {
+inline const std::vector<std::string>& ReplaySchedules() {
   static const std::vector<std::string> kAll = {"seq",
                                                 "reverse",
                                                 "pairwise",
@@ -248,8 +248,8 @@ inline const std::vector<std::string>& FastReplaySchedules() {
 
 // Sizes around the engine's thresholds: lanes (8), unrolled pairwise (32), tiles, and a few
 // random ones (scaled by CARRIER_TEST_MULTIPLIER).
-inline std::vector<std::uint64_t> FastReplaySizes(std::uint64_t seed, int random_count,
-                                                  std::uint64_t max_random) {
+inline std::vector<std::uint64_t> ReplaySizes(std::uint64_t seed, int random_count,
+                                              std::uint64_t max_random) {
   std::vector<std::uint64_t> n = {0,  1,  2,  3,  4,  5,  7,   8,   9,   15,  16,  17,
                                   31, 32, 33, 63, 64, 65, 100, 511, 512, 513, 1000};
   Rng rng(seed);

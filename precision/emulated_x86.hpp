@@ -1,13 +1,13 @@
-// precision/fast_emulated_x86.hpp: the x86 forms of FastEmulated's hot operations
-// (precision/fast_emulated.hpp, whose contract they keep: every lane's bits are Add's).
+// precision/emulated_x86.hpp: the x86 forms of Emulated's hot operations
+// (precision/emulated.hpp, whose contract they keep: every lane's bits are Add's).
 //
-// Only fast_emulated.hpp includes this file. Two kinds of code live here:
+// Only emulated.hpp includes this file. Two kinds of code live here:
 //   - SSE2 (baseline x86-64, compiled wherever __SSE2__ is): RoundNearestEvenSse2, the rne
 //     rounding in the register that holds the double, and LatencyChainSse2, a seq chain kept in
 //     one SSE register;
 //   - AVX-512 (CARRIER_X86_KERNELS, core/cpu_features.hpp): GatheredAdd's eight-lane batches
 //     (AVX-512F) and the rne seq chain's AVX-512VL loop, each compiled by a target attribute
-//     so the rest of the build stays baseline x86-64. fast_emulated.hpp runs them only where
+//     so the rest of the build stays baseline x86-64. emulated.hpp runs them only where
 //     HostAvx512() has the subset (F for the batches, VL for the chain) and the test switch
 //     UseGatheredAddVectorised is on.
 #pragma once
@@ -27,7 +27,7 @@
 #include <immintrin.h>
 #endif
 
-namespace carrier::fast_emulated_detail {
+namespace carrier::emulated_detail {
 
 // RoundNormalStatic on x86-64 for round to nearest even: the same add-then-truncate on the
 // pattern, computed in the SSE register that holds x (no trip through a general register and
@@ -121,7 +121,7 @@ CARRIER_AVX512F inline bool AddRound8(__m512d a, __m512d b, const VectorShape& s
   const __m512d hi = _mm512_add_pd(a, b);
   __m512i bits = _mm512_castpd_si512(hi);
   if constexpr (kOdd) {
-    // TwoSum's exact error, then emulated_detail::RoundToOdd in the form "truncate, then set
+    // TwoSum's exact error, then emulated_oracle_detail::RoundToOdd in the form "truncate, then set
     // the last bit when inexact": a nonzero error of the other sign than hi means hi lies past
     // the exact sum, one pattern down in magnitude truncates it; the odd step is then the
     // OR of 1. (Same result in each case of RoundToOdd: odd hi stays; even hi steps toward
@@ -342,7 +342,7 @@ __attribute__((target("avx512f,avx512vl"))) inline double NearestEvenChainAvx512
 #endif  // CARRIER_X86_KERNELS
 
 #if defined(__SSE2__) && !defined(__CUDACC__)
-// LatencyChain (fast_emulated.hpp) on x86: one chain of additions a = a + x[j * stride], j < count
+// LatencyChain (emulated.hpp) on x86: one chain of additions a = a + x[j * stride], j < count
 // (a seq chain: GatheredAdd's Chains with one lane), where each addition waits for the one before,
 // so its latency is the time per element: the double sum, the rounding, then the next sum. For two
 // modes Add's inline case is computed here without the trip of the sum through a general register
@@ -407,4 +407,4 @@ template <Rounding M, class Step>
 }
 #endif
 
-}  // namespace carrier::fast_emulated_detail
+}  // namespace carrier::emulated_detail

@@ -1,4 +1,4 @@
-#include "precision/emulated.hpp"
+#include "precision/emulated_oracle.hpp"
 
 #include <bit>
 #include <cfloat>
@@ -33,7 +33,7 @@ std::string WhyNotEmulable(const Format& f) {
 
 }  // namespace
 
-namespace emulated_detail {
+namespace emulated_oracle_detail {
 namespace {
 
 double Round(double x, const Env& e) {
@@ -187,7 +187,7 @@ double Log(double x, const Env& e) {
                e);
 }
 
-}  // namespace emulated_detail
+}  // namespace emulated_oracle_detail
 
 void CheckEmulableFormat(const Format& f) {
   f.Validate();
