@@ -20,6 +20,16 @@ T ReplaySum(const MergeTree& t, const std::vector<T>& x) {
   return ReplayOracleResult<Sum<T>>(t, std::span<const T>(x));
 }
 
+// Both schedules' trees over n inputs; a schedule that cannot build them is one line, exit 2.
+std::pair<MergeTree, MergeTree> BuildBoth(Args& args, const std::string& sa, const std::string& sb,
+                                          std::uint64_t n) {
+  try {
+    return {BuildTree(sa, n), BuildTree(sb, n)};
+  } catch (const ScheduleError& e) {
+    args.Fail(e.what());
+  }
+}
+
 // --n A..B: one line per n, "N same" or "N different" (the verdict of each single run, without
 // its witness); exit 0 when every n gives the same tree, 1 otherwise.
 int EquivRange(Args& args, const std::string& sa, const std::string& sb, const std::string& text) {
@@ -33,13 +43,7 @@ int EquivRange(Args& args, const std::string& sa, const std::string& sb, const s
   (void)args.Choice("dtype", {"fp32", "fp64"}, "fp64");
   bool all_same = true;
   for (std::uint64_t n = *lo; n <= *hi; ++n) {
-    MergeTree ta, tb;
-    try {
-      ta = BuildTree(sa, n);
-      tb = BuildTree(sb, n);
-    } catch (const ScheduleError& e) {
-      args.Fail(e.what());
-    }
+    const auto [ta, tb] = BuildBoth(args, sa, sb, n);
     const bool same = max || TreeHash(ta, TreeForm::kBinary) == TreeHash(tb, TreeForm::kBinary);
     all_same = all_same && same;
     std::cout << n << (same ? " same\n" : " different\n");
@@ -59,13 +63,7 @@ int RunEquiv(const std::vector<std::string>& argv) {
   if (n > (std::uint64_t{1} << 24)) args.Fail("--n must be at most 2^24 for equiv");
   const std::string carrier = args.Choice("carrier", {"sum", "max"}, "sum");
   const std::string dtype = args.Choice("dtype", {"fp32", "fp64"}, "fp64");
-  MergeTree ta, tb;
-  try {
-    ta = BuildTree(sa, n);
-    tb = BuildTree(sb, n);
-  } catch (const ScheduleError& e) {
-    args.Fail(e.what());
-  }
+  const auto [ta, tb] = BuildBoth(args, sa, sb, n);
   // Sum and Max declare Push == Combine(., Lift) and the identity law, so the binary form is
   // the tree that decides their bits.
   const TreeForm form = TreeForm::kBinary;
