@@ -58,7 +58,7 @@ constexpr std::string_view kSyntax =
     "expected mxfp8e4m3, mxfp8e5m2, mxfp6e3m2, mxfp6e2m3, mxfp4, mxint8, nvfp4 or "
     "mx:ELEM:BLOCK:SCALEFMT:RULE (SCALEFMT e8m0 ue4m3 fp32), then optional :RULE, :4/6, :2dB";
 
-[[noreturn]] void Reject(std::string_view text, const std::string& why) {
+[[noreturn]] void RejectBlockScaled(std::string_view text, const std::string& why) {
   throw std::invalid_argument("block-scaled format '" + std::string(text) + "': " + why);
 }
 
@@ -304,7 +304,8 @@ BlockScaledFormat ParseBlockScaledFormat(std::string_view text) {
   bool rule_given = false;
   if (parts[0] == "mx") {
     if (parts.size() < 5)
-      Reject(text, "the mx: form needs ELEM:BLOCK:SCALEFMT:RULE (e.g. mx:e2m1:32:e8m0:floor)");
+      RejectBlockScaled(text,
+                        "the mx: form needs ELEM:BLOCK:SCALEFMT:RULE (e.g. mx:e2m1:32:e8m0:floor)");
     bool found = false;
     for (const ElementInfo& el : kElements)
       if (parts[1] == el.name) {
@@ -312,10 +313,10 @@ BlockScaledFormat ParseBlockScaledFormat(std::string_view text) {
         found = true;
       }
     if (!found)
-      Reject(text,
-             "element '" + std::string(parts[1]) + "' is not one of e5m2 e4m3 e3m2 e2m3 e2m1 int8");
+      RejectBlockScaled(text, "element '" + std::string(parts[1]) +
+                                  "' is not one of e5m2 e4m3 e3m2 e2m3 e2m1 int8");
     if (!ParseInt(parts[2], f.block) || f.block < 1 || f.block > 4096)
-      Reject(text, "block '" + std::string(parts[2]) + "' is not an integer in 1..4096");
+      RejectBlockScaled(text, "block '" + std::string(parts[2]) + "' is not an integer in 1..4096");
     if (parts[3] == "e8m0") {
       f.scale = BlockScaleFormat::kE8M0;
     } else if (parts[3] == "ue4m3") {
@@ -323,11 +324,13 @@ BlockScaledFormat ParseBlockScaledFormat(std::string_view text) {
     } else if (parts[3] == "fp32") {
       f.scale = BlockScaleFormat::kFp32;
     } else {
-      Reject(text, "scale format '" + std::string(parts[3]) + "' is not one of e8m0 ue4m3 fp32");
+      RejectBlockScaled(
+          text, "scale format '" + std::string(parts[3]) + "' is not one of e8m0 ue4m3 fp32");
     }
     if (!ParseRule(parts[4], f.rule) || !RuleFits(f.scale, f.rule))
-      Reject(text, "rule '" + std::string(parts[4]) + "' is not one of " + RulesOf(f.scale) +
-                       " (scale " + std::string(BlockScaleFormatName(f.scale)) + ")");
+      RejectBlockScaled(text, "rule '" + std::string(parts[4]) + "' is not one of " +
+                                  RulesOf(f.scale) + " (scale " +
+                                  std::string(BlockScaleFormatName(f.scale)) + ")");
     rule_given = true;
     next = 5;
   } else {
@@ -335,7 +338,8 @@ BlockScaledFormat ParseBlockScaledFormat(std::string_view text) {
     for (const Named& n : kNamed)
       if (parts[0] == n.name) base = &n;
     if (!base)
-      Reject(text, "unknown name '" + std::string(parts[0]) + "': " + std::string(kSyntax));
+      RejectBlockScaled(text,
+                        "unknown name '" + std::string(parts[0]) + "': " + std::string(kSyntax));
     f.element = base->element;
     f.block = base->block;
     f.scale = base->scale;
@@ -346,29 +350,30 @@ BlockScaledFormat ParseBlockScaledFormat(std::string_view text) {
     const std::string_view p = parts[i];
     BlockScaleRule r;
     if (p == "4/6") {
-      if (seen_46) Reject(text, "suffix '4/6' given twice");
+      if (seen_46) RejectBlockScaled(text, "suffix '4/6' given twice");
       seen_46 = true;
       if (f.scale != BlockScaleFormat::kUE4M3 || f.element != MxElement::kE2M1)
-        Reject(text, "':4/6' needs e2m1 elements with a ue4m3 scale (nvfp4)");
+        RejectBlockScaled(text, "':4/6' needs e2m1 elements with a ue4m3 scale (nvfp4)");
       f.four_over_six = true;
     } else if (p.substr(0, 2) == "2d") {
-      if (seen_2d) Reject(text, "suffix '2d' given twice");
+      if (seen_2d) RejectBlockScaled(text, "suffix '2d' given twice");
       seen_2d = true;
       int b = 0;
       if (!ParseInt(p.substr(2), b) || b < 1 || b > 4096)
-        Reject(text, "'" + std::string(p) + "': expected 2dB with B an integer in 1..4096");
+        RejectBlockScaled(text,
+                          "'" + std::string(p) + "': expected 2dB with B an integer in 1..4096");
       f.block = b;
       f.two_d = true;
     } else if (ParseRule(p, r)) {
-      if (rule_given) Reject(text, "rule given twice ('" + std::string(p) + "')");
+      if (rule_given) RejectBlockScaled(text, "rule given twice ('" + std::string(p) + "')");
       rule_given = true;
       if (!RuleFits(f.scale, r))
-        Reject(text, "rule '" + std::string(p) + "' is not one of " + RulesOf(f.scale) +
-                         " (scale " + std::string(BlockScaleFormatName(f.scale)) + ")");
+        RejectBlockScaled(text, "rule '" + std::string(p) + "' is not one of " + RulesOf(f.scale) +
+                                    " (scale " + std::string(BlockScaleFormatName(f.scale)) + ")");
       f.rule = r;
     } else {
-      Reject(text, "unknown suffix '" + std::string(p) + "': expected a rule (" + RulesOf(f.scale) +
-                       "), 4/6 or 2dB");
+      RejectBlockScaled(text, "unknown suffix '" + std::string(p) + "': expected a rule (" +
+                                  RulesOf(f.scale) + "), 4/6 or 2dB");
     }
   }
   f.name = CanonicalName(f);

@@ -699,27 +699,29 @@ Entry MakeEntry(const char* name, const char* summary) {
 
 }  // namespace carrier::registry
 
+// Each registration names its flag carrier_registered_<__COUNTER__>: unique within a translation
+// unit also when a unity build joins several ops files into one (__LINE__ was not).
 #define CARRIER_REGISTRY_CAT2(a, b) a##b
 #define CARRIER_REGISTRY_CAT(a, b) CARRIER_REGISTRY_CAT2(a, b)
 
 // Registers the carrier template CT under NAME (a string literal) with a one-line SUMMARY.
 #define CARRIER_REGISTER(NAME, CT, SUMMARY)                                             \
   namespace {                                                                           \
-  [[maybe_unused]] const bool CARRIER_REGISTRY_CAT(carrier_registered_, __LINE__) =     \
+  [[maybe_unused]] const bool CARRIER_REGISTRY_CAT(carrier_registered_, __COUNTER__) =  \
       ::carrier::registry::Register(::carrier::registry::MakeEntry<CT>(NAME, SUMMARY)); \
   }
 
 // The same, with a Third Homomorphism Theorem derivation D for `carrier derive NAME`.
 #define CARRIER_REGISTER_DERIVABLE(NAME, CT, D, SUMMARY)                                   \
   namespace {                                                                              \
-  [[maybe_unused]] const bool CARRIER_REGISTRY_CAT(carrier_registered_, __LINE__) =        \
+  [[maybe_unused]] const bool CARRIER_REGISTRY_CAT(carrier_registered_, __COUNTER__) =     \
       ::carrier::registry::Register(::carrier::registry::MakeEntry<CT, D>(NAME, SUMMARY)); \
   }
 
 // A built-in: the argument is an expression of type Entry (experiments/ops/ call a function
 // that builds it, so no preprocessor directive sits inside the macro's arguments).
-#define CARRIER_REGISTER_OP(...)                                                    \
-  namespace {                                                                       \
-  [[maybe_unused]] const bool CARRIER_REGISTRY_CAT(carrier_registered_, __LINE__) = \
-      ::carrier::registry::Register(__VA_ARGS__);                                   \
+#define CARRIER_REGISTER_OP(...)                                                       \
+  namespace {                                                                          \
+  [[maybe_unused]] const bool CARRIER_REGISTRY_CAT(carrier_registered_, __COUNTER__) = \
+      ::carrier::registry::Register(__VA_ARGS__);                                      \
   }

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/number_format.hpp"
 #include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
 
@@ -28,12 +29,6 @@
 namespace carrier::probe {
 
 namespace {
-
-std::string Hex(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%a", v);
-  return buf;
-}
 
 // Sparse inputs written into one dense buffer: only the previous input's runs are reset when
 // the background stays, so a mask over 10^6 values costs a few stores.
@@ -172,10 +167,10 @@ class PythonTarget : public Target {
       const std::size_t k = std::min(kMaxBatch, batch.size() - at);
       std::string text = "b " + std::to_string(k) + "\n";
       for (std::size_t q = at; q < at + k; ++q) {
-        text += "v " + Hex(batch[q].background);
+        text += "v " + cli::HexFloat(batch[q].background);
         for (const MaskRun& r : batch[q].runs)
           text += " " + std::to_string(r.first) + " " + std::to_string(r.count) + " " +
-                  std::to_string(r.stride) + " " + Hex(r.value);
+                  std::to_string(r.stride) + " " + cli::HexFloat(r.value);
         text += "\n";
       }
       text.pop_back();
@@ -196,7 +191,7 @@ class PythonTarget : public Target {
   double Values(const std::vector<double>& x) override {
     std::string line = "x";
     line.reserve(x.size() * 24);
-    for (double v : x) line += " " + Hex(v);
+    for (double v : x) line += " " + cli::HexFloat(v);
     Send(line);
     return ParseNumber(ReadLine(), name_);
   }
@@ -358,7 +353,8 @@ class ExecTarget : public Target {
     {
       std::ofstream f(path_);
       for (const auto& x : xs)
-        for (double v : x) f << Hex(fp32_ ? static_cast<double>(static_cast<float>(v)) : v) << "\n";
+        for (double v : x)
+          f << cli::HexFloat(fp32_ ? static_cast<double>(static_cast<float>(v)) : v) << "\n";
       if (!f) throw TargetError(who() + ": cannot write its input to " + path_);
     }
     const Run r = RunOnce(xs.size());

@@ -61,7 +61,7 @@ std::vector<TS> Data(std::uint64_t seed, std::size_t n) {
   return x;
 }
 
-struct Row {
+struct BenchRow {
   std::string op, dtype, impl;
   std::size_t n = 0;
   double min_s = 0, median_s = 0;
@@ -73,13 +73,14 @@ struct Row {
 volatile double g_sink = 0;
 
 template <class F>
-Row Time(const std::string& op, const std::string& dtype, const std::string& impl, std::size_t n,
-         std::size_t bytes, int repeats, F&& f) {
+BenchRow Time(const std::string& op, const std::string& dtype, const std::string& impl,
+              std::size_t n, std::size_t bytes, int repeats, F&& f) {
   std::vector<double> t;
   for (int r = 0; r < repeats; ++r) {
     t.push_back(util::Seconds([&] { g_sink = g_sink + static_cast<double>(f()); }));
   }
-  Row row{op, dtype, impl, n, *std::min_element(t.begin(), t.end()), util::Median(t), bytes, ""};
+  BenchRow row{op,    dtype, impl, n, *std::min_element(t.begin(), t.end()), util::Median(t),
+               bytes, ""};
   return row;
 }
 
@@ -184,7 +185,7 @@ int RunBench(const std::vector<std::string>& argv) {
 
   const Schedule pinned = Schedule::Strided(lanes);
   const Schedule pinned_tiles = Schedule::StridedTiles(lanes, 16, true);
-  std::vector<Row> rows;
+  std::vector<BenchRow> rows;
   std::map<std::string, double> var_values;  // "impl" -> fp64 population variance at 2^24
   std::cerr << "bench: target " << simd::CurrentTarget() << ", pinned K = " << lanes << "\n";
 
@@ -355,7 +356,7 @@ int RunBench(const std::vector<std::string>& argv) {
   // One table.
   std::printf("%-8s %-5s %10s  %-52s %12s %12s %9s %9s\n", "op", "dtype", "n", "implementation",
               "min ms", "median ms", "GB/s", "ns/elem");
-  for (const Row& r : rows) {
+  for (const BenchRow& r : rows) {
     std::printf("%-8s %-5s %10zu  %-52s %12.4f %12.4f %9.2f %9.3f\n", r.op.c_str(), r.dtype.c_str(),
                 r.n, r.impl.c_str(), r.min_s * 1e3, r.median_s * 1e3,
                 static_cast<double>(r.n * r.bytes_per_elem) / r.median_s * 1e-9,
@@ -365,7 +366,7 @@ int RunBench(const std::vector<std::string>& argv) {
     // analysis/README.md's bench schema: one case per (op, dtype, n), seconds = the median.
     std::ostringstream csv;
     csv << "case,variant,seconds,min_seconds,n,device\n" << std::setprecision(17);
-    for (const Row& r : rows)
+    for (const BenchRow& r : rows)
       csv << r.op << ' ' << r.dtype << " 2^" << std::countr_zero(r.n) << ',' << '"' << r.impl << '"'
           << ',' << r.median_s << ',' << r.min_s << ',' << r.n << ',' << simd::CurrentTarget()
           << '\n';
@@ -376,13 +377,13 @@ int RunBench(const std::vector<std::string>& argv) {
     }
   }
   auto find = [&](const std::string& op, const std::string& dtype, std::size_t n,
-                  const std::string& prefix) -> const Row* {
-    for (const Row& r : rows)
+                  const std::string& prefix) -> const BenchRow* {
+    for (const BenchRow& r : rows)
       if (r.op == op && r.dtype == dtype && r.n == n && r.impl.rfind(prefix, 0) == 0) return &r;
     return nullptr;
   };
   std::printf("\nratios (medians measured side by side in this run; target in brackets)\n");
-  auto ratio = [&](const std::string& what, const Row* num, const Row* den,
+  auto ratio = [&](const std::string& what, const BenchRow* num, const BenchRow* den,
                    const std::string& target) {
     if (num == nullptr || den == nullptr) {
       std::printf("  %-72s n/a (size or peer not run)\n", what.c_str());
@@ -419,8 +420,8 @@ int RunBench(const std::vector<std::string>& argv) {
   ratio("fp64 neumaier 2^26: simd neumaier / simd sum (time)",
         find("neumaier", "fp64", n26, "simd"), find("sum", "fp64", n26, "simd"), "<= 1.25");
   {
-    const Row* b = find("sum", "bf16", n26, "simd");
-    const Row* f = find("sum", "fp32", n26, "simd strided");
+    const BenchRow* b = find("sum", "bf16", n26, "simd");
+    const BenchRow* f = find("sum", "fp32", n26, "simd strided");
     ratio("bf16 sum 2^26: elements/s of bf16 storage / fp32 storage", f, b, ">= 1.6");
   }
   ratio("omp:2 lse 2^20: 1 thread / 2 threads",
@@ -436,8 +437,8 @@ int RunBench(const std::vector<std::string>& argv) {
     // minima (the least disturbed repeats) is printed beside the medians.
     const std::string omp_prefix =
         "omp:2:seq:" + ToString(simd::NativeSchedule<OnlineSoftmax<float, PortableExp>, float>());
-    const Row* one = find("lse", "fp32", n20, omp_prefix + " 1");
-    const Row* two = find("lse", "fp32", n20, omp_prefix + " 2");
+    const BenchRow* one = find("lse", "fp32", n20, omp_prefix + " 1");
+    const BenchRow* two = find("lse", "fp32", n20, omp_prefix + " 2");
     if (one != nullptr && two != nullptr)
       std::printf("  %-72s %8.2f  [>= 1.7]\n",
                   "omp:2 lse 2^20: 1 thread / 2 threads, ratio of the minima",

@@ -30,7 +30,7 @@ namespace carrier::cli {
 
 namespace {
 
-struct Row {
+struct DemoRow {
   std::string op, schedule, result;
   double rel_diff;
   std::uint64_t depth;
@@ -72,7 +72,7 @@ int RunDemo(const std::vector<std::string>& argv) {
 
   const References ref = Certified(x);
   const double ref_lse = ref.lse, ref_var = ref.var, ref_sum = ref.sum;
-  std::vector<Row> rows;
+  std::vector<DemoRow> rows;
   for (const char* text : {"seq", "pairwise", "blocked:64", "strided:16"}) {
     const MergeTree tree = BuildTree(text, n);
     const std::uint64_t depth = ComputeStats(tree).max_leaf_depth;
@@ -86,7 +86,7 @@ int RunDemo(const std::vector<std::string>& argv) {
     rows.push_back({"sum", text, Shortest(sum), RelDiff(sum, ref_sum), depth});
   }
   std::stable_sort(rows.begin(), rows.end(),
-                   [](const Row& a, const Row& b) { return a.op < b.op; });
+                   [](const DemoRow& a, const DemoRow& b) { return a.op < b.op; });
 
   std::cout << "carrier demo: n = " << n << " fp32 values x = 100 + N(0,1), seed " << seed
             << "; compute type fp32, libm exp; reference: "
@@ -97,7 +97,7 @@ int RunDemo(const std::vector<std::string>& argv) {
             << "result (fp32)" << std::setw(26) << "rel. error vs reference"
             << "  max leaf depth\n";
   std::cout << std::string(81, '-') << "\n";
-  for (const Row& r : rows)
+  for (const DemoRow& r : rows)
     std::cout << std::left << std::setw(10) << r.op << std::setw(13) << r.schedule << std::setw(16)
               << r.result << std::setw(26)
               << (std::isnan(r.rel_diff) ? std::string("n/a") : Sig(r.rel_diff)) << r.depth << "\n";

@@ -41,11 +41,6 @@ std::string Text(const std::string& json_number) {
     return json_number.substr(1, json_number.size() - 2);
   return json_number;
 }
-std::string Hex(long double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%a", static_cast<double>(v));
-  return buf;
-}
 
 std::string PerDot(double seconds) {
   char buf[32];
@@ -173,8 +168,8 @@ int RunEvalMatmul(const std::vector<std::string>& argv) {
     std::ofstream f(*path);
     f << "i,j,result,reference\n";
     for (std::uint64_t at = 0; at < outputs; ++at)
-      f << at / shape.n << "," << at % shape.n << "," << Hex(got.c[at]) << ","
-        << Hex(got.reference[at]) << "\n";
+      f << at / shape.n << "," << at % shape.n << "," << HexFloat(static_cast<double>(got.c[at]))
+        << "," << HexFloat(static_cast<double>(got.reference[at])) << "\n";
     if (!f) args.Fail("--outputs " + *path + ": cannot write it");
   }
 

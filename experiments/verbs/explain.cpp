@@ -32,12 +32,6 @@ double ParseObserved(const Args& args, const std::string& text) {
   return v;
 }
 
-std::string Hex(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%a", v);
-  return buf;
-}
-
 }  // namespace
 
 int RunExplain(const std::vector<std::string>& argv) {
@@ -117,7 +111,7 @@ int RunExplain(const std::vector<std::string>& argv) {
   } else {
     std::cout << "op            " << r.op << " over n = " << r.n << " " << r.dtype << " inputs ("
               << r.input << ")\n"
-              << "reference     " << Shortest(r.reference) << " (" << Hex(r.reference) << ", "
+              << "reference     " << Shortest(r.reference) << " (" << HexFloat(r.reference) << ", "
               << r.reference_tier << (r.reference_certified ? ", certified" : ", NOT certified")
               << ")\n"
               << "searched      " << r.orders << " orders (" << r.trees << " distinct trees) x "
@@ -130,9 +124,9 @@ int RunExplain(const std::vector<std::string>& argv) {
               << " s)\n";
     for (std::size_t k = 0; k < r.observed.size(); ++k) {
       const run::ExplainObservation& ob = r.observed[k];
-      std::cout << "\nobserved " << k + 1 << "    " << Hex(ob.value) << " (" << Shortest(ob.value)
-                << "): " << ob.matches.size() << " matching configurations in " << ob.groups.size()
-                << " groups\n"
+      std::cout << "\nobserved " << k + 1 << "    " << HexFloat(ob.value) << " ("
+                << Shortest(ob.value) << "): " << ob.matches.size()
+                << " matching configurations in " << ob.groups.size() << " groups\n"
                 << "  error       abs " << Shortest(ob.abs_error) << ", rel "
                 << Shortest(ob.rel_error) << ", " << Shortest(ob.ulp_error) << " ulps of "
                 << ob.ulp_format << "\n";

@@ -32,6 +32,7 @@
 #include <sstream>
 
 #include "cli/args.hpp"
+#include "cli/number_format.hpp"
 #include "core/carriers/flash_row.hpp"
 #include "core/carriers/sum.hpp"
 #include "core/fprev.hpp"
@@ -195,12 +196,6 @@ std::string JsonText(const std::string& s) {
   return out + "\"";
 }
 
-std::string Hex(double x) {
-  std::ostringstream os;
-  os << std::hexfloat << x;
-  return os.str();
-}
-
 std::string Num(double x) {
   std::ostringstream os;
   os << std::setprecision(17) << x;
@@ -275,7 +270,7 @@ int RunOpInvariance(const Args& args, const std::string& property, const std::st
       } catch (const run::SpecError& e) {
         args.Fail(std::string("--op ") + op + " cannot run over " + c.name + ": " + e.what());
       }
-      for (long double v : tr.got.components) tr.bits += Hex(static_cast<double>(v)) + " ";
+      for (long double v : tr.got.components) tr.bits += HexFloat(static_cast<double>(v)) + " ";
       it = by_tree.emplace(hash, std::move(tr)).first;
     }
     const TreeRun& tr = it->second;
@@ -315,8 +310,8 @@ int RunOpInvariance(const Args& args, const std::string& property, const std::st
               << ",\"n\":" << n << ",\"gen\":" << JsonText(gen_text) << ",\"seed\":" << seed
               << ",\"contexts\":" << last - first + 1 << ",\"row_trees\":" << by_tree.size()
               << ",\"bit_groups\":" << groups.size()
-              << ",\"invariant\":" << (invariant ? "true" : "false")
-              << ",\"reference\":" << (vector_out ? std::string("null") : JsonText(Hex(reference)))
+              << ",\"invariant\":" << (invariant ? "true" : "false") << ",\"reference\":"
+              << (vector_out ? std::string("null") : JsonText(HexFloat(reference)))
               << ",\"error\":" << JsonText(vector_out ? "normwise_inf" : "relative")
               << ",\"rel_error_min\":" << Num(lo) << ",\"rel_error_max\":" << Num(hi)
               << ",\"groups\":[";
@@ -324,7 +319,7 @@ int RunOpInvariance(const Args& args, const std::string& property, const std::st
       const OpGroup& g = groups[order[i]];
       std::cout << (i ? "," : "") << "{\"contexts\":" << JsonText(Ranges(g.contexts))
                 << ",\"first\":" << JsonText(g.first_context)
-                << ",\"result\":" << JsonText(Hex(g.result))
+                << ",\"result\":" << JsonText(HexFloat(g.result))
                 << ",\"rel_error\":" << Num(g.rel_error)
                 << ",\"ulp_error\":" << (vector_out ? std::string("null") : Num(g.ulp_error))
                 << "}";
@@ -342,12 +337,13 @@ int RunOpInvariance(const Args& args, const std::string& property, const std::st
             << "output bits     " << groups.size() << " distinct\n"
             << "reference       "
             << (vector_out ? std::string("certified, per output")
-                           : component + " = " + Hex(reference) + " (certified)")
+                           : component + " = " + HexFloat(reference) + " (certified)")
             << "\n";
   for (std::size_t i = 0; i < order.size(); ++i) {
     const OpGroup& g = groups[order[i]];
     std::cout << "  bits " << i + 1 << "  " << property << " " << Ranges(g.contexts) << ": "
-              << component << " = " << Hex(g.result) << ", " << error_name << " " << g.rel_error;
+              << component << " = " << HexFloat(g.result) << ", " << error_name << " "
+              << g.rel_error;
     if (!vector_out) std::cout << " (" << g.ulp_error << " ulp)";
     std::cout << ", e.g. " << g.first_context << "\n";
   }

@@ -61,7 +61,7 @@ std::string Log2Text(double e) {
   return buf;
 }
 
-struct Row {
+struct ReferenceRow {
   std::string method;
   std::vector<double> times;
   std::string precision;
@@ -101,7 +101,7 @@ int RunReferenceBench(const std::vector<std::string>& argv) {
   reference::Options escalate;
   escalate.method = Method::kEscalate;
   reference::Reference fast_ref, mpfr_ref;
-  std::vector<Row> rows(3);
+  std::vector<ReferenceRow> rows(3);
   rows[0].method = "fast tier (certified)";
   rows[1].method = "mpfr tier (p, 2p, escalating)";
   rows[2].method = "plain MPFR, 256 bits/element";
@@ -142,7 +142,7 @@ int RunReferenceBench(const std::vector<std::string>& argv) {
             << "certified (bound)" << std::setw(26) << "lse (double)"
             << "rel. diff vs mpfr tier\n";
   std::cout << std::string(149, '-') << "\n";
-  for (const Row& row : rows) {
+  for (const ReferenceRow& row : rows) {
     const double t = Median(row.times);
     std::cout << std::left << std::setw(31) << row.method << std::setw(12) << G3(t) << std::setw(12)
               << G3(t / t_fast) << std::setw(20) << row.precision << std::setw(24) << row.certified

@@ -93,7 +93,7 @@ std::string Fixed(double x, int digits) {
   return os.str();
 }
 
-struct Row {
+struct ReplayBenchRow {
   std::uint64_t n;
   std::string what, dtype, schedule;
   double ns;  // per element
@@ -103,7 +103,7 @@ struct Row {
 struct Bench {
   std::uint64_t n = 0;
   std::uint64_t repeats = 3, oracle_repeats = 1;
-  std::vector<Row> rows;
+  std::vector<ReplayBenchRow> rows;
   bool mismatch = false;
 
   // Times f (returning a double result) `reps` times; the last result goes to *out.
@@ -508,7 +508,7 @@ int RunReplayBench(const std::vector<std::string>& argv) {
             << "check\n"
             << std::string(128, '-') << "\n";
   double simd32 = 1;
-  for (const Row& r : b.rows) {
+  for (const ReplayBenchRow& r : b.rows) {
     if (r.what == "simd kernel Reduce<Sum<float>>") simd32 = r.ns;
     std::cout << std::left << std::setw(10) << r.n << std::setw(54) << r.what << std::setw(10)
               << r.dtype << std::setw(12) << r.schedule << std::setw(12) << Fixed(r.ns, 3)
