@@ -28,10 +28,7 @@ namespace {
 using test::Rng;
 using LD = long double;
 
-template <class T>
-const char* ScalarName() {
-  return std::is_same_v<T, float> ? "float" : "double";
-}
+using test::ScalarName;
 
 template <class T>
 constexpr LD UnitRoundoff() {
@@ -51,13 +48,7 @@ int CeilLog2(std::size_t n) {
 
 constexpr std::size_t kTile = 16;
 
-template <class C>
-typename C::State Pairwise(const typename C::Input* x, std::size_t n) {
-  if (n == 0) return C::Identity();
-  if (n == 1) return C::Lift(x[0]);
-  const std::size_t h = n / 2;
-  return C::Combine(Pairwise<C>(x, h), Pairwise<C>(x + h, n - h));
-}
+using test::Pairwise;
 
 template <class C>
 typename C::State PairwiseStates(const std::vector<typename C::State>& s, std::size_t lo,

@@ -96,10 +96,7 @@ std::string Show(const typename C::State& s) {
   return os.str();
 }
 
-template <class T>
-std::string ScalarName() {
-  return std::is_same_v<T, float> ? "float" : "double";
-}
+using test::ScalarName;
 
 template <class C>
 std::string TypeName() {

@@ -21,18 +21,8 @@
 namespace carrier {
 namespace {
 
-template <class T>
-const char* ScalarName() {
-  return std::is_same_v<T, float> ? "float" : "double";
-}
-
-template <class C>
-typename C::State Pairwise(const typename C::Input* x, std::size_t n) {
-  if (n == 0) return C::Identity();
-  if (n == 1) return C::Lift(x[0]);
-  const std::size_t h = n / 2;
-  return C::Combine(Pairwise<C>(x, h), Pairwise<C>(x + h, n - h));
-}
+using test::Pairwise;
+using test::ScalarName;
 
 // Every path, named, with the state it reaches.
 template <class C>

@@ -25,14 +25,14 @@ namespace {
 using Q = boost::multiprecision::number<boost::multiprecision::cpp_rational_backend,
                                         boost::multiprecision::et_off>;
 
-Q Pow2(int k) {
+Q ExactPow2(int k) {
   using boost::multiprecision::cpp_int;
   return k >= 0 ? Q(cpp_int(1) << k) : Q(cpp_int(1), cpp_int(1) << -k);
 }
 Q Exact(double v) {  // a finite double as a rational, exactly
   int e = 0;
   const double m = std::frexp(v, &e);
-  return Q(static_cast<long long>(std::ldexp(m, 53))) * Pow2(e - 53);
+  return Q(static_cast<long long>(std::ldexp(m, 53))) * ExactPow2(e - 53);
 }
 
 // An element type from its bit fields (OCP FP8 v1.0 and MX v1.0 section 5.3).
@@ -88,8 +88,8 @@ RefElement MakeRef(MxElement id) {
       const int bias = (1 << (r.ebits - 1)) - 1, top = (1 << r.ebits) - 1;
       if (r.e5m2_specials && field == top) continue;
       if (r.e4m3_nan && field == top && mant == (1 << r.mbits) - 1) continue;
-      q = field == 0 ? Q(mant) * Pow2(1 - bias - r.mbits)
-                     : Q(mant + (1 << r.mbits)) * Pow2(field - bias - r.mbits);
+      q = field == 0 ? Q(mant) * ExactPow2(1 - bias - r.mbits)
+                     : Q(mant + (1 << r.mbits)) * ExactPow2(field - bias - r.mbits);
       if (sign) q = -q;
     }
     r.finite.push_back({static_cast<std::uint8_t>(c), q, static_cast<double>(q)});
@@ -104,8 +104,8 @@ RefElement MakeRef(MxElement id) {
     r.mids.push_back((r.pos[i].q + r.pos[i + 1].q) / 2);
   r.max = r.pos.back().q;
   r.emax_pow2 = 0;
-  while (Pow2(r.emax_pow2 + 1) <= r.max) ++r.emax_pow2;
-  while (Pow2(r.emax_pow2) > r.max) --r.emax_pow2;
+  while (ExactPow2(r.emax_pow2 + 1) <= r.max) ++r.emax_pow2;
+  while (ExactPow2(r.emax_pow2) > r.max) --r.emax_pow2;
   return r;
 }
 
@@ -132,13 +132,13 @@ int RefExponent(const RefElement& r, BlockScaleRule rule, double amax_d) {
   auto floor_log2 = [](const Q& v) {
     const double guess = static_cast<double>(v);
     int k = guess > 0 ? std::ilogb(guess) : -1100;  // a guess, corrected exactly below
-    while (Pow2(k) > v) --k;
-    while (Pow2(k + 1) <= v) ++k;
+    while (ExactPow2(k) > v) --k;
+    while (ExactPow2(k + 1) <= v) ++k;
     return k;
   };
   auto ceil_log2 = [&](const Q& v) {
     const int k = floor_log2(v);
-    return Pow2(k) == v ? k : k + 1;
+    return ExactPow2(k) == v ? k : k + 1;
   };
   switch (rule) {
     case BlockScaleRule::kFloor:
@@ -148,7 +148,8 @@ int RefExponent(const RefElement& r, BlockScaleRule rule, double amax_d) {
     case BlockScaleRule::kEven: {
       const int m = r.ebits == 0 ? 6 : r.mbits;
       const int k = floor_log2(amax);
-      const Q sig = amax / Pow2(k) * Pow2(m) + Q(1, 2);  // ties away: floor(sig * 2^m + 1/2)
+      const Q sig =
+          amax / ExactPow2(k) * ExactPow2(m) + Q(1, 2);  // ties away: floor(sig * 2^m + 1/2)
       const auto n =
           boost::multiprecision::numerator(sig) / boost::multiprecision::denominator(sig);
       return (n >= (boost::multiprecision::cpp_int(1) << (m + 1)) ? k + 1 : k) - r.emax_pow2;
@@ -158,7 +159,7 @@ int RefExponent(const RefElement& r, BlockScaleRule rule, double amax_d) {
           static_cast<float>(amax_d) * (1.0f / static_cast<float>(static_cast<double>(r.max)));
       if (!std::isfinite(d)) return 0x7FFF;
       const Q dq = Exact(d);
-      if (dq <= Pow2(-127)) return -127;
+      if (dq <= ExactPow2(-127)) return -127;
       return ceil_log2(dq);
     }
     case BlockScaleRule::kCudnn:
@@ -200,9 +201,9 @@ RefBlockResult RefMx(const RefElement& r, BlockScaleRule rule, std::size_t B,
     }
     out.scale_codes.push_back(static_cast<std::uint8_t>(e + 127));
     for (std::size_t i = b0; i < b1; ++i) {
-      const auto v = RoundRef(r, Exact(x[i]) * Pow2(-e), std::signbit(x[i]));
+      const auto v = RoundRef(r, Exact(x[i]) * ExactPow2(-e), std::signbit(x[i]));
       out.codes.push_back(v.code);
-      out.values.push_back(static_cast<double>(v.q * Pow2(e)));
+      out.values.push_back(static_cast<double>(v.q * ExactPow2(e)));
     }
   }
   return out;

@@ -64,10 +64,7 @@ std::vector<double> IllConditioned(Rng& rng, std::size_t n) {
   return x;
 }
 
-bool SameBits(double a, double b) {
-  return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b) ||
-         (std::isnan(a) && std::isnan(b));
-}
+using test::SameBits;
 
 }  // namespace
 

@@ -33,7 +33,7 @@ using test::Exact;
 using test::Join;
 using test::Rng;
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using test::kInf;
 
 // v = integer * 2^exp2 exactly (precision grows to fit).
 void SetU128(mpfr_ptr v, U128 x, long exp2) {
@@ -59,10 +59,7 @@ double ConstantError(U128 q, mpfr_srcptr target) {
   return e;
 }
 
-bool SameBits(double a, double b) {
-  return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b) ||
-         (std::isnan(a) && std::isnan(b));
-}
+using test::SameBits;
 
 // Relative difference |a - b| / |b| of two MPFR values, as a double (0 when both are 0).
 double RelDiff(mpfr_srcptr a, mpfr_srcptr b) {

@@ -162,8 +162,8 @@ struct Case {
   double want;  // NaN means "a NaN"
 };
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using test::kInf;
+using test::kNaN;
 
 const Case kCases[] = {
     // OCP E4M3: 448 is max; 464 is the tie with the NaN pattern's 480.

@@ -6,17 +6,45 @@
 // - Repro: the block of text a failing assertion prints (seed, n, schedule, types, inputs).
 #pragma once
 
+#include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/hash.hpp"
 
 namespace carrier::test {
+
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Bit-for-bit equality, every NaN equal to every other NaN.
+inline bool SameBits(double a, double b) {
+  return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b) ||
+         (std::isnan(a) && std::isnan(b));
+}
+
+// "float" or "double": a carrier test's scalar type in its output.
+template <class T>
+const char* ScalarName() {
+  return std::is_same_v<T, float> ? "float" : "double";
+}
+
+// Carrier C's state over x[0, n), merged as a balanced binary tree split at n / 2: the order the
+// carrier tests hold the others against.
+template <class C>
+typename C::State Pairwise(const typename C::Input* x, std::size_t n) {
+  if (n == 0) return C::Identity();
+  if (n == 1) return C::Lift(x[0]);
+  const std::size_t h = n / 2;
+  return C::Combine(Pairwise<C>(x, h), Pairwise<C>(x + h, n - h));
+}
 
 inline double Multiplier() {
   const char* env = std::getenv("CARRIER_TEST_MULTIPLIER");
