@@ -20,98 +20,11 @@
 #include <string>
 #include <vector>
 
+#include "sweep_test_util.hpp"
+
 namespace {
 
-struct Run {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-const std::string& Tmp() {
-  static const std::string dir = [] {
-    const std::string d = "/tmp/carrier_sweep_test_" + std::to_string(getpid());
-    std::system(("rm -rf " + d + " && mkdir -p " + d).c_str());
-    return d;
-  }();
-  return dir;
-}
-
-Run Carrier(const std::string& args) {
-  static int counter = 0;
-  const std::string base = Tmp() + "/cmd" + std::to_string(counter++);
-  const std::string cmd =
-      std::string(CARRIER_EXE) + " " + args + " >" + base + ".out 2>" + base + ".err";
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), Slurp(base + ".out"),
-          Slurp(base + ".err")};
-}
-
-std::string Write(const std::string& name, const std::string& text) {
-  const std::string path = Tmp() + "/" + name;
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
-}
-
-bool Exists(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0;
-}
-
-// Removes this process's scratch folder once a test case has made its checks (each test case
-// runs in its own process under CTest, so each has its own folder).
-void Cleanup() { std::system(("rm -rf " + Tmp()).c_str()); }
-
-int Lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
-
-std::vector<std::string> Split(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool q = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (q && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-      out.back() += '"';
-      ++i;
-    } else if (c == '"') {
-      q = !q;
-    } else if (c == ',' && !q) {
-      out.emplace_back();
-    } else {
-      out.back() += c;
-    }
-  }
-  return out;
-}
-
-// trial_id -> the row without its timing columns; also checks the header and that no id repeats.
-std::map<unsigned long long, std::string> Rows(const std::string& csv_path) {
-  std::istringstream in(Slurp(csv_path));
-  std::string line, header;
-  std::getline(in, header);
-  const auto cols = Split(header);
-  REQUIRE(cols.size() >= 3);
-  REQUIRE(cols[cols.size() - 2] == "seconds");
-  REQUIRE(cols.back() == "reference_seconds");
-  std::map<unsigned long long, std::string> rows;
-  while (std::getline(in, line)) {
-    auto f = Split(line);
-    INFO(csv_path << ": " << line);
-    REQUIRE(f.size() == cols.size());
-    f.resize(f.size() - 2);
-    std::string key;
-    for (const auto& x : f) key += x + "|";
-    const auto id = std::stoull(f[0]);
-    CHECK(rows.emplace(id, key).second);
-  }
-  return rows;
-}
+using namespace sweep_test;
 
 void CheckSameRows(const std::string& a, const std::string& b) {
   const auto ra = Rows(a), rb = Rows(b);
