@@ -11,11 +11,16 @@
 # One build serves both, so the libraries compile once for the two passes. Highway's SIMD
 # kernels are in it; OpenMP and CUDA are not (clang-14 without libomp; nvcc does not take the
 # sanitizer flags): their tests run unsanitized in command (b).
-# Needs clang-14 and libclang-rt-14-dev, installed here when missing.
+# The build is a unity build (CMake joins each target's sources, 8 to a translation unit, so
+# shared headers are parsed once per 8 files: 40% less CPU on the test and experiments units
+# measured) linked by lld (Debian: lld; clang-14 finds /usr/bin/ld.lld): 4 s instead of 18 s
+# for bin/carrier. Both only shorten the build, two thirds of this step; what is compiled, and
+# what runs, is the same.
+# Needs clang-14, libclang-rt-14-dev and lld, installed here when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/common.sh
-carrier_install_deps clang-14 libclang-rt-14-dev
+carrier_install_deps clang-14 libclang-rt-14-dev lld
 
 seconds="${CARRIER_FUZZ_SECONDS:-40}"
 build="${CARRIER_SANITIZE_BUILD_DIR:-$PWD/build-san}"
@@ -27,6 +32,8 @@ t0=$SECONDS
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O0 -gline-tables-only" \
   -DCMAKE_CXX_COMPILER=clang++-14 "${launcher[@]}" \
+  -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=8 \
+  -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld \
   -DCARRIER_FUZZ=ON -DCARRIER_SANITIZE=address,undefined -DCARRIER_BUILD_TESTS=ON \
   -DCARRIER_WITH_HWY=AUTO -DCARRIER_WITH_OPENMP=OFF -DCARRIER_WITH_CUDA=OFF \
   -DCARRIER_WITH_PYTHON=OFF >/dev/null
