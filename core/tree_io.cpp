@@ -6,13 +6,9 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -305,48 +301,6 @@ std::optional<DotArithmetic> ReadDotArithmetic(std::string_view text, const std:
   }
   if (!have_format || !have_push) r.Fail("dot_arithmetic needs format and push");
   return a;
-}
-
-std::string ReadTextFile(const std::string& path, std::uint64_t max_bytes) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw std::runtime_error(path + ": is a folder, not a file");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw std::runtime_error(path + ": cannot open for reading");
-  std::string text;
-  std::vector<char> chunk(std::size_t{1} << 20);
-  while (f) {
-    f.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    const std::size_t got = static_cast<std::size_t>(f.gcount());
-    if (got == 0) break;
-    if (const void* nul = std::memchr(chunk.data(), 0, got))
-      throw std::runtime_error(
-          path + ": a NUL byte at byte " +
-          std::to_string(text.size() +
-                         static_cast<std::size_t>(static_cast<const char*>(nul) - chunk.data())) +
-          ": not a text file");
-    if (text.size() + got > max_bytes)
-      throw std::runtime_error(path + ": longer than " + std::to_string(max_bytes) +
-                               " bytes, the limit for this kind of file");
-    text.append(chunk.data(), got);
-  }
-  if (f.bad()) throw std::runtime_error(path + ": read error");
-  return text;
-}
-
-MergeTree LoadTreeFile(const std::string& path, std::uint64_t n) {
-  std::string text;
-  try {
-    text = ReadTextFile(path, kMaxTreeFileBytes);
-  } catch (const std::runtime_error& e) {
-    throw ScheduleError(std::string("file:") + e.what());
-  }
-  MergeTree t = TreeFromJson(text, "file:" + path);
-  if (t.n != n)
-    throw ScheduleError("file:" + path + ": the tree is over n = " + std::to_string(t.n) +
-                        " inputs, but the input has " + std::to_string(n));
-  t.schedule = "file:" + path;
-  return t;
 }
 
 std::string ToJson(const MergeTree& t) {

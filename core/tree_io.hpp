@@ -1,4 +1,6 @@
-// core/tree_io.hpp: a merge tree to JSON (ToJson) and back (TreeFromJson, file:PATH).
+// core/tree_io.hpp: a merge tree to JSON (ToJson) and back (TreeFromJson, the parser behind
+// file:PATH). Text only: core reads no files. A file: schedule's tree is read and parsed in
+// experiments/io/tree_file.hpp (LoadTrees) before core builds it (core/orders/file.hpp).
 //
 // Format (ToJson, declared in core/merge_tree.hpp; `carrier tree --format json`, `carrier probe`):
 //   {"schedule": TEXT, "n": N, "permutes": BOOL,
@@ -27,11 +29,8 @@
 // TreeFromJson(text, origin) parses and validates (ValidateTree: every input in exactly one
 // chain and in range, every node consumed once, operands computed before use, operand order
 // preserved); every problem is one ScheduleError line naming `origin` and what is wrong.
-// LoadTreeFile(path, n) reads the file, checks that its tree is over n inputs, and names the
-// tree's schedule "file:PATH", so a trial that replays it reports where its order came from.
 #pragma once
 
-#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -41,19 +40,5 @@ namespace carrier {
 
 // Throws ScheduleError (one line, starting with `origin`).
 MergeTree TreeFromJson(std::string_view text, const std::string& origin);
-
-// The whole of a text file (a tree, a config, a manifest), read a chunk at a time and refused
-// early when it cannot be text: more than max_bytes (/dev/zero, a runaway file), or a NUL byte
-// (a binary or sparse file). Throws std::runtime_error "PATH: why" (one line): cannot open, a
-// folder, too large, a NUL byte at byte K, a read error.
-std::string ReadTextFile(const std::string& path, std::uint64_t max_bytes);
-
-// A tree file's size limit (2 GiB: a probe's tree over 10^7 inputs is about 700 MB).
-inline constexpr std::uint64_t kMaxTreeFileBytes = std::uint64_t{2} << 30;
-
-// The tree saved in path, validated, whose n must be the given one (file:PATH,
-// core/orders/file.hpp). Throws ScheduleError (one line). Defined in core/tree_io.cpp, as is
-// ToJson (declared in core/merge_tree.hpp).
-MergeTree LoadTreeFile(const std::string& path, std::uint64_t n);
 
 }  // namespace carrier

@@ -7,6 +7,9 @@
      experiments/verbs/ or experiments/run/ (the verbs and the trial runner are above it).
   3. Hand-written AVX-512 (`__m512`, `_mm512`) only in files whose name contains `_x86` and
      in kernels/ (core/ and the algorithm files of precision/ stay portable).
+  4. core/ reads no files: no <fstream>/<filesystem>, file streams, fopen, or the file readers
+     of experiments/io (a file:PATH tree is read by experiments/io/tree_file.hpp and handed to
+     core loaded; core/orders/file.hpp). Comments are not checked.
 
 Run from anywhere: `python3 scripts/check_layers.py`. Prints what it checked; exit 1 naming
 every violation (the include cycle as a path), 0 when clean. scripts/check-style.sh runs it.
@@ -84,6 +87,16 @@ def main():
                         problems.append(f"{f}:{lineno}: AVX-512 outside an *_x86 file")
                         break
     print(f"check_layers: {scanned} files outside kernels/ and *_x86* checked for AVX-512")
+
+    file_io = re.compile(r"#\s*include\s*<(fstream|filesystem)>|\b(ifstream|ofstream|fstream|"
+                         r"fopen|freopen|ReadTextFile|ReadTreeFile|LoadTreeFile)\b|std::filesystem")
+    core_files = files_under("core")
+    for f in core_files:
+        with open(os.path.join(ROOT, f), encoding="utf-8", errors="replace") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if file_io.search(line.split("//", 1)[0]):
+                    problems.append(f"{f}:{lineno}: file I/O in core (read files in experiments/io)")
+    print(f"check_layers: {len(core_files)} core files checked for file I/O")
 
     for p in problems:
         print("check_layers: " + p, file=sys.stderr)

@@ -1,14 +1,17 @@
 // core/orders/file.hpp: file:PATH, the tree saved in PATH (core/tree_io.hpp: the JSON that
 // `carrier tree --format json` and `carrier probe` write), validated and replayed as it is;
-// its n must be the input's.
+// its n must be the input's. Core reads no files: the caller loads the tree into the Schedule
+// (Schedule::tree; experiments/io/tree_file.hpp LoadTrees reads, limits and parses the file)
+// before anything is built, and Build refuses a schedule whose tree was never loaded.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/merge_tree.hpp"
 #include "core/orders/order.hpp"
-#include "core/tree_io.hpp"
 
 namespace carrier::orders {
 
@@ -32,7 +35,21 @@ struct File {
     return s;
   }
   static std::string Print(const Schedule& s) { return "file:" + s.path; }
-  static MergeTree Build(const Schedule& s, std::uint64_t n) { return LoadTreeFile(s.path, n); }
+  // The loaded tree, whose n must be the input's, named "file:PATH" so that a trial replaying
+  // it reports where its order came from.
+  static MergeTree Build(const Schedule& s, std::uint64_t n) {
+    const std::string name = "file:" + s.path;
+    if (!s.tree)
+      throw ScheduleError(name +
+                          ": the tree was not loaded (core reads no files; "
+                          "experiments/io/tree_file.hpp LoadTrees reads it first)");
+    if (s.tree->n != n)
+      throw ScheduleError(name + ": the tree is over n = " + std::to_string(s.tree->n) +
+                          " inputs, but the input has " + std::to_string(n));
+    MergeTree t = *s.tree;
+    t.schedule = name;
+    return t;
+  }
 };
 
 }  // namespace carrier::orders

@@ -66,6 +66,7 @@ enum class OuterOrder { kSeq, kPairwise };
 enum class ChainMode : std::uint8_t { kPush, kLiftTile, kFused };
 
 struct Schedule;
+struct MergeTree;  // core/merge_tree.hpp
 
 // A nested order held by value (omp's and splitk's per-chunk order): unset (the kind's
 // default, printed as nothing) or a Schedule. Copies share the immutable value.
@@ -92,9 +93,14 @@ struct Schedule {
   bool lift = false;                    // leaf chains lifted whole by LiftTile
   std::uint64_t parts = 0;              // omp: P chunks; splitk: S slices; numpy: CHUNK
   NestedSchedule inner{};               // omp, splitk: the per-chunk order (unset = default)
-  CudaSchedule cuda{};        // cuda: kernels/cuda's block/grid reduction (cuda_schedule.hpp)
-  bool bisect = false;        // canonical: P4016's Appendix O tree
-  std::string path{};         // file: the JSON tree's path, as given
+  CudaSchedule cuda{};  // cuda: kernels/cuda's block/grid reduction (cuda_schedule.hpp)
+  bool bisect = false;  // canonical: P4016's Appendix O tree
+  std::string path{};   // file: the JSON tree's path, as given
+  // file: the tree saved in path, read and validated by experiments/ (experiments/io/
+  // tree_file.hpp LoadTrees) before core builds it; unset (as ParseSchedule leaves it) is
+  // refused in one line, since core reads no files. Compared by identity: a loaded schedule
+  // equals its copies, not a fresh parse of its text.
+  std::shared_ptr<const MergeTree> tree{};
   std::string mma{};          // mma: the profile's name (core/mma.hpp kMmaProfiles)
   std::uint64_t promote = 0;  // mma: promote to the carrier's Combine every N inputs (0 = never)
 

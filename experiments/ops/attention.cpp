@@ -14,6 +14,7 @@
 
 #include "core/carriers/flash_row.hpp"
 #include "core/mma.hpp"
+#include "io/tree_file.hpp"
 #include "ops/builtin.hpp"
 #include "precision/attention_model.hpp"
 
@@ -55,7 +56,7 @@ registry::Replayed AttentionReplay(registry::ScalarKind k, registry::ExpKind x,
         const double* q = in.a.data();
         const AttentionShape shape = AttentionShapeFor(tree.schedule, n, d);
         const std::vector<T> o = AttentionForwardReplay<T, Exp, double>(
-            q, q + n * d, q + 2 * n * d, shape, ParseSchedule(tree.schedule));
+            q, q + n * d, q + 2 * n * d, shape, io::LoadSchedule(tree.schedule));
         registry::Replayed out;
         out.components.reserve(o.size());
         for (const T& v : o) out.components.push_back(static_cast<long double>(v));

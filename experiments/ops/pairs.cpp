@@ -4,7 +4,8 @@
 #include "core/carriers/dot.hpp"
 #include "core/derivations/affine.hpp"
 #include "core/dot_arithmetic.hpp"
-#include "core/tree_io.hpp"
+#include "io/text_file.hpp"
+#include "io/tree_file.hpp"
 #include "ops/builtin.hpp"
 #include "precision/reference/fast_sum.hpp"
 
@@ -31,7 +32,7 @@ std::optional<DotArithmetic> FileArithmetic(const MergeTree& tree) {
   const std::string path = tree.schedule.substr(5);
   std::string text;
   try {
-    text = ReadTextFile(path, kMaxTreeFileBytes);
+    text = io::ReadTextFile(path, io::kMaxTreeFileBytes);
   } catch (const std::runtime_error& e) {
     throw ScheduleError(std::string("file:") + e.what());
   }

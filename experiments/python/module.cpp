@@ -52,6 +52,7 @@
 #include "core/tree_io.hpp"
 #include "inputs/generators.hpp"
 #include "inputs/read_numbers.hpp"
+#include "io/tree_file.hpp"
 #include "precision/block_scaled.hpp"
 #include "precision/precision_policy.hpp"
 #include "precision/role_bounds.hpp"
@@ -492,7 +493,7 @@ Tree MakeTree(const std::string& schedule, std::uint64_t n, bool n_given) {
       n = TreeFromJson(text.str(), schedule).n;
     }
     Tree t;
-    t.tree = BuildTree(ParseSchedule(schedule), n);
+    t.tree = BuildTree(io::LoadSchedule(schedule), n);
     t.stats = ComputeStats(t.tree);
     return t;
   });

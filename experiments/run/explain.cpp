@@ -22,6 +22,7 @@
 #include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
 #include "io/json.hpp"
+#include "io/tree_file.hpp"
 #include "precision/bounds.hpp"
 #include "precision/emulated_oracle.hpp"
 #include "precision/metrics.hpp"
@@ -468,12 +469,13 @@ ExplainResult Explain(const ExplainSpec& spec, ExplainProgress* progress) {
       const std::size_t i = next.fetch_add(1);
       if (i >= sp.orders.size()) break;
       try {
-        const Schedule s = ParseSchedule(sp.orders[i]);
+        Schedule s = ParseSchedule(sp.orders[i]);
         const bool is_mma = s.kind == ScheduleKind::kMma;
         TreeShape shape;
         MergeTree tree;
         bool walked = false;
         try {
+          s = io::LoadTrees(std::move(s));  // a file: order that cannot be read fails as one
           walked = ShapeOfSchedule(s, n, shape);
           if (!walked) {
             tree = BuildTree(s, n);

@@ -46,14 +46,19 @@ std::string CsvKind(bool relative, bool rigorous) {
 }
 
 const TrialOutcome& O(const R& r) { return *r.outcome; }
+// An op matmul record (run/matmul.hpp): eval --op matmul prints the parameters, the tree, its
+// own errors (max, median and normwise over the outputs), the reference and the timings.
+const MatmulOutcome& M(const R& r) { return *r.matmul; }
 // The CSV's bound columns: a bound that is there and not vacuous.
 bool CsvHasBound(const R& r) { return O(r).has_bound && !O(r).bound_vacuous; }
 
 // When eval prints a field.
 bool Always(const R&) { return true; }
-bool Scalar(const R& r) { return !O(r).vector_out; }
-bool VectorOut(const R& r) { return O(r).vector_out; }
-bool HasRoleBound(const R& r) { return O(r).has_role_bound; }
+bool Matmul(const R& r) { return r.matmul != nullptr; }
+bool OneTrial(const R& r) { return r.matmul == nullptr; }
+bool Scalar(const R& r) { return OneTrial(r) && !O(r).vector_out; }
+bool VectorOut(const R& r) { return OneTrial(r) && O(r).vector_out; }
+bool HasRoleBound(const R& r) { return OneTrial(r) && O(r).has_role_bound; }
 bool StorageOverflowed(const R& r) { return r.storage_overflows > 0; }
 
 #define CARRIER_OUTCOME_FIELD(name, column, ...) \
@@ -121,7 +126,10 @@ const std::vector<Field>& Table() {
           .csv = [](const R& r) { return r.schedule; }),
       CARRIER_OUTCOME_FIELD(
           "schedule_used", 17, .in_eval = Always,
-          .json = [](const R& r) { return JsonString(O(r).schedule_used); },
+          .json =
+              [](const R& r) {
+                return JsonString(r.matmul ? M(r).schedule_used : O(r).schedule_used);
+              },
           .csv = [](const R& r) { return r.matmul ? r.matmul->schedule_used : O(r).schedule_used; },
           .measured = true),
       CARRIER_OUTCOME_FIELD(
@@ -129,7 +137,10 @@ const std::vector<Field>& Table() {
           .json = [](const R& r) { return JsonString(r.defaults); }),
       CARRIER_OUTCOME_FIELD(
           "tree_max_depth", 32, .in_eval = Always,
-          .json = [](const R& r) { return std::to_string(O(r).tree_max_depth); },
+          .json =
+              [](const R& r) {
+                return std::to_string(r.matmul ? M(r).tree_max_depth : O(r).tree_max_depth);
+              },
           .csv =
               [](const R& r) {
                 return std::to_string(r.matmul ? r.matmul->tree_max_depth : O(r).tree_max_depth);
@@ -137,7 +148,10 @@ const std::vector<Field>& Table() {
           .measured = true),
       CARRIER_OUTCOME_FIELD(
           "tree_mean_depth", 33, .in_eval = Always,
-          .json = [](const R& r) { return JsonDouble(O(r).tree_mean_depth); },
+          .json =
+              [](const R& r) {
+                return JsonDouble(r.matmul ? M(r).tree_mean_depth : O(r).tree_mean_depth);
+              },
           .csv =
               [](const R& r) {
                 return Num(r.matmul ? r.matmul->tree_mean_depth : O(r).tree_mean_depth);
@@ -145,15 +159,60 @@ const std::vector<Field>& Table() {
           .measured = true),
       CARRIER_OUTCOME_FIELD(
           "tree_hash", 34, .in_eval = Always,
-          .json = [](const R& r) { return JsonString(O(r).tree_hash); },
+          .json = [](const R& r) { return JsonString(r.matmul ? M(r).tree_hash : O(r).tree_hash); },
           .csv = [](const R& r) { return r.matmul ? r.matmul->tree_hash : O(r).tree_hash; },
           .measured = true),
+      // op matmul's shape M x N x K: eval prints m, n (r.n), k.
+      CARRIER_OUTCOME_FIELD(
+          "m", -1, .in_eval = Matmul,
+          .json = [](const R& r) { return std::to_string(M(r).shape.m); }),
       CARRIER_OUTCOME_FIELD(
           "n", 9, .in_eval = Always, .json = [](const R& r) { return std::to_string(r.n); },
           .csv = [](const R& r) { return std::to_string(r.n); }),
       CARRIER_OUTCOME_FIELD(
+          "k", -1, .in_eval = Matmul,
+          .json = [](const R& r) { return std::to_string(M(r).shape.k); }),
+      CARRIER_OUTCOME_FIELD(
           "input", 10, .in_eval = Always, .json = [](const R& r) { return JsonString(r.input); },
           .csv = [](const R& r) { return r.input; }),
+      // op matmul's errors over its M N outputs (run/matmul.hpp). The CSV has the median
+      // componentwise relative error and ||C^ - C||_F / ||C||_F (normwise_error); its abs_error,
+      // rel_error, error_to_bound columns hold the max ones.
+      CARRIER_OUTCOME_FIELD(
+          "outputs", -1, .in_eval = Matmul,
+          .json = [](const R& r) { return std::to_string(M(r).shape.m * M(r).shape.n); }),
+      CARRIER_OUTCOME_FIELD(
+          "max_abs_error", -1, .in_eval = Matmul,
+          .json = [](const R& r) { return JsonDouble(M(r).max_abs_error); }),
+      CARRIER_OUTCOME_FIELD(
+          "max_rel_error", -1, .in_eval = Matmul,
+          .json = [](const R& r) { return JsonDouble(M(r).max_rel_error); }),
+      CARRIER_OUTCOME_FIELD(
+          "median_rel_error", 36, .in_eval = Matmul,
+          .json = [](const R& r) { return JsonDouble(M(r).median_rel_error); },
+          .csv = [](const R& r) -> std::string {
+            return r.matmul ? Num(r.matmul->median_rel_error) : "";
+          },
+          .measured = true),
+      CARRIER_OUTCOME_FIELD(
+          "normwise_fro_error", -1, .in_eval = Matmul,
+          .json = [](const R& r) { return JsonDouble(M(r).normwise_fro_error); }),
+      CARRIER_OUTCOME_FIELD(
+          "normwise_max_error", -1, .in_eval = Matmul,
+          .json = [](const R& r) { return JsonDouble(M(r).normwise_max_error); }),
+      CARRIER_OUTCOME_FIELD(
+          "zero_reference_outputs", -1, .in_eval = Matmul,
+          .json = [](const R& r) { return std::to_string(M(r).zero_reference_outputs); }),
+      CARRIER_OUTCOME_FIELD(
+          "nan_outputs", -1, .in_eval = Matmul,
+          .json = [](const R& r) { return std::to_string(M(r).nan_outputs); }),
+      CARRIER_OUTCOME_FIELD(
+          "max_error_to_bound", -1, .in_eval = Matmul,
+          .json =
+              [](const R& r) {
+                return M(r).has_bound ? JsonDouble(M(r).max_error_to_bound)
+                                      : JsonString("unavailable");
+              }),
       CARRIER_OUTCOME_FIELD(
           "trial", 12, .csv = [](const R& r) { return std::to_string(r.trial); }),
       CARRIER_OUTCOME_FIELD(
@@ -259,32 +318,47 @@ const std::vector<Field>& Table() {
       // The reference: a failed row has these when its reference was computed.
       CARRIER_OUTCOME_FIELD(
           "reference_tier", 20, .in_eval = Always,
-          .json = [](const R& r) { return JsonString(r.ref->tier); },
+          .json =
+              [](const R& r) { return JsonString(r.matmul ? M(r).reference_tier : r.ref->tier); },
           .csv = [](const R& r) -> std::string {
             return r.matmul ? r.matmul->reference_tier : r.ref ? r.ref->tier : "";
           }),
       CARRIER_OUTCOME_FIELD(
           "reference_bits", 21, .in_eval = Always,
-          .json = [](const R& r) { return std::to_string(r.ref->ref.cert.precision_bits); },
+          .json =
+              [](const R& r) {
+                return r.matmul ? std::to_string(M(r).reference_bits)
+                                : std::to_string(r.ref->ref.cert.precision_bits);
+              },
           .csv = [](const R& r) -> std::string {
             if (r.matmul) return std::to_string(r.matmul->reference_bits);
             return r.ref ? std::to_string(r.ref->ref.cert.precision_bits) : "";
           }),
       CARRIER_OUTCOME_FIELD(
           "reference_certified", 22, .in_eval = Always,
-          .json = [](const R& r) { return BoolText(r.ref->ref.cert.certified); },
+          .json =
+              [](const R& r) {
+                return BoolText(r.matmul ? M(r).certified : r.ref->ref.cert.certified);
+              },
           .csv = [](const R& r) -> std::string {
             if (r.matmul) return BoolText(r.matmul->certified);
             return r.ref ? BoolText(r.ref->ref.cert.certified) : "";
           }),
       CARRIER_OUTCOME_FIELD(
-          "reference_note", -1, .in_eval = [](const R& r) { return !r.ref->ref.cert.note.empty(); },
-          .json = [](const R& r) { return JsonString(r.ref->ref.cert.note); }),
+          "reference_note", -1,
+          .in_eval =
+              [](const R& r) {
+                return r.matmul ? !M(r).reference_note.empty() : !r.ref->ref.cert.note.empty();
+              },
+          .json =
+              [](const R& r) {
+                return JsonString(r.matmul ? M(r).reference_note : r.ref->ref.cert.note);
+              }),
       // The a-priori bound. Eval prints "unavailable" where there is none; the CSV leaves bound
       // and error_to_bound empty where there is none or it is vacuous, with kind "none". An op
       // matmul row: the largest output's ratio to its own dot bound.
       CARRIER_OUTCOME_FIELD(
-          "bound", 26, .in_eval = Always,
+          "bound", 26, .in_eval = OneTrial,
           .json =
               [](const R& r) {
                 return O(r).has_bound ? JsonDouble(O(r).bound) : JsonString("unavailable");
@@ -294,7 +368,7 @@ const std::vector<Field>& Table() {
           },
           .measured = true),
       CARRIER_OUTCOME_FIELD(
-          "bound_kind", 27, .in_eval = Always,
+          "bound_kind", 27, .in_eval = OneTrial,
           .json =
               [](const R& r) {
                 const TrialOutcome& o = O(r);
@@ -307,7 +381,7 @@ const std::vector<Field>& Table() {
           },
           .measured = true),
       CARRIER_OUTCOME_FIELD(
-          "bound_formula", -1, .in_eval = Always,
+          "bound_formula", -1, .in_eval = OneTrial,
           .json =
               [](const R& r) {
                 const TrialOutcome& o = O(r);
@@ -318,7 +392,7 @@ const std::vector<Field>& Table() {
                                       : "none: the op table has no a-priori bound for " + r.op);
               }),
       CARRIER_OUTCOME_FIELD(
-          "error_to_bound", 28, .in_eval = Always,
+          "error_to_bound", 28, .in_eval = OneTrial,
           .json = [](const R& r) { return JsonDouble(O(r).has_bound ? O(r).error_to_bound : NAN); },
           .csv = [](const R& r) -> std::string {
             if (r.matmul) return r.matmul->has_bound ? Num(r.matmul->max_error_to_bound) : "";
@@ -326,7 +400,7 @@ const std::vector<Field>& Table() {
           },
           .measured = true),
       CARRIER_OUTCOME_FIELD(
-          "bound_vacuous", -1, .in_eval = Always,
+          "bound_vacuous", -1, .in_eval = OneTrial,
           .json = [](const R& r) { return BoolText(O(r).has_bound && O(r).bound_vacuous); }),
       // A precision policy's bound term by role (precision/role_bounds.hpp), against the exact
       // result on the stored inputs: trials with a policy whose op has a role bound.
@@ -352,15 +426,12 @@ const std::vector<Field>& Table() {
           "role_bound_note", -1, .in_eval = HasRoleBound,
           .json = [](const R& r) { return JsonString(O(r).role_bound_note); }),
       CARRIER_OUTCOME_FIELD(
-          "u", 31, .in_eval = Always, .json = [](const R& r) { return JsonDouble(O(r).u); },
+          "u", 31, .in_eval = Always,
+          .json = [](const R& r) { return JsonDouble(r.matmul ? M(r).u : O(r).u); },
           .csv = [](const R& r) { return Num(r.matmul ? r.matmul->u : O(r).u); }, .measured = true),
-      // op matmul's own errors (run/matmul.hpp): the median componentwise relative error and
-      // ||C^ - C||_F / ||C||_F.
       CARRIER_OUTCOME_FIELD(
-          "median_rel_error", 36,
-          .csv = [](const R& r)
-              -> std::string { return r.matmul ? Num(r.matmul->median_rel_error) : ""; },
-          .measured = true),
+          "threads", -1, .in_eval = Matmul,
+          .json = [](const R& r) { return std::to_string(M(r).threads); }),
       CARRIER_OUTCOME_FIELD(
           "normwise_error", 37,
           .csv = [](const R& r)
@@ -372,9 +443,12 @@ const std::vector<Field>& Table() {
           .csv = [](const R& r) { return Num(r.reference_seconds); }),
       CARRIER_OUTCOME_FIELD(
           "seconds", 38, .in_eval = Always,
-          .json = [](const R& r) { return JsonDouble(O(r).seconds); },
+          .json = [](const R& r) { return JsonDouble(r.matmul ? M(r).seconds : O(r).seconds); },
           .csv = [](const R& r) { return Num(r.matmul ? r.matmul->seconds : O(r).seconds); },
           .measured = true),
+      CARRIER_OUTCOME_FIELD(
+          "wall_seconds", -1, .in_eval = Matmul,
+          .json = [](const R& r) { return JsonDouble(M(r).wall_seconds); }),
   };
   return table;
 }

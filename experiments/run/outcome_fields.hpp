@@ -1,9 +1,9 @@
 // experiments/run/outcome_fields.hpp: the outcome schema. One table (outcome_fields.cpp) lists
 // every field a trial reports, in eval's print order: its name, its column in the sweep's
 // trials.csv (experiments/sweep/FORMAT.md) or none, when eval prints it, and its formatters:
-// eval's JSON value and the CSV cell. `carrier eval` (its JSON and text output) and
-// `carrier sweep` (trials.csv's header and every row) are both produced from it, so a new field
-// is one table entry.
+// eval's JSON value and the CSV cell. `carrier eval` (its JSON and text output, --op matmul's
+// included) and `carrier sweep` (trials.csv's header and every row) are both produced from it,
+// so a new field is one table entry.
 //
 // The two outputs keep their own spellings where they have always differed, each entry holding
 // both: eval's numbers are the project's shortest round-trip text in the compute type's
@@ -54,7 +54,8 @@ struct OutcomeRecord {
   std::string mn, status, error;
 
   // The measurement. A failed sweep row has neither outcome nor matmul (and ref only when
-  // the reference was computed); an op matmul row has matmul alone; eval has outcome and ref.
+  // the reference was computed); an op matmul row and eval --op matmul have matmul alone;
+  // eval of any other op has outcome and ref.
   const TrialOutcome* outcome = nullptr;
   const SharedReference* ref = nullptr;
   const MatmulOutcome* matmul = nullptr;

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "cli/args.hpp"
+#include "io/tree_file.hpp"
 #include "precision/block_scaled.hpp"
 #include "precision/emulated_oracle.hpp"
 #include "registry/registry.hpp"
@@ -327,8 +328,8 @@ ResolvedTrial ResolveTrial(const TrialSpec& given) {
       throw SpecError(what + " needs a deterministic rounding, not sr");
     t.adaptive = true;
   } else {
-    try {
-      if (!spec.schedule.empty()) t.schedule = ParseSchedule(spec.schedule);
+    try {  // file:PATH trees are read here: a bad file is bad input
+      if (!spec.schedule.empty()) t.schedule = io::LoadSchedule(spec.schedule);
     } catch (const ScheduleError& e) {
       throw SpecError(e.what());
     }

@@ -18,6 +18,7 @@
 #include "core/merge_tree.hpp"
 #include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
+#include "io/tree_file.hpp"
 #include "precision/block_scaled.hpp"
 #include "precision/bounds.hpp"
 #include "precision/dot_split.hpp"
@@ -183,7 +184,7 @@ registry::Replayed Execute(const ResolvedTrial& t, const TrialInput& in, MergeTr
       tree = BuildDataTree(t, in);
       shape = ShapeOfTree(tree);
     } else {
-      try {  // file:PATH trees are read here: a bad file or n is bad input
+      try {  // a file:PATH tree whose n is not the input's is bad input
         if (fast) walked = ShapeOfSchedule(t.schedule, in.n, shape);
         if (!walked) {
           tree = BuildTree(t.schedule, in.n);
@@ -249,7 +250,7 @@ registry::Replayed Execute(const ResolvedTrial& t, const TrialInput& in, MergeTr
   got.index = r.index;
   seconds = r.seconds;
   try {
-    tree = BuildTree(r.schedule, in.n);
+    tree = BuildTree(io::LoadSchedule(r.schedule), in.n);
     shape = ShapeOfTree(tree);
   } catch (const ScheduleError& ex) {
     throw SpecError("backend " + t.spec.backend + " reported schedule '" + r.schedule +

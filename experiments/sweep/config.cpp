@@ -24,8 +24,8 @@
 #pragma pop_macro("NDEBUG")
 
 #include "core/schedule.hpp"
-#include "core/tree_io.hpp"
 #include "inputs/generators.hpp"
+#include "io/tree_file.hpp"
 #include "precision/block_scaled.hpp"
 #include "precision/format.hpp"
 #include "precision/precision_policy.hpp"
@@ -301,7 +301,7 @@ void CheckValue(const Checker& c, const std::string& key, const std::string& v) 
     // failed row per trial (FORMAT.md).
     if (v.rfind("file:", 0) == 0) {
       try {
-        TreeFromJson(ReadTextFile(v.substr(5), kMaxTreeFileBytes), v);
+        io::ReadTreeFile(v.substr(5), v);
       } catch (const std::exception& e) {
         c.Fail(k, v, e.what());
       }

@@ -9,6 +9,7 @@
 #include "core/carriers/sum.hpp"
 #include "core/replay_oracle.hpp"
 #include "core/tree_hash.hpp"
+#include "io/tree_file.hpp"
 #include "verbs/verbs.hpp"
 
 namespace carrier::cli {
@@ -24,7 +25,7 @@ T ReplaySum(const MergeTree& t, const std::vector<T>& x) {
 std::pair<MergeTree, MergeTree> BuildBoth(Args& args, const std::string& sa, const std::string& sb,
                                           std::uint64_t n) {
   try {
-    return {BuildTree(sa, n), BuildTree(sb, n)};
+    return {BuildTree(io::LoadSchedule(sa), n), BuildTree(io::LoadSchedule(sb), n)};
   } catch (const ScheduleError& e) {
     args.Fail(e.what());
   }

@@ -28,6 +28,7 @@
 #include "registry/registry.hpp"
 #include "run/defaults.hpp"
 #include "run/matmul.hpp"
+#include "run/outcome_fields.hpp"
 #include "run/trial.hpp"
 #include "verbs/trial_flags.hpp"
 
@@ -35,7 +36,6 @@ namespace carrier::cli {
 
 namespace {
 
-std::string JsonDouble(double v) { return io::JsonNumberText(Shortest(v)); }
 std::string Text(const std::string& json_number) {
   if (!json_number.empty() && json_number.front() == '"')
     return json_number.substr(1, json_number.size() - 2);
@@ -173,50 +173,24 @@ int RunEvalMatmul(const std::vector<std::string>& argv) {
     if (!f) args.Fail("--outputs " + *path + ": cannot write it");
   }
 
-  io::JsonObject fields;
-  auto add = [&](const std::string& k, const std::string& v) { fields.Raw(k, v); };
-  auto str = [](const std::string& s) { return io::JsonQuote(s); };
-  add("op", str(run::kMatmulOp));
-  add("dtype", str(trial.storage.name));
-  add("acc", str(trial.compute.text));
-  add("round", str(std::string(RoundingName(trial.rounding))));
-  if (trial.out) add("out", str(trial.out->name));
-  if (const auto pol = args.Get("precision")) add("precision", str(*pol));
-  add("exp", str(spec.exp));
-  add("backend", str(spec.backend));
-  add("schedule", str(spec.schedule));
-  add("schedule_used", str(got.schedule_used));
-  if (!defaults.empty()) {
-    std::string joined;
-    for (const auto& d : defaults) joined += (joined.empty() ? "" : "; ") + d;
-    add("defaults", str(joined));
-  }
-  add("tree_max_depth", std::to_string(got.tree_max_depth));
-  add("tree_mean_depth", JsonDouble(got.tree_mean_depth));
-  add("tree_hash", str(got.tree_hash));
-  add("m", std::to_string(shape.m));
-  add("n", std::to_string(shape.n));
-  add("k", std::to_string(shape.k));
-  add("input", str(input.text));
-  add("outputs", std::to_string(outputs));
-  add("max_abs_error", JsonDouble(got.max_abs_error));
-  add("max_rel_error", JsonDouble(got.max_rel_error));
-  add("median_rel_error", JsonDouble(got.median_rel_error));
-  add("normwise_fro_error", JsonDouble(got.normwise_fro_error));
-  add("normwise_max_error", JsonDouble(got.normwise_max_error));
-  add("zero_reference_outputs", std::to_string(got.zero_reference_outputs));
-  add("nan_outputs", std::to_string(got.nan_outputs));
-  add("max_error_to_bound",
-      got.has_bound ? JsonDouble(got.max_error_to_bound) : str("unavailable"));
-  add("reference_tier", str(got.reference_tier));
-  add("reference_bits", std::to_string(got.reference_bits));
-  add("reference_certified", got.certified ? "true" : "false");
-  if (!got.reference_note.empty()) add("reference_note", str(got.reference_note));
-  add("u", JsonDouble(got.u));
-  add("threads", std::to_string(got.threads));
-  add("reference_seconds", JsonDouble(got.reference_seconds));
-  add("seconds", JsonDouble(got.seconds));
-  add("wall_seconds", JsonDouble(got.wall_seconds));
+  // The outcome schema (run/outcome_fields.hpp) decides which fields print and how, as for
+  // every other op: a record holding the matmul outcome alone.
+  run::OutcomeRecord record;
+  record.op = run::kMatmulOp;
+  record.dtype = trial.storage.name;
+  record.acc = trial.compute.text;
+  record.round = std::string(RoundingName(trial.rounding));
+  if (trial.out) record.out = trial.out->name;
+  record.precision = args.Get("precision");
+  record.exp = spec.exp;
+  record.backend = spec.backend;
+  record.schedule = spec.schedule;
+  for (const auto& d : defaults) record.defaults += (record.defaults.empty() ? "" : "; ") + d;
+  record.n = shape.n;
+  record.input = input.text;
+  record.matmul = &got;
+  record.reference_seconds = got.reference_seconds;
+  const io::JsonObject fields = run::EvalOutcomeJson(record);
   if (format_out == "json") {
     std::cout << fields.Compact() << "\n";
   } else {

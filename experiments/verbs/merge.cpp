@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "cli/args.hpp"
-#include "core/tree_io.hpp"
 #include "io/atomic_file.hpp"
 #include "io/json.hpp"
+#include "io/text_file.hpp"
 #include "sweep/csv.hpp"
 #include "sweep/manifest.hpp"
 #include "sweep/runner.hpp"
@@ -60,7 +60,7 @@ int RunMerge(const std::vector<std::string>& argv) {
   for (const auto& d : dirs) {
     std::string m;
     try {  // a manifest embeds its config (at most 16 MiB): 64 MiB bounds a runaway file
-      m = ReadTextFile(d + "/manifest.json", std::uint64_t{64} << 20);
+      m = io::ReadTextFile(d + "/manifest.json", std::uint64_t{64} << 20);
     } catch (const std::runtime_error& e) {
       std::error_code ec;
       if (!std::filesystem::exists(d + "/manifest.json", ec))

@@ -27,8 +27,9 @@
 #include "core/replay_oracle.hpp"
 #include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
-#include "core/tree_io.hpp"
 #include "io/json.hpp"
+#include "io/text_file.hpp"
+#include "io/tree_file.hpp"
 #include "precision/bfloat16.hpp"
 #include "probe/targets.hpp"
 #include "verbs/verbs.hpp"
@@ -638,9 +639,9 @@ int RunIeeeDotProbe(const std::string& target_text, const std::string& dtype, st
     std::uint64_t same = 0;
     std::string miss;
     try {
-      const MergeTree back = LoadTreeFile(*output, k);
-      const std::optional<DotArithmetic> back_ar =
-          ReadDotArithmetic(ReadTextFile(*output, kMaxTreeFileBytes), *output, back.NodeCount());
+      const MergeTree back = io::LoadTreeFile(*output, k);
+      const std::optional<DotArithmetic> back_ar = ReadDotArithmetic(
+          io::ReadTextFile(*output, io::kMaxTreeFileBytes), *output, back.NodeCount());
       if (!back_ar || !CheckDotArithmetic(back, *back_ar).empty())
         fail("internal: " + *output + " does not read back");
       for (std::uint64_t r = 0; r < verify; ++r) {

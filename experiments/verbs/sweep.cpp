@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cli/args.hpp"
-#include "core/tree_io.hpp"
+#include "io/text_file.hpp"
 #include "sweep/config.hpp"
 #include "sweep/runner.hpp"
 #include "verbs/verbs.hpp"
@@ -82,7 +82,7 @@ int RunSweep(const std::vector<std::string>& argv) {
       args.Fail("give the config: carrier sweep CONFIG.toml (or --default)");
     path = args.Positional()[0];
     try {
-      text = ReadTextFile(path, kMaxConfigBytes);
+      text = io::ReadTextFile(path, kMaxConfigBytes);
     } catch (const std::runtime_error& e) {
       std::error_code ec;
       if (!std::filesystem::exists(path, ec))

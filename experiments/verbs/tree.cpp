@@ -26,6 +26,7 @@
 #include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
 #include "io/json.hpp"
+#include "io/tree_file.hpp"
 #include "verbs/verbs.hpp"
 
 namespace carrier::cli {
@@ -61,7 +62,7 @@ int RunTree(const std::vector<std::string>& argv) {
   std::uint64_t n = from_file && !args.Get("n") ? 0 : args.RequireCount("n");
   if (from_file && !args.Get("n")) {
     try {
-      n = TreeFromJson(ReadTextFile(text.substr(5), kMaxTreeFileBytes), text).n;
+      n = io::ReadTreeFile(text.substr(5), text).n;
     } catch (const ScheduleError& e) {
       args.Fail(e.what());
     } catch (const std::runtime_error& e) {
@@ -74,7 +75,7 @@ int RunTree(const std::vector<std::string>& argv) {
   if (n > kMaxN) args.Fail("--n " + std::to_string(n) + " is above the limit 2^30 for drawing");
   Schedule s;
   try {
-    s = ParseSchedule(text);
+    s = io::LoadSchedule(text);
   } catch (const ScheduleError& e) {
     args.Fail(e.what());
   }

@@ -1,14 +1,13 @@
 // Orders from outside: canonical:L (WG21 P4016R0) against the paper's golden values and a
 // direct transcription of its definition, tree identity (hashes, the binary form, constructed
 // witnesses), file: trees that round-trip through JSON, and FPRev recovery of planted trees.
-#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -265,9 +264,10 @@ TEST_CASE("file: trees round-trip through carrier tree's JSON", "[fast][orders]"
   for (const auto& s : schedules)
     for (std::uint64_t n : {1, 2, 7, 100, 257}) {
       const MergeTree t = BuildTree(s, n);
-      const std::string path = "/tmp/carrier_orders_" + std::to_string(getpid()) + ".json";
-      std::ofstream(path) << ToJson(t);
-      const MergeTree u = BuildTree("file:" + path, n);
+      // Loaded as experiments/io/tree_file.hpp loads a file: schedule (core reads no files).
+      Schedule f = ParseSchedule("file:saved.json");
+      f.tree = std::make_shared<const MergeTree>(TreeFromJson(ToJson(t), "file:saved.json"));
+      const MergeTree u = BuildTree(f, n);
       INFO(s << ", n " << n);
       CHECK(u.chains == t.chains);
       CHECK(u.combines == t.combines);
@@ -277,10 +277,9 @@ TEST_CASE("file: trees round-trip through carrier tree's JSON", "[fast][orders]"
         CHECK(u.fused == t.fused);
         ++fused_trees;
       }
-      CHECK(u.schedule == "file:" + path);
+      CHECK(u.schedule == "file:saved.json");
       CHECK(TreeHash(u) == TreeHash(t));
-      CHECK_THROWS_AS(BuildTree("file:" + path, n + 1), ScheduleError);
-      std::remove(path.c_str());
+      CHECK_THROWS_AS(BuildTree(f, n + 1), ScheduleError);
     }
   std::cout << "  " << schedules.size() << " schedules x 5 lengths round-tripped, " << fused_trees
             << " of them with a fused node\n";
@@ -291,6 +290,48 @@ TEST_CASE("file: trees round-trip through carrier tree's JSON", "[fast][orders]"
   CHECK_THROWS_AS(ParseSchedule("canonical:0"), ScheduleError);
   CHECK_THROWS_AS(ParseSchedule("canonical:4:odd"), ScheduleError);
   CHECK_THROWS_AS(ParseSchedule("file:"), ScheduleError);
+}
+
+TEST_CASE("core's file order builds only a loaded tree, and refuses an unloaded one in one line",
+          "[fast][orders]") {
+  // ParseSchedule reads nothing: the tree is the caller's to load (experiments/io/tree_file.hpp).
+  for (const char* text : {"file:/nonexistent/t.json", "omp:2:file:/nonexistent/t.json",
+                           "splitk:2:file:/nonexistent/t.json"}) {
+    const Schedule s = ParseSchedule(text);
+    CHECK(!(s.kind == ScheduleKind::kFile ? s : s.Inner()).tree);
+    try {
+      (void)BuildTree(s, 8);
+      FAIL("built " << text << " without its tree");
+    } catch (const ScheduleError& e) {
+      const std::string msg = e.what();
+      std::cout << "  " << text << ": " << msg << "\n";
+      CHECK(msg.rfind("file:/nonexistent/t.json: the tree was not loaded", 0) == 0);
+      CHECK(msg.find('\n') == std::string::npos);
+    }
+  }
+  // Loaded: the tree itself, named file:PATH, over its own n only (the n check is core's).
+  const MergeTree t = BuildTree("pairwise:2", 6);
+  Schedule f = ParseSchedule("file:p.json");
+  f.tree = std::make_shared<const MergeTree>(t);
+  const MergeTree u = BuildTree(f, 6);
+  CHECK(u.chains == t.chains);
+  CHECK(u.combines == t.combines);
+  CHECK(u.schedule == "file:p.json");
+  try {
+    (void)BuildTree(f, 7);
+    FAIL("built a tree over 6 inputs for 7");
+  } catch (const ScheduleError& e) {
+    CHECK(std::string(e.what()) ==
+          "file:p.json: the tree is over n = 6 inputs, but the input has 7");
+  }
+  // Nested, each chunk of omp:2 over 12 inputs is the loaded tree over 6.
+  Schedule omp = ParseSchedule("omp:2:file:p.json");
+  omp.inner = NestedSchedule(f);
+  CHECK(TreeHash(BuildTree(omp, 12)) == TreeHash(BuildTree("omp:2:seq:pairwise:2", 12)));
+  // A loaded schedule equals its copies, not a fresh parse of its text.
+  const Schedule copy = f;
+  CHECK(copy == f);
+  CHECK(!(ParseSchedule("file:p.json") == f));
 }
 
 TEST_CASE("a file: tree that is not a merge order is refused with one line", "[fast][orders]") {

@@ -21,6 +21,7 @@
 #include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
 #include "core/tree_io.hpp"
+#include "io/tree_file.hpp"
 #include "precision/bfloat16.hpp"
 #include "precision/block_scaled.hpp"  // block-scaled dots: the quantised codes
 #include "support/cli_support.hpp"
@@ -575,7 +576,7 @@ TEST_CASE("carrier probe dot: --dtype fp32 finds a planted tree's fp64 nodes",
   CHECK(Line(r.out, "fp64 products   ").find("exact") != std::string::npos);
   // The saved tree: the eight lanes (strided:8 over 0..95) and the tail chain, the arithmetic's
   // fp64 nodes exactly the tail and the root.
-  const carrier::MergeTree t = carrier::LoadTreeFile(tree, k);
+  const carrier::MergeTree t = carrier::io::LoadTreeFile(tree, k);
   const std::string text = carrier_test::Slurp(tree);
   const auto arith = carrier::ReadDotArithmetic(text, tree, t.NodeCount());
   REQUIRE(arith.has_value());
@@ -898,7 +899,7 @@ TEST_CASE("carrier probe dot:LIB.so:SYMBOL recovers a planted C dot's per-node f
   CHECK(Line(r.out, "push            ").rfind("mul-add:", 0) == 0);
   CHECK(r.out.find("verified        8 of 8") != std::string::npos);
   CHECK(Line(r.out, "saved           ").find("read back: 8 of 8") != std::string::npos);
-  const carrier::MergeTree t = carrier::LoadTreeFile(tree, k);
+  const carrier::MergeTree t = carrier::io::LoadTreeFile(tree, k);
   const auto arith = carrier::ReadDotArithmetic(carrier_test::Slurp(tree), tree, t.NodeCount());
   REQUIRE(arith.has_value());
   CHECK(arith->push == carrier::DotPush::kMulAdd);

@@ -21,6 +21,7 @@
 #include "core/merge_tree.hpp"
 #include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
+#include "io/tree_file.hpp"
 #include "support/cli_support.hpp"
 #include "support/test_support.hpp"
 
@@ -231,7 +232,7 @@ TEST_CASE("a tree planted in a shared library is recovered exactly", "[fast][ord
                             " -o " + tree);
       INFO(sched << " n " << n << "\n" << p.out << p.err);
       REQUIRE(p.code == 0);
-      const carrier::MergeTree got = carrier::BuildTree("file:" + tree, n);
+      const carrier::MergeTree got = carrier::io::LoadTreeFile(tree, n);
       CHECK(carrier::TreeHash(got, carrier::TreeForm::kBinary) ==
             carrier::TreeHash(truth, carrier::TreeForm::kBinary));
       if (n == 300)
