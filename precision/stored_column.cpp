@@ -11,6 +11,10 @@
 
 #include "precision/parallel_pass.hpp"
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 namespace carrier {
 
 // (Named, not anonymous: the main job's unity build puts several sources in one unit.)
@@ -261,6 +265,27 @@ std::vector<double> StoredColumn::ToDoubles() const {
   return out;
 }
 
+namespace stored_column_detail {
+
+// Asks the kernel to back a large reserved buffer with huge pages where it can (Linux with
+// transparent huge pages in madvise mode): first-touching a 2^24-value column a 4 KiB page at a
+// time took about 8% of a 2^24 eval in page faults. Advice only: no value changes, and a kernel
+// that declines leaves the buffer as it was.
+template <class T>
+void AdviseHugePages(const std::vector<T>& v) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr std::uintptr_t kHuge = std::uintptr_t{1} << 21;
+  const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
+  const std::uintptr_t end = begin + v.capacity() * sizeof(T);
+  const std::uintptr_t lo = (begin + kHuge - 1) & ~(kHuge - 1), hi = end & ~(kHuge - 1);
+  if (hi > lo + kHuge) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
+#else
+  (void)v;
+#endif
+}
+
+}  // namespace stored_column_detail
+
 StoredColumn::Builder::Builder(const Format* format, std::uint64_t reserve) {
   c_.layout_ = LayoutFor(format);
   switch (c_.layout_) {
@@ -270,15 +295,19 @@ StoredColumn::Builder::Builder(const Format* format, std::uint64_t reserve) {
       c_.table_ = stored_column_detail::TableFor(c_.code_);
       if (c_.layout_ == Layout::kCode8) {
         b_.reserve(reserve);
+        stored_column_detail::AdviseHugePages(b_);
       } else {
         h_.reserve(reserve);
+        stored_column_detail::AdviseHugePages(h_);
       }
       break;
     case Layout::kFloat:
       f_.reserve(reserve);
+      stored_column_detail::AdviseHugePages(f_);
       break;
     case Layout::kDouble:
       d_.reserve(reserve);
+      stored_column_detail::AdviseHugePages(d_);
       break;
   }
 }
