@@ -72,7 +72,7 @@ const Verb kVerbs[] = {
      "                    [--exp POLICY] (--input FILE | --gen DIST --n N [--seed S])\n"
      "                    [--format text|json] [--allow-nonfinite] [--sr-seed S]\n"
      "                    [--backend replay|simd|omp|cuda] [--head-dim D] [--engine fast|oracle]\n"
-     "                    [--max-seconds S]\n"
+     "                    [--max-seconds S] [--threads T]\n"
      "\n"
      "Rounds the inputs to the storage format T (round to nearest even), reduces them in the\n"
      "compute format (--acc) through the schedule's merge tree, and prints the\n"
@@ -138,7 +138,10 @@ const Verb kVerbs[] = {
      "                 are refused (special-value studies)\n"
      "  --max-seconds S  before a trial of n >= 4096 (attention: 512) generated inputs, its\n"
      "                 time is measured on smaller trials and scaled; past S seconds (default\n"
-     "                 1800; 0: no limit) it is refused with the n that fits\n",
+     "                 1800; 0: no limit) it is refused with the n that fits\n"
+     "  --threads T    threads for the passes that split without changing a bit (generation,\n"
+     "                 storage rounding and packing, the exact references, the bounds' sums;\n"
+     "                 default every core); every output is the same for every T\n",
      RunEval},
     {"invariance", "batch, padding and alignment invariance of a schedule family, with witnesses",
      kInvarianceHelp, RunInvariance},

@@ -7,6 +7,7 @@
 
 #include "core/merge_tree.hpp"
 #include "precision/math_policy.hpp"
+#include "precision/parallel_pass.hpp"
 
 namespace carrier {
 
@@ -102,6 +103,35 @@ struct SoftmaxParts {
   long double m = -INFINITY, lse = 0, spread = 0, min_x = 0, weighted_abs = 0;
   bool finite = false;
 };
+// f(x, e) over in's values in order, a block at a time, with e[k] = exp(x[k] - m) in long
+// double: the exps (the cost of Parts) split across PassThreads() (precision/parallel_pass.hpp),
+// each a function of x[k] and m alone, so the same values on any thread; f then reads them in
+// index order on the calling thread, as the one loop did.
+template <class F>
+void ForEachExpBlock(const BoundInputs& in, long double m, F&& f) {
+  constexpr std::size_t kPart = std::size_t{1} << 17;
+  const std::size_t threads = static_cast<std::size_t>(PassThreads());
+  const std::uint64_t n = in.Count();
+  const std::size_t block = static_cast<std::size_t>(std::min<std::uint64_t>(n, kPart * threads));
+  std::vector<double> buf(in.column != nullptr ? block : 0);
+  std::vector<long double> e(block);
+  for (std::uint64_t lo = 0; lo < n; lo += block) {
+    const std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(block, n - lo));
+    std::span<const double> x;
+    if (in.column != nullptr) {
+      in.column->Read(lo, len, buf.data());
+      x = std::span<const double>(buf.data(), len);
+    } else {
+      x = in.x.subspan(static_cast<std::size_t>(lo), len);
+    }
+    const std::size_t parts = std::clamp<std::size_t>(len / kPart, 1, threads);
+    SplitPass(len, parts, [&](std::size_t, std::uint64_t a, std::uint64_t b) {
+      for (std::uint64_t k = a; k < b; ++k) e[k] = std::exp(static_cast<long double>(x[k]) - m);
+    });
+    f(x, e.data());
+  }
+}
+
 SoftmaxParts Parts(const BoundInputs& in, long double exact, bool recompute) {
   SoftmaxParts p;
   in.Visit([&](std::span<const double> x) {
@@ -109,8 +139,8 @@ SoftmaxParts Parts(const BoundInputs& in, long double exact, bool recompute) {
   });
   long double d = 0;
   if (std::isfinite(p.m)) {
-    in.Visit([&](std::span<const double> x) {
-      for (double v : x) d += std::exp(static_cast<long double>(v) - p.m);
+    ForEachExpBlock(in, p.m, [&](std::span<const double> x, const long double* e) {
+      for (std::size_t k = 0; k < x.size(); ++k) d += e[k];
     });
   }
   p.lse = exact;
@@ -118,9 +148,10 @@ SoftmaxParts Parts(const BoundInputs& in, long double exact, bool recompute) {
   p.finite = std::isfinite(p.m) && std::isfinite(p.lse) && d > 0;
   if (!p.finite) return p;
   p.min_x = p.m;
-  in.Visit([&](std::span<const double> x) {
-    for (double v : x) {
-      const long double w = std::exp(static_cast<long double>(v) - p.m) / d;
+  ForEachExpBlock(in, p.m, [&](std::span<const double> x, const long double* e) {
+    for (std::size_t k = 0; k < x.size(); ++k) {
+      const double v = x[k];
+      const long double w = e[k] / d;
       if (w > 0) {
         p.spread += w * (p.m - v);
         p.weighted_abs += w * std::fabs(static_cast<long double>(v));
@@ -144,6 +175,7 @@ SoftmaxParts LseParts(const BoundInputs& in) {
         out[2] = p.spread;
         out[3] = p.min_x;
         out[4] = p.finite ? 1 : 0;
+        out[5] = p.weighted_abs;
       },
       v);
   SoftmaxParts p;
@@ -152,13 +184,14 @@ SoftmaxParts LseParts(const BoundInputs& in) {
   p.spread = v[2];
   p.min_x = v[3];
   p.finite = v[4] != 0;
+  p.weighted_abs = v[5];
   return p;
 }
 
 }  // namespace
 
 SoftmaxSpread SoftmaxSpreadOf(const BoundInputs& in) {
-  const SoftmaxParts p = Parts(in, in.Exact(), false);
+  const SoftmaxParts p = LseParts(in);  // the lse bound's own parts: computed once per input
   return {p.m, p.spread, p.weighted_abs, p.finite};
 }
 

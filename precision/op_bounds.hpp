@@ -60,7 +60,7 @@ class BoundMemo {
   // depends on): fill(in, exact, v) on first use, the remembered values after that; another input
   // in the same slot is filled afresh and remembered instead.
   void Get(Slot slot, const BoundInputs& in, long double exact, Fill fill, long double* v);
-  static constexpr int kValues = 5;
+  static constexpr int kValues = 6;
 
  private:
   struct Entry {
@@ -68,7 +68,7 @@ class BoundMemo {
     std::size_t size = 0;
     long double exact = 0;
     bool set = false;
-    long double v[kValues] = {0, 0, 0, 0, 0};
+    long double v[kValues] = {0, 0, 0, 0, 0, 0};
   };
   std::mutex m_;
   Entry slots_[kSlots];

@@ -9,6 +9,12 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "precision/parallel_pass.hpp"
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 namespace carrier {
 
 // (Named, not anonymous: the main job's unity build puts several sources in one unit.)
@@ -111,18 +117,56 @@ std::uint64_t CodeOf(double v, const StoredColumn::CodeLayout& c) {
   return ((b >> 63) << (c.bits - 1)) | idx;
 }
 
-// Appends the codes of values[i..) while each gives its value back; returns where it stopped.
+// Writes the codes of values[0 .. count) to out while each gives its value back; returns where
+// it stopped (count: every one).
 template <class Code>
-std::size_t AppendCodes(std::span<const double> values, const StoredColumn::CodeLayout& c,
-                        const double* table, std::vector<Code>& out) {
-  std::size_t i = 0;
-  for (; i < values.size(); ++i) {
+std::size_t WriteCodes(const double* values, std::size_t count, const StoredColumn::CodeLayout& c,
+                       const double* table, Code* out) {
+  for (std::size_t i = 0; i < count; ++i) {
     const std::uint64_t code = CodeOf(values[i], c);
     if (code >= (std::uint64_t{1} << c.bits) ||
         std::bit_cast<std::uint64_t>(table[code]) != std::bit_cast<std::uint64_t>(values[i]))
-      break;
-    out.push_back(static_cast<Code>(code));
+      return i;
+    out[i] = static_cast<Code>(code);
   }
+  return count;
+}
+
+// The same for the float layout: values[i] as a float while it gives the double back.
+std::size_t WriteFloats(const double* values, std::size_t count, float* out) {
+  for (std::size_t i = 0; i < count; ++i) {
+    const float f = static_cast<float>(values[i]);
+    if (std::bit_cast<std::uint64_t>(static_cast<double>(f)) !=
+        std::bit_cast<std::uint64_t>(values[i]))
+      return i;
+    out[i] = f;
+  }
+  return count;
+}
+
+// Appends write's encodings of values[i..) to out while each gives its value back; returns
+// where it stopped. Each value's encoding is its own, so the values are split across
+// PassThreads() (precision/parallel_pass.hpp) and written in place; the first part that stopped
+// decides where the appended run ends, as one pass in order would.
+template <class T, class Write>
+std::size_t AppendSplit(std::span<const double> values, std::vector<T>& out, Write write) {
+  const std::size_t old = out.size();
+  out.resize(old + values.size());
+  const std::size_t parts = PassParts(values.size());
+  std::vector<std::size_t> stop(parts), end(parts);
+  SplitPass(values.size(), parts, [&](std::size_t p, std::uint64_t lo, std::uint64_t hi) {
+    end[p] = static_cast<std::size_t>(hi);
+    stop[p] = static_cast<std::size_t>(lo) +
+              write(values.data() + lo, static_cast<std::size_t>(hi - lo), out.data() + old + lo);
+  });
+  std::size_t i = values.size();
+  for (std::size_t p = 0; p < parts; ++p) {
+    if (stop[p] < end[p]) {
+      i = stop[p];
+      break;
+    }
+  }
+  out.resize(old + i);
   return i;
 }
 
@@ -221,6 +265,27 @@ std::vector<double> StoredColumn::ToDoubles() const {
   return out;
 }
 
+namespace stored_column_detail {
+
+// Asks the kernel to back a large reserved buffer with huge pages where it can (Linux with
+// transparent huge pages in madvise mode): first-touching a 2^24-value column a 4 KiB page at a
+// time took about 8% of a 2^24 eval in page faults. Advice only: no value changes, and a kernel
+// that declines leaves the buffer as it was.
+template <class T>
+void AdviseHugePages(const std::vector<T>& v) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr std::uintptr_t kHuge = std::uintptr_t{1} << 21;
+  const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
+  const std::uintptr_t end = begin + v.capacity() * sizeof(T);
+  const std::uintptr_t lo = (begin + kHuge - 1) & ~(kHuge - 1), hi = end & ~(kHuge - 1);
+  if (hi > lo + kHuge) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
+#else
+  (void)v;
+#endif
+}
+
+}  // namespace stored_column_detail
+
 StoredColumn::Builder::Builder(const Format* format, std::uint64_t reserve) {
   c_.layout_ = LayoutFor(format);
   switch (c_.layout_) {
@@ -230,15 +295,19 @@ StoredColumn::Builder::Builder(const Format* format, std::uint64_t reserve) {
       c_.table_ = stored_column_detail::TableFor(c_.code_);
       if (c_.layout_ == Layout::kCode8) {
         b_.reserve(reserve);
+        stored_column_detail::AdviseHugePages(b_);
       } else {
         h_.reserve(reserve);
+        stored_column_detail::AdviseHugePages(h_);
       }
       break;
     case Layout::kFloat:
       f_.reserve(reserve);
+      stored_column_detail::AdviseHugePages(f_);
       break;
     case Layout::kDouble:
       d_.reserve(reserve);
+      stored_column_detail::AdviseHugePages(d_);
       break;
   }
 }
@@ -258,19 +327,18 @@ void StoredColumn::Builder::ToDoubleLayout() {
 }
 
 void StoredColumn::Builder::Append(std::span<const double> values) {
+  using namespace stored_column_detail;
   std::size_t i = 0;
-  if (c_.layout_ == Layout::kCode8) {
-    i = stored_column_detail::AppendCodes(values, c_.code_, c_.table_->data(), b_);
-  } else if (c_.layout_ == Layout::kCode16) {
-    i = stored_column_detail::AppendCodes(values, c_.code_, c_.table_->data(), h_);
+  if (c_.layout_ == Layout::kCode8 || c_.layout_ == Layout::kCode16) {
+    const CodeLayout& code = c_.code_;
+    const double* table = c_.table_->data();
+    auto write = [&](const double* v, std::size_t count, auto* out) {
+      return WriteCodes(v, count, code, table, out);
+    };
+    i = c_.layout_ == Layout::kCode8 ? AppendSplit(values, b_, write)
+                                     : AppendSplit(values, h_, write);
   } else if (c_.layout_ == Layout::kFloat) {
-    for (; i < values.size(); ++i) {
-      const float f = static_cast<float>(values[i]);
-      if (std::bit_cast<std::uint64_t>(static_cast<double>(f)) !=
-          std::bit_cast<std::uint64_t>(values[i]))
-        break;
-      f_.push_back(f);
-    }
+    i = AppendSplit(values, f_, WriteFloats);
   }
   if (i == values.size()) return;
   if (c_.layout_ != Layout::kDouble) ToDoubleLayout();

@@ -23,6 +23,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli/args.hpp"
@@ -36,6 +37,7 @@
 #include "inputs/generators.hpp"
 #include "inputs/read_numbers.hpp"
 #include "io/json.hpp"
+#include "precision/parallel_pass.hpp"
 #include "precision/precision_policy.hpp"
 #include "registry/registry.hpp"
 #include "run/defaults.hpp"
@@ -86,10 +88,11 @@ int RunEval(const std::vector<std::string>& argv) {
     if ((argv[i] == "--op" && i + 1 < argv.size() && argv[i + 1] == run::kMatmulOp) ||
         argv[i] == std::string("--op=") + run::kMatmulOp)
       return RunEvalMatmul(argv);
-  Args args("eval", argv,
-            {"op", "dtype", "acc", "round", "schedule", "exp", "input", "gen", "n", "seed",
-             "format", "backend", "sr-seed", "head-dim", "precision", "engine", "max-seconds"},
-            {"allow-nonfinite"});
+  Args args(
+      "eval", argv,
+      {"op", "dtype", "acc", "round", "schedule", "exp", "input", "gen", "n", "seed", "format",
+       "backend", "sr-seed", "head-dim", "precision", "engine", "max-seconds", "threads"},
+      {"allow-nonfinite"});
   const std::vector<std::string> ops = registry::TrialOps();
   const std::string op = args.Choice("op", ops, "");
   if (op.empty()) args.Require("op");
@@ -117,6 +120,13 @@ int RunEval(const std::vector<std::string>& argv) {
   const bool allow_nonfinite = args.Has("allow-nonfinite");
   const double max_seconds = args.Seconds("max-seconds", kDefaultMaxSeconds);
   const bool user = trial.user != nullptr;
+  // --threads T: the passes that split without changing a bit (precision/parallel_pass.hpp:
+  // the counter-based generation and its rounding to storage, packing the stored column, the
+  // exact references' scans, the bounds' exp terms) use T threads; the replay itself is one.
+  const std::uint64_t threads =
+      args.Count("threads", std::max(1u, std::thread::hardware_concurrency()));
+  if (threads < 1 || threads > 64) args.Fail("--threads must be from 1 to 64");
+  const PassThreadsScope pass_threads(static_cast<int>(threads));
 
   // Inputs, rounded to the storage format.
   const bool two = entry.input == registry::InputKind::kPairs;

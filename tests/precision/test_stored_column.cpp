@@ -3,17 +3,21 @@
 // cannot hold (a NaN payload, a value outside the format) turn the column into fp64 without
 // changing any value; and the references that read a column by chunks (ReferenceSumFast,
 // ReferenceWelfordFast, ReferenceNorm2Fast, ReferenceLse, ReferenceMax, ReferenceArgMax) give
-// the Reference of their span form field for field, on one thread and split across two.
+// the Reference of their span form field for field, on one thread and split across two; a
+// column packed across pass threads is the one-thread column, and the lse bound's softmax
+// statistics are the same on any number of pass threads.
 #include <algorithm>
 #include <bit>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 #include <iostream>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "precision/format.hpp"
+#include "precision/op_bounds.hpp"
 #include "precision/parallel_pass.hpp"
 #include "precision/reference/fast_sum.hpp"
 #include "precision/reference/reference.hpp"
@@ -236,4 +240,100 @@ TEST_CASE("References read a StoredColumn as they read its values", "[fast][stor
     ++cases;
   }
   std::cout << "references equal on packed columns in " << cases << " cases\n";
+}
+
+TEST_CASE("A column packed across pass threads is the one-thread column", "[fast][stored_column]") {
+  // Builder::Append splits the encoding across PassThreads() (precision/parallel_pass.hpp);
+  // a value the layout cannot give back, in any part, must end the coded run exactly where one
+  // pass in order ends it (then the column turns fp64 from there on, as on one thread).
+  const std::uint64_t seed = 977;
+  Rng rng(seed);
+  const std::size_t n = 2 * kMinPassPart + 4099;  // two parts of at least kMinPassPart
+  int cases = 0;
+  for (const char* name : {"bf16", "fp32"}) {
+    const Format f = ParseFormat(name);
+    std::vector<double> v(n);
+    for (auto& x : v) x = RoundToFormat(rng.Normal(), f, Rounding::kNearestEven);
+    // none; one in the second part; one in each part (the first decides)
+    for (int odd = 0; odd < 3; ++odd) {
+      std::vector<double> w = v;
+      if (odd >= 1) w[n - 100] = 1.0 / 3.0;
+      if (odd == 2) w[kMinPassPart / 2] = 1.0 / 3.0;
+      for (const std::size_t piece : {n, kMinPassPart + 7}) {
+        INFO("reproduce: seed=" << seed << " " << name << " odd=" << odd << " piece=" << piece);
+        StoredColumn one, three;
+        {
+          const PassThreadsScope threads(1);
+          one = Build(&f, w, piece);
+        }
+        {
+          const PassThreadsScope threads(3);
+          three = Build(&f, w, piece);
+        }
+        CHECK(one.layout() == three.layout());
+        CHECK((three.layout() == StoredColumn::Layout::kDouble) == (odd >= 1));
+        std::size_t at1 = 0, at3 = 0;
+        const bool same1 = SameBits(one.ToDoubles(), w, at1);
+        const bool same3 = SameBits(three.ToDoubles(), w, at3);
+        INFO("first difference: one thread at " << at1 << ", three threads at " << at3);
+        REQUIRE(same1);
+        REQUIRE(same3);
+        ++cases;
+      }
+    }
+  }
+  std::cout << "packed columns equal across pass threads in " << cases << " cases\n";
+}
+
+TEST_CASE("The softmax weights' statistics are the one loop's on any number of pass threads",
+          "[fast][stored_column]") {
+  // SoftmaxSpreadOf and the lse bound (precision/op_bounds.cpp) take exp(x_i - M) split across
+  // PassThreads() and sum in index order: every statistic equals, bit for bit, the one loop in
+  // long double written here, for the values given as a span and as a packed column.
+  const std::uint64_t seed = 31337;
+  Rng rng(seed);
+  const Format f = ParseFormat("fp32");
+  const std::size_t n = 3 * (std::size_t{1} << 17) + 5;  // three exp parts and a remainder
+  std::vector<double> v(n);
+  for (auto& x : v) x = RoundToFormat(2 * rng.Normal() + 1, f, Rounding::kNearestEven);
+  long double m = -INFINITY, d = 0, spread = 0, weighted_abs = 0;
+  for (double x : v) m = std::max<long double>(m, x);
+  for (double x : v) d += std::exp(static_cast<long double>(x) - m);
+  for (double x : v) {
+    const long double w = std::exp(static_cast<long double>(x) - m) / d;
+    if (w > 0) {
+      spread += w * (m - x);
+      weighted_abs += w * std::fabs(static_cast<long double>(x));
+    }
+  }
+  const long double lse[1] = {m + std::log(d)};
+  const StoredColumn c = Build(&f, v, n);
+  for (const int threads : {1, 2, 3}) {
+    const PassThreadsScope scope(threads);
+    for (const bool packed : {false, true}) {
+      INFO("reproduce: seed=" << seed << " threads=" << threads << " packed=" << packed);
+      BoundInputs in;
+      if (packed) {
+        in.column = &c;
+      } else {
+        in.x = v;
+      }
+      in.exact = lse;
+      BoundMemo memo;
+      for (BoundMemo* through : {static_cast<BoundMemo*>(nullptr), &memo, &memo}) {
+        in.memo = through;
+        const SoftmaxSpread s = SoftmaxSpreadOf(in);
+        REQUIRE(s.finite);
+        INFO("spread " << test::Exact(static_cast<double>(s.spread)) << " want "
+                       << test::Exact(static_cast<double>(spread)) << "; sum w|x| "
+                       << test::Exact(static_cast<double>(s.weighted_abs)) << " want "
+                       << test::Exact(static_cast<double>(weighted_abs)));
+        CHECK(std::memcmp(&s.m, &m, 10) == 0);
+        CHECK(std::memcmp(&s.spread, &spread, 10) == 0);
+        CHECK(std::memcmp(&s.weighted_abs, &weighted_abs, 10) == 0);
+      }
+    }
+  }
+  std::cout << "softmax spread " << static_cast<double>(spread) << ", sum w|x| "
+            << static_cast<double>(weighted_abs) << " equal on 1, 2, 3 threads\n";
 }
