@@ -123,8 +123,9 @@ int RunEval(const std::vector<std::string>& argv) {
   // --threads T: the passes that split without changing a bit (precision/parallel_pass.hpp:
   // the counter-based generation and its rounding to storage, packing the stored column, the
   // exact references' scans, the bounds' exp terms) use T threads; the replay itself is one.
+  // The default is every core up to the 64 allowed (a larger machine must not refuse it).
   const std::uint64_t threads =
-      args.Count("threads", std::max(1u, std::thread::hardware_concurrency()));
+      args.Count("threads", std::clamp(std::thread::hardware_concurrency(), 1u, 64u));
   if (threads < 1 || threads > 64) args.Fail("--threads must be from 1 to 64");
   const PassThreadsScope pass_threads(static_cast<int>(threads));
 
