@@ -29,7 +29,9 @@
 #include "precision/metrics_exact.hpp"
 #include "precision/mpfr_scalar.hpp"
 #include "precision/op_bounds.hpp"
+#include "precision/parallel_pass.hpp"
 #include "precision/role_bounds.hpp"
+#include "precision/round_array.hpp"
 #include "precision/scalars.hpp"
 #include "registry/registry.hpp"
 #include "run/scaled_dot.hpp"
@@ -71,6 +73,15 @@ double RoundStorage(double v, const void* ctx) {
   if (f.precision <= 26 && emulated_detail::RoundNormal(v, f, Rounding::kNearestEven, &out))
     return out;
   return RoundToFormat(v, f, Rounding::kNearestEven);
+}
+
+// Every value of v rounded to storage in place: RoundArray (precision/round_array.hpp; equal to
+// RoundToFormat and so to RoundStorage bit for bit), split over the pass threads.
+void RoundStoragePass(const Format& storage, std::span<double> v) {
+  SplitPass(v.size(), PassParts(v.size()), [&](std::size_t, std::uint64_t lo, std::uint64_t hi) {
+    const std::span<double> part = v.subspan(lo, hi - lo);
+    RoundArray(part, part, storage, Rounding::kNearestEven);
+  });
 }
 
 // fp128 (rne only) and mpfr:BITS: 2^-p; a format: its unit roundoff under the rounding.
@@ -503,10 +514,24 @@ StoredColumn GenerateColumn(const ResolvedTrial& t, const inputs::GeneratorSpec&
                             TrialInput& in) {
   StoredColumn::Builder column(&t.storage, n);
   std::uint64_t at = offset;
-  inputs::GenerateChunks(gen, n, seed, RoundStorage, &t.storage, [&](std::span<const double> v) {
-    CountOverflows(v, at, in);
-    at += v.size();
-    column.Append(v);
+  if (!inputs::Chunked(gen)) {  // generators that use the storage format while drawing
+    inputs::GenerateChunks(gen, n, seed, RoundStorage, &t.storage, [&](std::span<const double> v) {
+      CountOverflows(v, at, in);
+      at += v.size();
+      column.Append(v);
+    });
+    return column.Finish();
+  }
+  // The counter-based ones draw each value and then round it: drawn unrounded here, then
+  // rounded a chunk at a time by RoundArray (its block arithmetic, which the compiler
+  // vectorises, instead of a call per value): the same values as RoundStorage's.
+  std::vector<double> stored;
+  inputs::GenerateChunks(gen, n, seed, nullptr, nullptr, [&](std::span<const double> v) {
+    stored.assign(v.begin(), v.end());
+    RoundStoragePass(t.storage, stored);
+    CountOverflows(stored, at, in);
+    at += stored.size();
+    column.Append(stored);
   });
   return column.Finish();
 }
@@ -514,14 +539,15 @@ StoredColumn GenerateColumn(const ResolvedTrial& t, const inputs::GeneratorSpec&
 // Rounds `values` to storage in place, counting the finite values that stop being finite.
 void RoundToStorage(const ResolvedTrial& t, std::vector<double>& values, std::uint64_t offset,
                     TrialInput& in) {
+  std::vector<double> stored = values;
+  RoundStoragePass(t.storage, stored);
   for (std::size_t i = 0; i < values.size(); ++i) {
-    const double before = values[i];
-    values[i] = RoundStorage(before, &t.storage);
-    if (std::isfinite(before) && !std::isfinite(values[i]) && in.storage_overflows++ == 0) {
+    if (std::isfinite(values[i]) && !std::isfinite(stored[i]) && in.storage_overflows++ == 0) {
       in.first_overflow = offset + i;
-      in.first_overflow_value = before;
+      in.first_overflow_value = values[i];
     }
   }
+  values.swap(stored);
 }
 
 // Stored values (already rounded) moved into a column; `values` is left empty.
