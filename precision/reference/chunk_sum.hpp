@@ -24,6 +24,16 @@
 //            q + trailing_zeros(P) over the nonzero products; a spare entry q = 1991 collects
 //            the nonzero products outside the range, so that one test finds them. (Computing
 //            the bit lengths per term instead costs about 1.5 ns more per pair.)
+// Values     A scan of values alone (Scan<true, false>, the exact sum's) first collects its terms
+//            per pattern bucket, as Neal's large superaccumulator does (arXiv 1505.05571): the
+//            top 12 bits of a term's pattern (sign and biased exponent) pick a bucket, whose
+//            64-bit word adds the whole pattern and whose OR word ORs it in. After kBucketAdds
+//            terms a bucket is moved into lane 0's limbs (its sum of significands, less the
+//            exponent bits that m additions put there, m (ix << 52), shifted to the binade and
+//            split into three limb pieces, subtracted for the negative buckets) and its OR into
+//            the per-position ORs below; Merge and Finish move every bucket first. One load,
+//            add and store per word, no shift or split per term: 1.3-1.6x faster than the lane
+//            form on normal data, which the squares and products keep.
 // Products   a = sa 2^(pa - 1074), b = sb 2^(pb - 1074) (Position, Significand: sa, sb < 2^53)
 //            give a b = +-P 2^(q - 1074) with P = sa sb < 2^106 exact in 128-bit integers and
 //            q = pa + pb - 1074; the sign of a xor b negates the four pieces of P 2^(q mod 32).
@@ -31,11 +41,16 @@
 //            exponents SumExact's precision rule needs (ProductTop, ProductLow): the MPFR
 //            exponent of a b is q - 1074 + bits(P), its lowest set bit weighs
 //            2^(q - 1074 + trailing_zeros(P)).
-// Bound      exact (integer arithmetic only). Between carry passes a lane takes at most kBlock + 3
-//            terms; each adds below 2^32 + 2^52 to a limb (values: sig < 2^53 shifted by < 32,
-//            split at bit 32) or below 2^41 in magnitude (squares and products: P < 2^106 shifted
-//            by < 32, pieces of 32 bits and a top piece of at most 41 bits, each negated for a
-//            negative product); from limbs in [0, 2^32) that stays below 2^32 + 1027 (2^52 +
+// Bound      Buckets: m <= kBucketAdds = 2047 patterns of one bucket, each below 2^64 and with the
+//            same top 12 bits (ix), add to m (ix << 52) + F mod 2^64 with F, the sum of their
+//            52-bit fractions, below 2047 * 2^52 < 2^63, so F is that sum less m (ix << 52) mod
+//            2^64 exactly; the significands' sum F + m 2^52 (normal) is below 2^64, shifted by
+//            < 32 below 2^96: three pieces below 2^32, and lane 0 is carried after each move.
+//            The lanes: exact (integer arithmetic only). Between carry passes a lane takes at most
+//            kBlock + 3 terms; each adds below 2^32 + 2^52 to a limb (values: sig < 2^53 shifted by
+//            < 32, split at bit 32) or below 2^41 in magnitude (squares and products: P < 2^106
+//            shifted by < 32, pieces of 32 bits and a top piece of at most 41 bits, each negated
+//            for a negative product); from limbs in [0, 2^32) that stays below 2^32 + 1027 (2^52 +
 //            2^32) < 2^63 in magnitude, so no limb overflows. Squares and products are placed at
 //            q in [0, 1991] (1991: the spare, only for terms that are flagged), so their four
 //            pieces land in limbs q/32 .. q/32 + 3 <= 65, and every term served (q <= 1990) is
@@ -52,9 +67,10 @@
 //            outside [2^-970, 2^1022)), and an inf or a NaN in a or b (position 2046) is never
 //            served: either sets OutOfProductRange() (a product outside goes to the spare q =
 //            1991, so memory stays in bounds) and the caller must then not use Products().
-// Cost       one pass, no branch per term but the loop's; a carry pass of 68 limbs per lane per
-//            kBlock terms; Finish() O(2047 + 1992 + kLanes * 68). About 72 KB of state (32 KB of
-//            it the products' ORs), zeroed once; Merge O(8000).
+// Cost       one pass, no branch per term but the loop's (and a bucket's move); a carry pass of
+//            68 limbs per lane per kBlock terms; Finish() O(4096 + 2047 + 1992 + kLanes * 68).
+//            About 152 KB of state (80 KB of it the buckets, 32 KB the products' ORs), zeroed
+//            once; Merge O(12000).
 #pragma once
 
 #include <algorithm>
@@ -88,6 +104,8 @@ class ChunkSum {
   // Adds the terms scanned by `other` (both before Finish): the scan may be split across threads
   // and the parts merged in any order, with the same result.
   void Merge(ChunkSum& other) {
+    MoveBuckets();
+    other.MoveBuckets();
     for (int k = 0; k < kLanes; ++k) {
       Carry(value_limb_ + k);
       Carry(square_limb_ + k);
@@ -111,6 +129,7 @@ class ChunkSum {
 
   // Folds the lanes into canonical ExactSum states (call once, after the last Scan).
   void Finish() {
+    MoveBuckets();
     Fold(value_limb_, values_);
     Fold(square_limb_, squares_);
     for (int p = 0; p < kPositions; ++p) {
@@ -135,7 +154,10 @@ class ChunkSum {
   const ExactSum::State& Products() const { return squares_; }
 
   // An infinity or a NaN was scanned.
-  bool HasSpecial() const { return (ors_[2 * (kPositions - 1)] | ors_[2 * kPositions - 1]) != 0; }
+  bool HasSpecial() const {
+    return (ors_[2 * (kPositions - 1)] | ors_[2 * kPositions - 1] | bucket_or_[kBucketInfNaN] |
+            bucket_or_[kBucketInfNaN + 2048]) != 0;
+  }
   // Over the finite nonzero terms x = sig * 2^k (sig an integer below 2^53): the largest
   // k + bits(sig) (the weight of the highest set bit, plus one) and the smallest k +
   // trailing_zeros(sig) (the weight of the lowest set bit); LONG_MIN / LONG_MAX when there is none.
@@ -175,6 +197,54 @@ class ChunkSum {
   static constexpr std::uint64_t kMaxProductQ = 1990;  // the highest q a product is served at
   static constexpr std::uint64_t kSpareQ = 1991;       // where the products outside go
   static constexpr std::uint64_t kOneAt52 = std::uint64_t{1} << 52;  // inf / NaN + it >= 2^63
+
+  static constexpr int kBuckets = 4096;                 // sign and biased exponent of a pattern
+  static constexpr std::uint32_t kBucketAdds = 2047;    // patterns per bucket between moves
+  static constexpr std::uint64_t kBucketInfNaN = 2047;  // + inf / NaN; 4095: - inf / NaN
+  static constexpr std::uint64_t kFraction = (std::uint64_t{1} << 52) - 1;
+
+  // Bucket ix's word into lane 0's limbs (see Values and Bound above); inf and NaN (biased
+  // exponent 2047) are only flagged, through the ORs. Leaves the bucket empty.
+  void MoveBucket(std::uint64_t ix) {
+    const std::uint64_t m = bucket_used_[ix];
+    const std::uint64_t biased = ix & 2047;
+    if (m != 0 && biased != 2047) {
+      const std::uint64_t fractions = bucket_acc_[ix] - m * (ix << 52);  // mod 2^64: exact
+      const std::uint64_t sig = fractions + (biased != 0 ? m << 52 : 0);
+      const std::uint64_t pos = biased - static_cast<std::uint64_t>(biased != 0);
+      const U128 w = U128{sig} << (pos & 31);
+      const auto p0 = static_cast<std::int64_t>(Lo64(w) & kLow32);
+      const auto p1 = static_cast<std::int64_t>(Lo64(w) >> 32);
+      const auto p2 = static_cast<std::int64_t>(Hi64(w));  // < 2^32
+      std::int64_t* l = value_limb_ + (pos >> 5) * kLanes;
+      if (ix >> 11) {
+        l[0] -= p0;
+        l[kLanes] -= p1;
+        l[2 * kLanes] -= p2;
+      } else {
+        l[0] += p0;
+        l[kLanes] += p1;
+        l[2 * kLanes] += p2;
+      }
+      Carry(value_limb_);
+    }
+    bucket_acc_[ix] = 0;
+    bucket_used_[ix] = 0;
+  }
+
+  // Every bucket into the limbs, and the buckets' ORs into the per-position ORs (a normal
+  // binade's implicit bit added where a term was there).
+  void MoveBuckets() {
+    for (std::uint64_t ix = 0; ix < kBuckets; ++ix) {
+      if (bucket_used_[ix] != 0) MoveBucket(ix);
+      const std::uint64_t bits = bucket_or_[ix];
+      if (bits == 0) continue;
+      const std::uint64_t biased = ix & 2047;
+      const std::uint64_t pos = biased - static_cast<std::uint64_t>(biased != 0);
+      ors_[2 * pos] |= (bits & kFraction) | (biased != 0 ? std::uint64_t{1} << 52 : 0);
+      bucket_or_[ix] = 0;
+    }
+  }
 
   // ScanProducts with the stride a constant (kStride 1 or 2) or read from `stride` (kStride 0).
   template <std::size_t kStride>
@@ -278,12 +348,30 @@ class ChunkSum {
   bool out_of_range_ = false;
   // Per q in [0, kSpareQ], the OR of the P (low word, high word) of the products there.
   std::uint64_t product_ors_[2 * (kSpareQ + 1)] = {};
-  std::uint64_t product_special_ = 0;                     // bit 63: an inf or a NaN factor
+  std::uint64_t product_special_ = 0;  // bit 63: an inf or a NaN factor
+  // The buckets of a values-only scan (see Values above): per pattern bucket the sum of the
+  // patterns added since its last move, their OR, and how many.
+  std::uint64_t bucket_acc_[kBuckets] = {};
+  std::uint64_t bucket_or_[kBuckets] = {};
+  std::uint32_t bucket_used_[kBuckets] = {};
   long product_top_ = LONG_MIN, product_low_ = LONG_MAX;  // set by Finish
 };
 
 template <bool kValues, bool kSquares>
 void ChunkSum::Scan(const double* x, std::size_t n) {
+  if constexpr (kValues && !kSquares) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t bits = std::bit_cast<std::uint64_t>(x[i]);
+      const std::uint64_t ix = bits >> 52;
+      const std::uint32_t used = bucket_used_[ix] + 1;
+      bucket_acc_[ix] += bits;
+      bucket_or_[ix] |= bits;
+      bucket_used_[ix] = used;
+      if (used == kBucketAdds) [[unlikely]]
+        MoveBucket(ix);
+    }
+    return;
+  }
   std::uint64_t max_mag = max_mag_;
   bool bad = out_of_range_;
   for (std::size_t start = 0; start < n; start += kLanes * kBlock) {
@@ -342,7 +430,7 @@ void SplitScan(ChunkSum& into, std::uint64_t n, Body&& body) {
     body(into, std::uint64_t{0}, n);
     return;
   }
-  std::vector<std::unique_ptr<ChunkSum>> rest(parts - 1);  // about 72 KB each: on the heap
+  std::vector<std::unique_ptr<ChunkSum>> rest(parts - 1);  // about 152 KB each: on the heap
   for (auto& r : rest) r = std::make_unique<ChunkSum>();
   SplitPass(n, parts, [&](std::size_t part, std::uint64_t lo, std::uint64_t hi) {
     body(part == 0 ? into : *rest[part - 1], lo, hi);

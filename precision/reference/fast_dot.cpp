@@ -37,7 +37,7 @@ Reference DotDefinition(const StoredColumn& a, const StoredColumn& b) {
 template <class... X>
 Reference DotFast(std::uint64_t n, const X&... x) {
   WideExponentRange range;
-  const auto chunks = std::make_unique<ChunkSum>();  // about 72 KB: not on the stack
+  const auto chunks = std::make_unique<ChunkSum>();  // about 152 KB: not on the stack
   ScanDotPairs(*chunks, x...);
   if (chunks->OutOfProductRange()) return DotDefinition(x...);  // NaN, inf and the range edges
   chunks->Finish();

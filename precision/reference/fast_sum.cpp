@@ -54,7 +54,7 @@ Reference SumFast(const X& x) {
   r.count = ColumnCount(x);
   // One pass of ChunkSum (chunk_sum.hpp): the exact sum with deferred carries, and the
   // highest and lowest set bits that ReferenceSum's precision rule needs.
-  const auto owned = std::make_unique<ChunkSum>();  // about 72 KB: not on the stack
+  const auto owned = std::make_unique<ChunkSum>();  // about 152 KB: not on the stack
   ChunkSum& chunks = *owned;
   Scan(chunks, x);  // split: PassThreads()
   if (chunks.HasSpecial()) {

@@ -72,7 +72,7 @@ Reference WelfordFast(const X& x) {
   const std::size_t n = ColumnCount(x);
   // Special values, n < 2 and inputs whose squares might not split exactly: the definition.
   if (n < 2) return Welford(x);
-  const auto scan = std::make_unique<SquareScan<true>>(x);  // about 72 KB: not on the stack
+  const auto scan = std::make_unique<SquareScan<true>>(x);  // about 152 KB: not on the stack
   if (!scan->usable) return Welford(x);
   WideExponentRange range;
   Reference r;
@@ -109,7 +109,7 @@ Reference WelfordFast(const X& x) {
 
 template <class X>
 Reference Norm2Fast(const X& x) {
-  const auto scan = std::make_unique<SquareScan<false>>(x);  // about 72 KB: not on the stack
+  const auto scan = std::make_unique<SquareScan<false>>(x);  // about 152 KB: not on the stack
   if (!scan->usable) return Norm2(x);                        // NaN, inf and the range edges too
   WideExponentRange range;
   Reference r;

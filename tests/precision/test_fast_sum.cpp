@@ -212,6 +212,21 @@ TEST_CASE("ChunkSum's deferred carries equal ExactSum and the MPFR references",
     REQUIRE(part[2]->Low() == whole->Low());
     REQUIRE(part[2]->MaxMagnitude() == whole->MaxMagnitude());
     REQUIRE(part[2]->OutOfSquareRange() == whole->OutOfSquareRange());
+    // The values-only scan (its pattern buckets, moved at Merge) split the same way.
+    std::vector<std::unique_ptr<ChunkSum>> vpart;
+    for (int k = 0; k < 3; ++k) vpart.push_back(std::make_unique<ChunkSum>());
+    vpart[0]->Scan<true, false>(x.data(), a);
+    vpart[1]->Scan<true, false>(x.data() + a, b - a);
+    vpart[2]->Scan<true, false>(x.data() + b, x.size() - b);
+    vpart[2]->Merge(*vpart[0]);
+    vpart[2]->Merge(*vpart[1]);
+    vpart[2]->Finish();
+    for (int i = 0; i < ExactSum::kLimbs; ++i) {
+      INFO("values-only scan, limb " << i);
+      REQUIRE(vpart[2]->Values().limb[i] == whole->Values().limb[i]);
+    }
+    REQUIRE(vpart[2]->Top() == whole->Top());
+    REQUIRE(vpart[2]->Low() == whole->Low());
   };
   auto check = [&](const std::vector<double>& x, const std::string& kind) {
     same_state(x, kind);
