@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/hash.hpp"
+#include "inputs/portable_math.hpp"
 #include "precision/parallel_pass.hpp"
 
 namespace carrier::inputs {
@@ -16,14 +17,28 @@ namespace {
 // UniformAt with the stream's constant first step SplitMix64(seed) done once by the caller
 // (the same expression, so the same value).
 inline double UniformMixed(std::uint64_t mixed_seed, std::uint64_t i) {
-  return static_cast<double>(SplitMix64(mixed_seed ^ i) >> 11) * 0x1.0p-53;
+  return UnitFromHash(SplitMix64(mixed_seed ^ i));
 }
 
-double NormalMixed(std::uint64_t mixed_seed, std::uint64_t i) {
-  double u1 = UniformMixed(mixed_seed, 2 * i);
-  const double u2 = UniformMixed(mixed_seed, 2 * i + 1);
-  if (u1 <= 0) u1 = 0x1.0p-53;
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586476925 * u2);
+// Values are drawn a block at a time: the uniforms of a block first, then one straight-line
+// transform loop over them (both vectorise; portable_math.hpp says why the bits do not depend
+// on it). The block is a buffer on the stack, so it does not change any value.
+constexpr std::size_t kDrawBlock = 256;
+
+// N(0,1) values lo, lo + 1, ..., lo + count - 1 of the stream into out: value i is
+// BoxMuller(u(2i), u(2i + 1)).
+void NormalBlock(std::uint64_t mixed_seed, std::uint64_t lo, std::size_t count, double* out) {
+  alignas(64) double u1[kDrawBlock];
+  alignas(64) double u2[kDrawBlock];
+  for (std::size_t b = 0; b < count; b += kDrawBlock) {
+    const std::size_t len = std::min(kDrawBlock, count - b);
+    const std::uint64_t first = 2 * (lo + b);
+    for (std::size_t j = 0; j < len; ++j) {
+      u1[j] = UniformMixed(mixed_seed, first + 2 * j);
+      u2[j] = UniformMixed(mixed_seed, first + 2 * j + 1);
+    }
+    BoxMullerBlock(u1, u2, len, out + b);
+  }
 }
 
 // Student's t (Bailey's polar method, generators.hpp): value i from its own stream of uniforms.
@@ -38,31 +53,28 @@ double StudentMixed(std::uint64_t mixed_seed, std::uint64_t i, double nu) {
 }
 
 // Values [lo, hi) of a counter-based distribution (uniform01, uniform11, normal, offset,
-// lognormal, student) into out[0 .. hi - lo), each rounded as it is made: the same values as
-// drawing all, then rounding all. One loop per distribution (the name compared once, not per
-// value).
+// lognormal, student) into out[0 .. hi - lo), then each rounded: the same values as drawing
+// all, then rounding all. One loop per distribution (the name compared once, not per value).
 void DrawRange(const GeneratorSpec& spec, std::uint64_t ms, std::uint64_t lo, std::uint64_t hi,
                double* out, RoundFn round, const void* context) {
-  auto fill = [&](auto draw) {
-    if (round) {
-      for (std::uint64_t i = lo; i < hi; ++i) out[i - lo] = round(draw(i), context);
-    } else {
-      for (std::uint64_t i = lo; i < hi; ++i) out[i - lo] = draw(i);
-    }
-  };
+  const std::size_t len = hi - lo;
   if (spec.dist == "uniform01") {
-    fill([&](std::uint64_t i) { return UniformMixed(ms, i); });
+    for (std::size_t j = 0; j < len; ++j) out[j] = UniformMixed(ms, lo + j);
   } else if (spec.dist == "uniform11") {
-    fill([&](std::uint64_t i) { return 2.0 * UniformMixed(ms, i) - 1.0; });
-  } else if (spec.dist == "normal") {
-    fill([&](std::uint64_t i) { return NormalMixed(ms, i); });
-  } else if (spec.dist == "offset") {
-    fill([&](std::uint64_t i) { return spec.offset + NormalMixed(ms, i); });
+    for (std::size_t j = 0; j < len; ++j) out[j] = 2.0 * UniformMixed(ms, lo + j) - 1.0;
   } else if (spec.dist == "student") {
-    fill([&](std::uint64_t i) { return StudentMixed(ms, i, spec.nu); });
-  } else {
-    fill([&](std::uint64_t i) { return std::exp(NormalMixed(ms, i)); });
+    for (std::size_t j = 0; j < len; ++j) out[j] = StudentMixed(ms, lo + j, spec.nu);
+  } else {  // normal, offset, lognormal
+    NormalBlock(ms, lo, len, out);
+    if (spec.dist == "offset") {
+      const double mu = spec.offset;
+      for (std::size_t j = 0; j < len; ++j) out[j] = mu + out[j];
+    } else if (spec.dist == "lognormal") {
+      for (std::size_t j = 0; j < len; ++j) out[j] = PortableExp(out[j]);
+    }
   }
+  if (round)
+    for (std::size_t j = 0; j < len; ++j) out[j] = round(out[j], context);
 }
 
 }  // namespace
@@ -95,6 +107,10 @@ void GenerateChunks(const GeneratorSpec& spec, std::uint64_t n, std::uint64_t se
 }
 
 double UniformAt(std::uint64_t seed, std::uint64_t i) { return UniformMixed(SplitMix64(seed), i); }
+
+void BoxMullerBlock(const double* u1, const double* u2, std::size_t n, double* out) {
+  for (std::size_t j = 0; j < n; ++j) out[j] = BoxMuller(u1[j], u2[j]);
+}
 
 GeneratorSpec ParseGenerator(const std::string& text) {
   GeneratorSpec spec;
