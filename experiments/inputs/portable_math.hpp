@@ -13,10 +13,11 @@
 // the same operations in the same order, so the vector and scalar paths give the same bits
 // (tested: tests/experiments/test_generators.cpp compares the block path in generators.cpp with
 // a scalar call compiled in the test, for many values, near every reduction boundary too).
-// Every function is branch free (selects only) so that GCC vectorises a loop over them at the
-// baseline ISA (SSE2 on x86-64: 2 lanes); generators.cpp is compiled with -fno-math-errno (sqrt
-// sets no errno) and -fno-trapping-math (a select may compute both sides), which change no
-// value: they only allow the vector form.
+// Every function is branch free (selects only) so that GCC vectorises a loop over them
+// (generators.cpp compiles the loop for the baseline ISA, AVX2 and AVX-512 and runs the best;
+// each is tested against the scalar call); generators.cpp is compiled with -fno-math-errno
+// (sqrt sets no errno) and -fno-trapping-math (a select may compute both sides), which change
+// no value: they only allow the vector form.
 //
 // Accuracy (measured against long double by tests/experiments/test_generators.cpp, which
 // asserts these bounds and prints the worst it saw):
