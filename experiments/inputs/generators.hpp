@@ -11,8 +11,16 @@
 // number kappa = sqrt(1 + MU^2 / sigma^2) about sqrt(1 + MU^2), Chan, Golub & LeVeque 1983). The
 // achieved condition number is reported by whoever computes the certified reference. Values come
 // from a counter-based SplitMix64 stream of (seed, index), so value i does not depend on how
-// many values are drawn or on the thread that draws them; normals use Box-Muller on the pair
-// (2i, 2i+1). The values are doubles; callers round them to their storage type.
+// many values are drawn or on the thread that draws them; normals use Box-Muller (the cosine
+// branch) on the pair (2i, 2i+1), with the project's own log, cos(2 pi u) and exp
+// (inputs/portable_math.hpp: IEEE +, -, *, /, sqrt and bit operations only), so the values are
+// the same bits on every machine, compiler and libm. The values are doubles; callers round
+// them to their storage type.
+//
+// Version: kGeneratorVersion names the streams (reported as `generator` by eval and in sweep
+// manifests). carrier-gen/2 replaced carrier-gen/1 (glibc's log and cos): uniform01,
+// uniform11, student, ill and p4016 streams are unchanged; normal, offset, lognormal, outliers
+// and exact:/blockscaled: over them draw new values (README.md, "Input generators").
 //
 // exact[:DIST] (DIST as above, default normal): order-insensitive sums (RepDL's
 // LinearOpCorrectness idea). The DIST values are rounded to the grid q = 2^(E - b), E the
@@ -56,6 +64,7 @@
 // from state = --seed; the paper's seed is 0x243F6A8885A308D3 = 2611923443488327891.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -129,5 +138,12 @@ void GenerateChunks(const GeneratorSpec& spec, std::uint64_t n, std::uint64_t se
 
 // The i-th uniform in [0, 1) of stream `seed` (53 random bits).
 double UniformAt(std::uint64_t seed, std::uint64_t i);
+
+// The generator version of every stream above (a manifest and eval field).
+inline constexpr const char* kGeneratorVersion = "carrier-gen/2";
+
+// out[j] = BoxMuller(u1[j], u2[j]) (portable_math.hpp) for j < n: the vectorised transform
+// the normal family draws through, exported so a test can compare it with the scalar function.
+void BoxMullerBlock(const double* u1, const double* u2, std::size_t n, double* out);
 
 }  // namespace carrier::inputs

@@ -377,6 +377,7 @@ py::dict Eval(const EvalArgs& a) {
   r["tree_hash"] = o.tree_hash;
   r["n"] = o.n;
   r["input"] = input.text;
+  if (!a.gen.empty()) r["generator"] = inputs::kGeneratorVersion;  // as the CLI's eval
   r["vector_out"] = o.vector_out;
   py::list components;
   for (long double c : o.components) components.append(D(c));

@@ -56,6 +56,7 @@ bool CsvHasBound(const R& r) { return O(r).has_bound && !O(r).bound_vacuous; }
 bool Always(const R&) { return true; }
 bool Matmul(const R& r) { return r.matmul != nullptr; }
 bool OneTrial(const R& r) { return r.matmul == nullptr; }
+bool Generated(const R& r) { return !r.generator.empty(); }
 bool Scalar(const R& r) { return OneTrial(r) && !O(r).vector_out; }
 bool VectorOut(const R& r) { return OneTrial(r) && O(r).vector_out; }
 bool HasRoleBound(const R& r) { return OneTrial(r) && O(r).has_role_bound; }
@@ -175,6 +176,11 @@ const std::vector<Field>& Table() {
       CARRIER_OUTCOME_FIELD(
           "input", 10, .in_eval = Always, .json = [](const R& r) { return JsonString(r.input); },
           .csv = [](const R& r) { return r.input; }),
+      // The generator version (inputs::kGeneratorVersion) when the input was generated; a
+      // sweep's manifest.json carries it once for all its rows.
+      CARRIER_OUTCOME_FIELD(
+          "generator", -1, .in_eval = Generated,
+          .json = [](const R& r) { return JsonString(r.generator); }),
       // op matmul's errors over its M N outputs (run/matmul.hpp). The CSV has the median
       // componentwise relative error and ||C^ - C||_F / ||C||_F (normwise_error); its abs_error,
       // rel_error, error_to_bound columns hold the max ones.

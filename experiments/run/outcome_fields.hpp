@@ -40,6 +40,7 @@ const std::vector<std::string>& OutcomeCsvColumns();
 struct OutcomeRecord {
   // The trial as listed: eval's as resolved, a sweep row's as its grid cell wrote them.
   std::string op, dtype, acc, round, exp, schedule, backend, input;
+  std::string generator;  // eval: the generator version of generated inputs ("" for a file)
   std::optional<std::string> precision;  // eval: only with --precision; a sweep: "" if not swept
   std::string out;                       // eval: the out format where it differs from acc
   std::optional<std::uint64_t> sr_seed;  // eval: under stochastic rounding

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "inputs/generators.hpp"
 #include "io/json.hpp"
 #include "sweep/csv.hpp"
 
@@ -133,6 +134,8 @@ std::string ManifestJson(const ManifestRun& r) {
   j.Raw("mpfr_version", Null(mpfr));
   j.Raw("highway_version", Null(hwy));
   j.Raw("boost_version", Null(boost));
+  // The input streams' version: the same config under another generator draws other inputs.
+  j.String("generator", inputs::kGeneratorVersion);
   j.String("config_path", r.config_path);
   j.String("config_hash", r.config_hash);
   j.String("start_time", r.start_time);

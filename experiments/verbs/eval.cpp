@@ -216,6 +216,7 @@ int RunEval(const std::vector<std::string>& argv) {
   for (const auto& d : defaults) record.defaults += (record.defaults.empty() ? "" : "; ") + d;
   record.n = got.n;
   record.input = input.text;
+  if (args.Get("gen")) record.generator = inputs::kGeneratorVersion;
   record.storage_overflows = input.storage_overflows;
   if (input.storage_overflows > 0)
     record.storage_overflow_note = run::StorageOverflowText(input, trial.storage.name);

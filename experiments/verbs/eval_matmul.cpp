@@ -188,6 +188,7 @@ int RunEvalMatmul(const std::vector<std::string>& argv) {
   for (const auto& d : defaults) record.defaults += (record.defaults.empty() ? "" : "; ") + d;
   record.n = shape.n;
   record.input = input.text;
+  if (gen_text) record.generator = inputs::kGeneratorVersion;
   record.matmul = &got;
   record.reference_seconds = got.reference_seconds;
   const io::JsonObject fields = run::EvalOutcomeJson(record);

@@ -27,6 +27,8 @@
 //            fast replay over the stored input, decoded outside the timed region) plus its
 //            reference (run::ComputeReference), both in this process on the same stored input;
 //            eval's result must equal the engine's bit for bit. --no-trial leaves it out.
+//            First the input generator alone: the normal stream against carrier-gen/1's
+//            formula (glibc's scalar log and cos) on the same uniforms.
 // peer       with --xsum LIB.so (a shared library the user built from Radford Neal's xsum.c;
 //            carrier ships none of it): xsum's large accumulator on the same n doubles as the
 //            references, its result checked against the exact sum, and the ratio of
@@ -54,6 +56,7 @@
 #include "cli/progress.hpp"
 #include "core/carriers/pairs.hpp"
 #include "core/carriers/sum.hpp"
+#include "core/hash.hpp"
 #include "core/merge_tree.hpp"
 #include "core/replay.hpp"
 #include "core/replay_oracle.hpp"
@@ -248,6 +251,35 @@ void TrialRows(Bench& b, Targets& targets, std::uint64_t n) {
   const std::filesystem::path out =
       std::filesystem::temp_directory_path() /
       ("carrier-replay-bench-" + std::to_string(::getpid()) + ".json");
+  // The input generator alone, one thread: carrier-gen/2's normal stream (its own Box-Muller,
+  // vectorised) beside carrier-gen/1's formula (glibc's scalar log and cos) on the same uniforms;
+  // the two agree to a few ulp (the largest difference is printed).
+  {
+    std::vector<double> gen2, gen1;
+    const double t_gen2 = b.Time(b.repeats, [&] {
+      gen2 = inputs::Generate(inputs::ParseGenerator("normal"), n, 1);
+      return gen2[n / 2];
+    });
+    const std::uint64_t ms = SplitMix64(1);
+    const double t_gen1 = b.Time(b.repeats, [&] {
+      gen1.assign(n, 0.0);
+      for (std::uint64_t i = 0; i < n; ++i) {
+        const double u1 = static_cast<double>(SplitMix64(ms ^ (2 * i)) >> 11) * 0x1.0p-53;
+        const double u2 = static_cast<double>(SplitMix64(ms ^ (2 * i + 1)) >> 11) * 0x1.0p-53;
+        gen1[i] = std::sqrt(-2.0 * std::log(u1 > 0 ? u1 : 0x1.0p-53)) *
+                  std::cos(6.283185307179586476925 * u2);
+      }
+      return gen1[n / 2];
+    });
+    double diff = 0;
+    for (std::uint64_t i = 0; i < n; ++i) diff = std::max(diff, std::fabs(gen2[i] - gen1[i]));
+    std::ostringstream note;
+    note << "max |gen/2 - gen/1| = " << diff;
+    b.Add("trial: input generator, normal (" + std::string(inputs::kGeneratorVersion) + ")", "fp64",
+          "-", t_gen2);
+    b.Add("trial: input generator, normal (carrier-gen/1 formula, glibc log/cos)", "fp64", "-",
+          t_gen1, note.str());
+  }
   for (const TrialCase& c : kTrialCases) {
     run::TrialSpec spec;
     spec.op = c.op;

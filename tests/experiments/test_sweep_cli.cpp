@@ -203,8 +203,8 @@ TEST_CASE("sweep: rows and manifest and failed trials with their reason and jobs
   for (const char* key :
        {"\"carrier_version\": \"", "\"git_commit\"", "\"compiler\": \"g++ ", "\"cxx_flags\"",
         "\"cpu_model\"", "\"simd_target\"", "\"mpfr_version\": \"4.", "\"boost_version\"",
-        "\"config_hash\"", "\"start_time\": \"20", "\"end_time\": \"20", "\"shard\": null",
-        "\"jobs\": 2", "\"config\": \"# test grid\\n"}) {
+        "\"generator\": \"carrier-gen/2\"", "\"config_hash\"", "\"start_time\": \"20",
+        "\"end_time\": \"20", "\"shard\": null", "\"jobs\": 2", "\"config\": \"# test grid\\n"}) {
     INFO(m);
     CHECK(m.find(key) != std::string::npos);
   }
