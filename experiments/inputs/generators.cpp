@@ -8,102 +8,39 @@
 
 #include "core/hash.hpp"
 #include "inputs/draw_targets.hpp"
+#include "inputs/normal_block.hpp"
 #include "inputs/portable_math.hpp"
 #include "precision/parallel_pass.hpp"
 
 namespace carrier::inputs {
 
-namespace {
-
-// UniformAt with the stream's constant first step SplitMix64(seed) done once by the caller
-// (the same expression, so the same value).
-inline double UniformMixed(std::uint64_t mixed_seed, std::uint64_t i) {
-  return UnitFromHash(SplitMix64(mixed_seed ^ i));
-}
-
-// Values are drawn a block at a time: the uniforms of a block first, then one straight-line
-// transform loop over them (both vectorise; portable_math.hpp says why the bits do not depend
-// on it). The block is a buffer on the stack, so it does not change any value.
-constexpr std::size_t kDrawBlock = 256;
-
-// N(0,1) values lo, lo + 1, ..., lo + count - 1 of the stream into out: value i is
-// BoxMuller(u(2i), u(2i + 1)).
-[[gnu::always_inline]] inline void NormalBlockBody(std::uint64_t mixed_seed, std::uint64_t lo,
-                                                   std::size_t count, double* out) {
-  alignas(64) double u1[kDrawBlock];
-  alignas(64) double u2[kDrawBlock];
-  for (std::size_t b = 0; b < count; b += kDrawBlock) {
-    const std::size_t len = std::min(kDrawBlock, count - b);
-    const std::uint64_t first = 2 * (lo + b);
-    for (std::size_t j = 0; j < len; ++j) {
-      u1[j] = UniformMixed(mixed_seed, first + 2 * j);
-      u2[j] = UniformMixed(mixed_seed, first + 2 * j + 1);
-    }
-    for (std::size_t j = 0; j < len; ++j) out[b + j] = BoxMuller(u1[j], u2[j]);
-  }
-}
-[[gnu::always_inline]] inline void BoxMullerBody(const double* u1, const double* u2, std::size_t n,
-                                                 double* out) {
-  for (std::size_t j = 0; j < n; ++j) out[j] = BoxMuller(u1[j], u2[j]);
-}
-
-// The same two bodies compiled for each instruction set (x86-64 with GCC: AVX-512 with DQ for
-// the 64-bit multiplies, AVX2, and the baseline; elsewhere the baseline alone); the best one the
-// CPU runs is used. Each performs the same IEEE operations per value in the same order
-// (-ffp-contract=off holds in every variant, so no FMA appears though AVX-512 has it), so every
-// variant gives the same bits: the test compares each one this CPU runs with the scalar call.
-using NormalFn = void (*)(std::uint64_t, std::uint64_t, std::size_t, double*);
-using BoxMullerFn = void (*)(const double*, const double*, std::size_t, double*);
-struct DrawVariant {
-  const char* name;
-  NormalFn normal;
-  BoxMullerFn box_muller;
-};
+namespace draw_detail {
 void NormalBaseline(std::uint64_t ms, std::uint64_t lo, std::size_t count, double* out) {
   NormalBlockBody(ms, lo, count, out);
 }
 void BoxMullerBaseline(const double* u1, const double* u2, std::size_t n, double* out) {
   BoxMullerBody(u1, u2, n, out);
 }
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define CARRIER_DRAW_X86 1
-[[gnu::target("avx2")]] void NormalAvx2(std::uint64_t ms, std::uint64_t lo, std::size_t count,
-                                        double* out) {
-  NormalBlockBody(ms, lo, count, out);
-}
-[[gnu::target("avx2")]] void BoxMullerAvx2(const double* u1, const double* u2, std::size_t n,
-                                           double* out) {
-  BoxMullerBody(u1, u2, n, out);
-}
-[[gnu::target("avx512f,avx512dq,avx512vl")]] void NormalAvx512(std::uint64_t ms, std::uint64_t lo,
-                                                               std::size_t count, double* out) {
-  NormalBlockBody(ms, lo, count, out);
-}
-[[gnu::target("avx512f,avx512dq,avx512vl")]] void BoxMullerAvx512(const double* u1,
-                                                                  const double* u2, std::size_t n,
-                                                                  double* out) {
-  BoxMullerBody(u1, u2, n, out);
-}
-#endif
+}  // namespace draw_detail
 
-// The variants this CPU runs, baseline first, best last.
-const std::vector<DrawVariant>& Variants() {
-  static const std::vector<DrawVariant> variants = [] {
-    std::vector<DrawVariant> v{{"baseline", NormalBaseline, BoxMullerBaseline}};
-#if defined(CARRIER_DRAW_X86)
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2")) v.push_back({"avx2", NormalAvx2, BoxMullerAvx2});
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-        __builtin_cpu_supports("avx512vl"))
-      v.push_back({"avx512", NormalAvx512, BoxMullerAvx512});
-#endif
+namespace {
+
+using draw_detail::UniformMixed;
+
+// The variants this CPU runs, baseline first, best last (generators_x86.cpp adds AVX2 and
+// AVX-512 where core/cpu_features.hpp says the CPU has them).
+const std::vector<draw_detail::DrawVariant>& Variants() {
+  static const std::vector<draw_detail::DrawVariant> variants = [] {
+    std::vector<draw_detail::DrawVariant> v{
+        {"baseline", draw_detail::NormalBaseline, draw_detail::BoxMullerBaseline}};
+    draw_detail::AddX86Variants(v);
     return v;
   }();
   return variants;
 }
 
 void NormalBlock(std::uint64_t mixed_seed, std::uint64_t lo, std::size_t count, double* out) {
-  static const NormalFn best = Variants().back().normal;
+  static const draw_detail::NormalFn best = Variants().back().normal;
   best(mixed_seed, lo, count, out);
 }
 
@@ -176,18 +113,18 @@ double UniformAt(std::uint64_t seed, std::uint64_t i) { return UniformMixed(Spli
 
 std::vector<std::string> DrawTargets() {
   std::vector<std::string> names;
-  for (const DrawVariant& v : Variants()) names.emplace_back(v.name);
+  for (const draw_detail::DrawVariant& v : Variants()) names.emplace_back(v.name);
   return names;
 }
 
 void BoxMullerBlock(const double* u1, const double* u2, std::size_t n, double* out) {
-  static const BoxMullerFn best = Variants().back().box_muller;
+  static const draw_detail::BoxMullerFn best = Variants().back().box_muller;
   best(u1, u2, n, out);
 }
 
 void BoxMullerBlockFor(const std::string& target, const double* u1, const double* u2, std::size_t n,
                        double* out) {
-  for (const DrawVariant& v : Variants())
+  for (const draw_detail::DrawVariant& v : Variants())
     if (v.name == target) return v.box_muller(u1, u2, n, out);
   throw std::invalid_argument("BoxMullerBlockFor: no draw target '" + target + "' on this CPU");
 }
