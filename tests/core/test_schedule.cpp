@@ -52,16 +52,18 @@ TEST_CASE("schedule text variants canonicalise", "[fast][schedule]") {
   CHECK(carrier::ToString(ParseSchedule("blocked:64:seq")) == "blocked:64");
   CHECK(carrier::ToString(ParseSchedule("blocked:64:seq:lift")) == "blocked:64:lift");
   CHECK(carrier::ToString(ParseSchedule("pairwise:1")) == "pairwise");
-  CHECK(ParseSchedule("blocked:32:pairwise").outer == carrier::OuterOrder::kPairwise);
-  CHECK(ParseSchedule("random:7").seed == 7u);
-  CHECK(ParseSchedule("strided:16").lanes == 16u);
+  CHECK(ParseSchedule("blocked:32:pairwise").As<carrier::orders::BlockedParams>().outer ==
+        carrier::OuterOrder::kPairwise);
+  CHECK(ParseSchedule("random:7").As<carrier::orders::RandomParams>().seed == 7u);
+  CHECK(ParseSchedule("strided:16").As<carrier::orders::StridedParams>().lanes == 16u);
   CHECK(carrier::ToString(ParseSchedule("omp:4")) == "omp:4:seq");
-  CHECK(ParseSchedule("omp:4:pairwise").outer == carrier::OuterOrder::kPairwise);
+  CHECK(ParseSchedule("omp:4:pairwise").As<carrier::orders::OmpParams>().outer ==
+        carrier::OuterOrder::kPairwise);
   CHECK(ParseSchedule("omp:4:seq:strided:8:tile:2:lift").Inner() ==
         ParseSchedule("strided:8:tile:2:lift"));
-  CHECK(!ParseSchedule("omp:4:seq").inner.IsSet());
-  CHECK(ParseSchedule("omp:4:seq:seq").inner.IsSet());
-  CHECK(ParseSchedule("strided:8:tile:2:lift").tile == 2u);
+  CHECK(!ParseSchedule("omp:4:seq").As<carrier::orders::OmpParams>().inner.IsSet());
+  CHECK(ParseSchedule("omp:4:seq:seq").As<carrier::orders::OmpParams>().inner.IsSet());
+  CHECK(ParseSchedule("strided:8:tile:2:lift").As<carrier::orders::StridedParams>().tile == 2u);
 }
 
 TEST_CASE("bad schedule text is a one-line error naming the problem", "[fast][schedule]") {
