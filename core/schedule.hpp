@@ -1,5 +1,5 @@
-// core/schedule.hpp: the library of merge orders. A Schedule (core/orders/order.hpp) is a few
-// parameters with a text form that round-trips; each kind lives in one file of core/orders/
+// core/schedule.hpp: the library of merge orders. A Schedule (below: a variant of the kinds'
+// parameters) has a text form that round-trips; each kind lives in one file of core/orders/
 // (its parameters, parse, print, help row, and its walk or tree), listed once below in Orders.
 //
 // Vocabulary (DESIGN.md; each file says more):
