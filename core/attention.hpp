@@ -135,12 +135,13 @@ inline Schedule AttentionKernelOrder(const AttentionShape& s) {
 inline AttentionShape AttentionShapeFromSchedule(std::string_view text, std::size_t seq_len,
                                                  std::size_t head_dim, bool causal) {
   const Schedule s = ParseSchedule(text);
-  if (s.kind != ScheduleKind::kBlocked || s.outer != OuterOrder::kSeq || !s.lift)
+  const auto* b = s.If<orders::BlockedParams>();
+  if (!b || b->outer != OuterOrder::kSeq || !b->lift)
     throw ScheduleError(
         "attention: the kernel's order is blocked:BC:lift (key tiles of BC "
         "lifted whole, folded in order), got '" +
         std::string(text) + "'");
-  AttentionShape shape{seq_len, head_dim, kAttentionDefaultBlockR, s.tile, causal};
+  AttentionShape shape{seq_len, head_dim, kAttentionDefaultBlockR, b->tile, causal};
   CheckAttentionShape(shape);
   return shape;
 }

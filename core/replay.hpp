@@ -377,7 +377,7 @@ StateOf<C> BlockedPairwise(const InputOf<C>* x, std::uint64_t n, std::uint64_t t
 }
 
 template <Carrier C>
-StateOf<C> Blocked(const InputOf<C>* x, std::uint64_t n, const Schedule& s) {
+StateOf<C> Blocked(const InputOf<C>* x, std::uint64_t n, const orders::BlockedParams& s) {
   const std::uint64_t tiles = (n + s.tile - 1) / s.tile;
   if (s.outer == OuterOrder::kPairwise) return BlockedPairwise<C>(x, n, s.tile, s.lift, 0, tiles);
   StateOf<C> buf[kTileBatch<C>];
@@ -413,7 +413,8 @@ void PushRows(StateOf<C>* __restrict cur, const InputOf<C>* __restrict x, std::u
 // (input r0 K first). Pushed tiles ask for at most `block` rows at a time (each lane's chain
 // continues from one block to the next), lifted tiles for all rows of the tile at once.
 template <Carrier C, class Rows>
-StateOf<C> StridedRows(std::uint64_t n, const Schedule& s, std::uint64_t block, Rows&& rows) {
+StateOf<C> StridedRows(std::uint64_t n, const orders::StridedParams& s, std::uint64_t block,
+                       Rows&& rows) {
   const std::uint64_t K = s.lanes;
   auto lane_count = [&](std::uint64_t k) { return k < n ? (n - k + K - 1) / K : 0; };
   std::vector<StateOf<C>> lane(K, C::Identity());
@@ -460,7 +461,7 @@ StateOf<C> StridedRows(std::uint64_t n, const Schedule& s, std::uint64_t block, 
 }
 
 template <Carrier C>
-StateOf<C> Strided(const InputOf<C>* x, std::uint64_t n, const Schedule& s) {
+StateOf<C> Strided(const InputOf<C>* x, std::uint64_t n, const orders::StridedParams& s) {
   const std::uint64_t K = s.lanes;
   return StridedRows<C>(n, s, ~std::uint64_t{0},
                         [x, K](std::uint64_t r0, std::uint64_t) { return x + r0 * K; });
@@ -624,11 +625,11 @@ inline Shape ShapeOf(const Schedule& s, std::uint64_t n) {  // NOLINT(misc-no-re
       return sh;
     }
   }
-  switch (s.kind) {
+  switch (s.kind()) {
     case ScheduleKind::kStrided:
       sh.empty = false;  // always K chains, empty ones included
-      sh.permutes = n > 1 && s.lanes > 1;
-      sh.lifts = s.lift;
+      sh.permutes = n > 1 && s.As<orders::StridedParams>().lanes > 1;
+      sh.lifts = s.Lift();
       return sh;
     case ScheduleKind::kSeq:
     case ScheduleKind::kReverse:
@@ -636,7 +637,7 @@ inline Shape ShapeOf(const Schedule& s, std::uint64_t n) {  // NOLINT(misc-no-re
     case ScheduleKind::kBlocked:
     case ScheduleKind::kRandom:  // one chain or more exactly when n > 0
       sh.empty = n == 0;
-      sh.lifts = s.lift && n > 0;
+      sh.lifts = s.Lift() && n > 0;
       return sh;
     default: {  // cuda, and kinds this file does not know: ask their tree
       const MergeTree t = BuildTree(s, n);
@@ -650,7 +651,7 @@ inline Shape ShapeOf(const Schedule& s, std::uint64_t n) {  // NOLINT(misc-no-re
 
 // The kinds Structured evaluates without a tree.
 inline bool IsStructured(const Schedule& s) {
-  switch (s.kind) {
+  switch (s.kind()) {
     case ScheduleKind::kSeq:
     case ScheduleKind::kReverse:
     case ScheduleKind::kPairwise:
@@ -658,7 +659,7 @@ inline bool IsStructured(const Schedule& s) {
     case ScheduleKind::kStrided:
       return true;
     case ScheduleKind::kRandom:
-      return !s.lift;
+      return !s.Lift();
     default:  // the partitions (omp, splitk): each chunk by its nested order
       return PartitionOf(s, 0).has_value();
   }
@@ -720,23 +721,28 @@ template <Carrier C>
 StateOf<C> Structured(const Schedule& s, std::span<const InputOf<C>> x) {
   const std::uint64_t n = x.size();
   const InputOf<C>* p = x.data();
-  switch (s.kind) {
+  switch (s.kind()) {
     case ScheduleKind::kSeq:
-      return Chain1<C>(p, 0, n, 1, s.lift);
+      return Chain1<C>(p, 0, n, 1, s.As<orders::SeqParams>().lift);
     case ScheduleKind::kReverse: {
-      StateOf<C> acc = Chain1<C>(p, n - 1, 1, 1, s.lift);
-      for (std::uint64_t i = n - 1; i-- > 0;) acc = C::Combine(Chain1<C>(p, i, 1, 1, s.lift), acc);
+      const bool lift = s.As<orders::ReverseParams>().lift;
+      StateOf<C> acc = Chain1<C>(p, n - 1, 1, 1, lift);
+      for (std::uint64_t i = n - 1; i-- > 0;) acc = C::Combine(Chain1<C>(p, i, 1, 1, lift), acc);
       return acc;
     }
-    case ScheduleKind::kPairwise:
-      return Pairwise<C>(p, 0, n, s.leaf, s.lift);
+    case ScheduleKind::kPairwise: {
+      const orders::PairwiseParams& q = s.As<orders::PairwiseParams>();
+      return Pairwise<C>(p, 0, n, q.leaf, q.lift);
+    }
     case ScheduleKind::kBlocked:
-      return Blocked<C>(p, n, s);
+      return Blocked<C>(p, n, s.As<orders::BlockedParams>());
     case ScheduleKind::kStrided:
-      return Strided<C>(p, n, s);
-    case ScheduleKind::kRandom:
-      if (s.lift) break;  // not in the grammar; the tree decides
-      return Random<C>(p, s.seed, n);
+      return Strided<C>(p, n, s.As<orders::StridedParams>());
+    case ScheduleKind::kRandom: {
+      const orders::RandomParams& q = s.As<orders::RandomParams>();
+      if (q.lift) break;  // not in the grammar; the tree decides
+      return Random<C>(p, q.seed, n);
+    }
     default:
       if (PartitionOf(s, n)) return Chunked<C>(s, x);
       break;
@@ -969,7 +975,7 @@ StateOf<C> BlockedPairwiseWindowed(W& w, std::uint64_t n, std::uint64_t tile, bo
 // Blocked through windows: the same batches of kTileBatch<C> tiles merged in the same order,
 // as many whole batches per decoded window as it holds.
 template <Carrier C, class W>
-StateOf<C> BlockedWindowed(W& w, std::uint64_t n, const Schedule& s) {
+StateOf<C> BlockedWindowed(W& w, std::uint64_t n, const orders::BlockedParams& s) {
   const std::uint64_t tile = s.tile;
   const std::uint64_t tiles = (n + tile - 1) / tile;
   if (s.outer == OuterOrder::kPairwise)
@@ -1034,37 +1040,39 @@ StateOf<C> RandomWindowed(W& w, std::uint64_t seed, std::uint64_t n) {
 template <Carrier C, class W>
 StateOf<C> StructuredWindowed(const Schedule& s, std::uint64_t n,
                               W& w) {  // NOLINT(misc-no-recursion)
-  switch (s.kind) {
+  switch (s.kind()) {
     case ScheduleKind::kSeq: {
-      if (s.lift) break;
+      if (s.As<orders::SeqParams>().lift) break;
       StateOf<C> acc = C::Identity();
       ChainWindowed<C>(w, acc, 0, n);
       return acc;
     }
     case ScheduleKind::kReverse:
-      return ReverseWindowed<C>(w, n, s.lift);
+      return ReverseWindowed<C>(w, n, s.As<orders::ReverseParams>().lift);
     case ScheduleKind::kPairwise: {
+      const orders::PairwiseParams& q = s.As<orders::PairwiseParams>();
       std::unique_ptr<PairwiseLevelsWork<C>> levels;
       if constexpr (HasVectorCombine<C>) {
-        if (s.leaf == 1 && !s.lift && n > kPairwiseUnrolled)
+        if (q.leaf == 1 && !q.lift && n > kPairwiseUnrolled)
           levels = std::make_unique<PairwiseLevelsWork<C>>(std::min(n, w.window));
       }
-      return PairwiseWindowed<C>(w, 0, n, s.leaf, s.lift, levels.get());
+      return PairwiseWindowed<C>(w, 0, n, q.leaf, q.lift, levels.get());
     }
     case ScheduleKind::kBlocked:
-      return BlockedWindowed<C>(w, n, s);
+      return BlockedWindowed<C>(w, n, s.As<orders::BlockedParams>());
     case ScheduleKind::kStrided: {
+      const orders::StridedParams& q = s.As<orders::StridedParams>();
       // StridedRows asks for rows in increasing order, each tile from its first row: whole
       // tiles (T <= block rows) or blocks of a tile. Where tiles are short, one window holds as
       // many whole tiles as fit and serves the requests inside it, so no request straddles two
       // windows and each row is read once.
-      const std::uint64_t K = s.lanes;
+      const std::uint64_t K = q.lanes;
       const std::uint64_t block = std::max<std::uint64_t>(1, w.window / K);
       const std::uint64_t rows_n = (n + K - 1) / K;
-      const std::uint64_t T = s.tile == 0 ? rows_n : s.tile;
+      const std::uint64_t T = q.tile == 0 ? rows_n : q.tile;
       const std::uint64_t span = T > 0 && T <= block ? block / T * T : 0;  // rows per window
       std::uint64_t w0 = 0, w1 = 0;                                        // the rows decoded
-      return StridedRows<C>(n, s, block, [&](std::uint64_t r0, std::uint64_t r1) {
+      return StridedRows<C>(n, q, block, [&](std::uint64_t r0, std::uint64_t r1) {
         if (r0 < w0 || r1 > w1) {
           w0 = r0;
           w1 = std::min(rows_n, r0 + std::max(r1 - r0, span));
@@ -1073,9 +1081,11 @@ StateOf<C> StructuredWindowed(const Schedule& s, std::uint64_t n,
         return w.buf.data() + (r0 - w0) * K;
       });
     }
-    case ScheduleKind::kRandom:
-      if (s.lift) break;
-      return RandomWindowed<C>(w, s.seed, n);
+    case ScheduleKind::kRandom: {
+      const orders::RandomParams& q = s.As<orders::RandomParams>();
+      if (q.lift) break;
+      return RandomWindowed<C>(w, q.seed, n);
+    }
     default:
       if (!PartitionOf(s, n)) break;
       return PartitionOver<C>(s, n, [&](const Schedule& inner, std::uint64_t lo, std::uint64_t hi) {

@@ -1,5 +1,5 @@
-// core/schedule.hpp: the library of merge orders. A Schedule (core/orders/order.hpp) is a few
-// parameters with a text form that round-trips; each kind lives in one file of core/orders/
+// core/schedule.hpp: the library of merge orders. A Schedule (below: a variant of the kinds'
+// parameters) has a text form that round-trips; each kind lives in one file of core/orders/
 // (its parameters, parse, print, help row, and its walk or tree), listed once below in Orders.
 //
 // Vocabulary (DESIGN.md; each file says more):
@@ -32,7 +32,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "core/merge_tree.hpp"
@@ -58,7 +60,7 @@ template <class... K>
 struct OrderList {};
 
 // Every kind, in ScheduleKind order. A new kind: its file in core/orders/, its enumerator, and
-// one entry here.
+// one entry here (which also makes its Params an alternative of Schedule's variant).
 using Orders =
     OrderList<orders::Seq, orders::Reverse, orders::Pairwise, orders::Blocked, orders::Strided,
               orders::Random, orders::Omp, orders::Cuda, orders::Canonical, orders::File,
@@ -67,12 +69,12 @@ using Orders =
 namespace schedule_detail {
 
 template <class K, class V>
-concept WalkedOrder = requires(const Schedule& s, V& v) {
-  K::template Walk<V>(s, 0, 0, v);
+concept WalkedOrder = requires(const typename K::Params& p, V& v) {
+  K::template Walk<V>(p, 0, 0, v);
 };
 template <class K>
-concept PartitionOrder = requires(const Schedule& s) {
-  K::Chunks(s, std::uint64_t{0});
+concept PartitionOrder = requires(const typename K::Params& p) {
+  K::Chunks(p, std::uint64_t{0});
 };
 
 template <class F, class K, class... Rest>
@@ -92,7 +94,112 @@ constexpr bool InKindOrder(OrderList<K...>) {
 }
 static_assert(InKindOrder(Orders{}), "Orders must list the kinds in ScheduleKind order");
 
+template <class... K>
+std::variant<typename K::Params...> ParamsVariantOf(OrderList<K...>);
+
 }  // namespace schedule_detail
+
+// One alternative per kind, in ScheduleKind order (the index is the kind).
+using ScheduleParams = decltype(schedule_detail::ParamsVariantOf(Orders{}));
+
+// A merge order: one kind's parameters. kind() is the variant's index; As<P>() / If<P>() give
+// the typed parameters (orders::PairwiseParams, ...). Equality compares the kind and its
+// parameters (file:'s loaded tree by identity, FileParams).
+struct Schedule {
+  ScheduleParams params{};
+
+  Schedule() = default;
+  template <class P>
+  requires std::is_constructible_v<ScheduleParams, P&&> &&
+      (!std::is_same_v<std::remove_cvref_t<P>, Schedule>)Schedule(P&& p)
+      : params(std::forward<P>(p)) {}  // NOLINT(google-explicit-constructor)
+
+  ScheduleKind kind() const { return static_cast<ScheduleKind>(params.index()); }
+  template <class P>
+  const P* If() const {
+    return std::get_if<P>(&params);
+  }
+  template <class P>
+  P* If() {
+    return std::get_if<P>(&params);
+  }
+  // The parameters of kind P; std::bad_variant_access where the schedule is another kind.
+  template <class P>
+  const P& As() const {
+    return std::get<P>(params);
+  }
+  template <class P>
+  P& As() {
+    return std::get<P>(params);
+  }
+
+  // The nested order of omp and splitk (seq where unset, and for the other kinds).
+  const Schedule& Inner() const {
+    const NestedSchedule* nested = Nested();
+    return nested ? nested->Get() : NestedSchedule().Get();
+  }
+  // The nested order's slot of omp and splitk; null for the other kinds.
+  const NestedSchedule* Nested() const {
+    return std::visit(
+        [](const auto& p) -> const NestedSchedule* {
+          if constexpr (requires { p.inner; }) {
+            return &p.inner;
+          } else {
+            return nullptr;
+          }
+        },
+        params);
+  }
+  NestedSchedule* Nested() { return const_cast<NestedSchedule*>(std::as_const(*this).Nested()); }
+  // Whether the leaf chains are lifted whole by LiftTile (the `lift` of seq, reverse, pairwise,
+  // blocked, strided, random); false for the other kinds (cuda's own is in CudaSchedule).
+  bool Lift() const {
+    return std::visit(
+        [](const auto& p) {
+          if constexpr (requires { p.lift; }) {
+            return p.lift;
+          } else {
+            return false;
+          }
+        },
+        params);
+  }
+
+  friend bool operator==(const Schedule&, const Schedule&) = default;
+
+  static Schedule Seq() { return {}; }
+  static Schedule Reverse() { return orders::ReverseParams{}; }
+  static Schedule Pairwise(std::uint64_t leaf = 1, bool lift = false) {
+    return orders::PairwiseParams{.leaf = leaf, .lift = lift};
+  }
+  static Schedule Blocked(std::uint64_t tile, OuterOrder outer = OuterOrder::kSeq,
+                          bool lift = false) {
+    return orders::BlockedParams{.tile = tile, .outer = outer, .lift = lift};
+  }
+  static Schedule Strided(std::uint64_t lanes) { return orders::StridedParams{.lanes = lanes}; }
+  static Schedule Random(std::uint64_t seed) { return orders::RandomParams{.seed = seed}; }
+  static Schedule StridedTiles(std::uint64_t lanes, std::uint64_t tile, bool lift) {
+    return orders::StridedParams{.lanes = lanes, .tile = tile, .lift = lift};
+  }
+  static Schedule Omp(std::uint64_t parts, OuterOrder outer = OuterOrder::kSeq,
+                      NestedSchedule inner = {}) {
+    return orders::OmpParams{.parts = parts, .outer = outer, .inner = std::move(inner)};
+  }
+  static Schedule SplitK(std::uint64_t parts, NestedSchedule inner = {}) {
+    return orders::SplitKParams{.parts = parts, .inner = std::move(inner)};
+  }
+};
+
+inline NestedSchedule::NestedSchedule(Schedule s)
+    : p_(std::make_shared<const Schedule>(std::move(s))) {}
+inline const Schedule& NestedSchedule::Get() const {
+  static const Schedule seq{};
+  return p_ ? *p_ : seq;
+}
+inline bool operator==(const NestedSchedule& a, const NestedSchedule& b) {
+  if (a.p_ == nullptr || b.p_ == nullptr) return a.p_ == b.p_;
+  return *a.p_ == *b.p_;
+}
 
 // f(K{}) for the kind K of `kind`; every call must return the same type.
 template <class F>
@@ -114,12 +221,20 @@ inline const std::string kScheduleGrammar = [] {
   return g;
 }();
 
+// f(K{}, params) for the kind K of s and its parameters (K::Params).
+template <class F>
+decltype(auto) VisitParams(const Schedule& s, F&& f) {
+  return VisitOrder(s.kind(), [&]<class K>(K k) -> decltype(auto) {
+    return f(k, *std::get_if<typename K::Params>(&s.params));
+  });
+}
+
 inline Schedule ParseSchedule(std::string_view text) {
   const std::vector<std::string_view> parts = schedule_detail::Split(text, ':');
   const std::string_view head = parts[0];
   std::optional<Schedule> out;
   [&]<class... K>(OrderList<K...>) {
-    (void)((head == K::kHead ? (out = K::Parse(text, parts), true) : false) || ...);
+    (void)((head == K::kHead ? (out = Schedule(K::Parse(text, parts)), true) : false) || ...);
   }(Orders{});
   if (!out)
     schedule_detail::Fail(text,
@@ -128,14 +243,35 @@ inline Schedule ParseSchedule(std::string_view text) {
 }
 
 inline std::string ToString(const Schedule& s) {
-  return VisitOrder(s.kind, [&]<class K>(K) { return K::Print(s); });
+  return VisitParams(s, [&]<class K>(K, const auto& p) { return K::Print(p); });
 }
+
+namespace schedule_detail {
+
+inline NestedSchedule ParseNested(std::string_view text, const std::vector<std::string_view>& parts,
+                                  std::size_t i, std::string_view who) {
+  if (i >= parts.size()) return {};
+  const std::size_t offset = static_cast<std::size_t>(parts[i].data() - text.data());
+  const std::string_view rest = text.substr(offset);
+  Schedule inner;
+  try {
+    inner = ParseSchedule(rest);
+  } catch (const ScheduleError& e) {
+    Fail(text, std::string("inner schedule: ") + e.what());
+  }
+  if (PartitionOf(inner, 0))
+    Fail(text, "the inner schedule of " + std::string(who) + " cannot be " +
+                   std::string(rest.substr(0, rest.find(':'))) + " (partitions do not nest)");
+  return NestedSchedule(std::move(inner));
+}
+
+}  // namespace schedule_detail
 
 // The partition of a chunked order (omp, splitk) over n inputs; nullopt for the others.
 inline std::optional<Partition> PartitionOf(const Schedule& s, std::uint64_t n) {
-  return VisitOrder(s.kind, [&]<class K>(K) -> std::optional<Partition> {
+  return VisitParams(s, [&]<class K>(K, const auto& p) -> std::optional<Partition> {
     if constexpr (schedule_detail::PartitionOrder<K>) {
-      return K::Chunks(s, n);
+      return K::Chunks(p, n);
     } else {
       return std::nullopt;
     }
@@ -204,30 +340,30 @@ std::optional<NodeOf<V>> WalkTree(const MergeTree& t, std::uint64_t off, V& v) {
 template <class V>
 std::optional<NodeOf<V>> WalkSchedule(const Schedule& s, std::uint64_t n, std::uint64_t off,
                                       V& v) {  // NOLINT(misc-no-recursion)
-  return VisitOrder(s.kind, [&]<class K>(K) -> std::optional<NodeOf<V>> {
+  return VisitParams(s, [&]<class K>(K, const auto& p) -> std::optional<NodeOf<V>> {
     if constexpr (schedule_detail::WalkedOrder<K, V>) {
-      return K::Walk(s, n, off, v);
+      return K::Walk(p, n, off, v);
     } else {
-      return WalkTree(K::Build(s, n), off, v);
+      return WalkTree(K::Build(p, n), off, v);
     }
   });
 }
 
 // Whether schedule s has a walk of its own (false: the orders from outside, built as trees).
 inline bool IsWalkedOrder(const Schedule& s) {
-  return VisitOrder(s.kind,
+  return VisitOrder(s.kind(),
                     [&]<class K>(K) { return schedule_detail::WalkedOrder<K, TreeBuilder>; });
 }
 
 // The explicit tree of schedule s over n inputs.
 inline MergeTree BuildTree(const Schedule& s, std::uint64_t n) {
-  return VisitOrder(s.kind, [&]<class K>(K) {
+  return VisitParams(s, [&]<class K>(K, const auto& p) {
     if constexpr (schedule_detail::WalkedOrder<K, TreeBuilder>) {
-      TreeBuilder v(n, K::Print(s));
-      const std::optional<TreeBuilder::Node> root = K::Walk(s, n, 0, v);
+      TreeBuilder v(n, K::Print(p));
+      const std::optional<TreeBuilder::Node> root = K::Walk(p, n, 0, v);
       return v.Take(root);
     } else {
-      return K::Build(s, n);
+      return K::Build(p, n);
     }
   });
 }

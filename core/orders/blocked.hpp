@@ -11,17 +11,25 @@
 
 namespace carrier::orders {
 
+struct BlockedParams {
+  std::uint64_t tile = 0;               // tile size
+  OuterOrder outer = OuterOrder::kSeq;  // how the tile states are merged
+  bool lift = false;                    // tiles lifted whole by LiftTile
+  friend bool operator==(const BlockedParams&, const BlockedParams&) = default;
+};
+
 struct Blocked {
+  using Params = BlockedParams;
   static constexpr ScheduleKind kKind = ScheduleKind::kBlocked;
   static constexpr std::string_view kHead = "blocked";
   static constexpr ScheduleKindDoc kDoc = {
       kKind, "blocked:TILE[:seq|pairwise][:lift]",
       "tiles of TILE reduced in order, tile states merged seq or pairwise", "blocked:64:pairwise"};
-  static Schedule Parse(std::string_view text, const std::vector<std::string_view>& parts) {
+  static Params Parse(std::string_view text, const std::vector<std::string_view>& parts) {
     using schedule_detail::Fail;
     if (parts.size() < 2)
       Fail(text, "blocked needs a tile size: blocked:TILE[:seq|pairwise][:lift]");
-    Schedule s = Schedule::Blocked(schedule_detail::ParseCount(text, parts[1], "TILE", false));
+    Params s{.tile = schedule_detail::ParseCount(text, parts[1], "TILE", false)};
     std::size_t i = 2;
     if (i < parts.size() && (parts[i] == "seq" || parts[i] == "pairwise")) {
       s.outer = parts[i] == "seq" ? OuterOrder::kSeq : OuterOrder::kPairwise;
@@ -29,21 +37,20 @@ struct Blocked {
     } else if (i < parts.size() && parts[i] != "lift") {
       Fail(text, "outer order must be seq or pairwise, got '" + std::string(parts[i]) + "'");
     }
-    schedule_detail::ParseLiftTail(text, parts, i, s);
+    schedule_detail::ParseLiftTail(text, parts, i, s.lift);
     return s;
   }
-  static std::string Print(const Schedule& s) {
+  static std::string Print(const Params& s) {
     return "blocked:" + std::to_string(s.tile) +
            (s.outer == OuterOrder::kPairwise ? ":pairwise" : "") + (s.lift ? ":lift" : "");
   }
   template <class V>
-  static std::optional<NodeOf<V>> Walk(const Schedule& s, std::uint64_t n, std::uint64_t off,
-                                       V& v) {
+  static std::optional<NodeOf<V>> Walk(const Params& s, std::uint64_t n, std::uint64_t off, V& v) {
     if (n == 0) return std::nullopt;
     const std::uint64_t tiles = (n + s.tile - 1) / s.tile;
     return WalkOuter(v, s.outer, tiles, [&](std::uint64_t t) {
       const std::uint64_t lo = t * s.tile;
-      return WalkChain(v, off, lo, std::min(s.tile, n - lo), 1, LeafMode(s));
+      return WalkChain(v, off, lo, std::min(s.tile, n - lo), 1, LeafMode(s.lift));
     });
   }
 };

@@ -13,17 +13,23 @@
 
 namespace carrier::orders {
 
+struct CanonicalParams {
+  std::uint64_t lanes = 0;  // L
+  bool bisect = false;      // P4016's Appendix O tree
+  friend bool operator==(const CanonicalParams&, const CanonicalParams&) = default;
+};
+
 struct Canonical {
+  using Params = CanonicalParams;
   static constexpr ScheduleKind kKind = ScheduleKind::kCanonical;
   static constexpr std::string_view kHead = "canonical";
   static constexpr ScheduleKindDoc kDoc = {
       kKind, "canonical:L[:bisect]", "WG21 P4016R0's canonical parallel reduction over L lanes",
       "canonical:16"};
-  static Schedule Parse(std::string_view text, const std::vector<std::string_view>& parts) {
+  static Params Parse(std::string_view text, const std::vector<std::string_view>& parts) {
     using schedule_detail::Fail;
     if (parts.size() < 2) Fail(text, "canonical needs a lane count: canonical:L[:bisect]");
-    Schedule s;
-    s.kind = kKind;
+    Params s;
     s.lanes = schedule_detail::ParseCount(text, parts[1], "L", false);
     if (parts.size() >= 3) {
       if (parts[2] != "bisect")
@@ -33,10 +39,10 @@ struct Canonical {
     schedule_detail::ExpectAtMost(text, parts, 3);
     return s;
   }
-  static std::string Print(const Schedule& s) {
+  static std::string Print(const Params& s) {
     return "canonical:" + std::to_string(s.lanes) + (s.bisect ? ":bisect" : "");
   }
-  static MergeTree Build(const Schedule& s, std::uint64_t n) {
+  static MergeTree Build(const Params& s, std::uint64_t n) {
     return BuildCanonicalTree(s.lanes, s.bisect, Print(s), n);
   }
 };

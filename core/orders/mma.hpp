@@ -15,14 +15,21 @@
 
 namespace carrier::orders {
 
+struct MmaParams {
+  std::string profile{};      // the profile's name (core/mma.hpp kMmaProfiles)
+  std::uint64_t promote = 0;  // promote to the carrier's Combine every N inputs (0 = never)
+  friend bool operator==(const MmaParams&, const MmaParams&) = default;
+};
+
 struct Mma {
+  using Params = MmaParams;
   static constexpr ScheduleKind kKind = ScheduleKind::kMma;
   static constexpr std::string_view kHead = "mma";
   static constexpr ScheduleKindDoc kDoc = {
       kKind, "mma:PROFILE[:promote:N]",
       "a matrix unit's fused accumulation (the profiles are listed below), promoted every N",
       "mma:hopper:promote:128"};
-  static Schedule Parse(std::string_view text, const std::vector<std::string_view>& parts) {
+  static Params Parse(std::string_view text, const std::vector<std::string_view>& parts) {
     using schedule_detail::Fail;
     if (parts.size() < 2 || parts[1].empty())
       Fail(text, "mma needs a profile: mma:PROFILE[:promote:N]; profiles: " + MmaProfileNames());
@@ -30,9 +37,8 @@ struct Mma {
     if (!profile)
       Fail(text,
            "unknown mma profile '" + std::string(parts[1]) + "'; profiles: " + MmaProfileNames());
-    Schedule s;
-    s.kind = kKind;
-    s.mma = std::string(profile->name);
+    Params s;
+    s.profile = std::string(profile->name);
     if (parts.size() > 2) {
       if (parts[2] != "promote")
         Fail(text, "unexpected field '" + std::string(parts[2]) + "'; expected promote:N");
@@ -45,14 +51,14 @@ struct Mma {
     }
     return s;
   }
-  static std::string Print(const Schedule& s) {
-    return "mma:" + s.mma + (s.promote ? ":promote:" + std::to_string(s.promote) : "");
+  static std::string Print(const Params& s) {
+    return "mma:" + s.profile + (s.promote ? ":promote:" + std::to_string(s.promote) : "");
   }
   // One kFused chain over [0, n), or with promote:N the kFused chains [jN, min((j+1)N, n))
   // merged left to right (the fp32 accumulator the partials are promoted into). The tree
   // carries the profile's fused node; its groups are the profile's k / split products.
-  static MergeTree Build(const Schedule& s, std::uint64_t n) {
-    const MmaProfile* profile = FindMmaProfile(s.mma);
+  static MergeTree Build(const Params& s, std::uint64_t n) {
+    const MmaProfile* profile = FindMmaProfile(s.profile);
     if (!profile) throw ScheduleError("bad schedule '" + Print(s) + "': unknown mma profile");
     tree_detail::Builder b(n, Print(s), ChainMode::kFused);
     b.tree().fused = profile->node;

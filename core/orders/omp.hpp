@@ -23,17 +23,25 @@ inline std::uint64_t OmpChunkStart(std::uint64_t n, std::uint64_t parts, std::ui
 
 namespace orders {
 
+struct OmpParams {
+  std::uint64_t parts = 0;              // P chunks
+  OuterOrder outer = OuterOrder::kSeq;  // how the chunk states are merged
+  NestedSchedule inner{};               // the per-chunk order (unset = seq, printed as nothing)
+  friend bool operator==(const OmpParams&, const OmpParams&) = default;
+};
+
 struct Omp {
+  using Params = OmpParams;
   static constexpr ScheduleKind kKind = ScheduleKind::kOmp;
   static constexpr std::string_view kHead = "omp";
   static constexpr ScheduleKindDoc kDoc = {
       kKind, "omp:P[:seq|pairwise][:INNER]",
       "P static chunks, each reduced by schedule INNER (default seq), merged seq or pairwise",
       "omp:4:pairwise:strided:8"};
-  static Schedule Parse(std::string_view text, const std::vector<std::string_view>& parts) {
+  static Params Parse(std::string_view text, const std::vector<std::string_view>& parts) {
     if (parts.size() < 2)
       schedule_detail::Fail(text, "omp needs a chunk count: omp:P[:seq|pairwise][:INNER]");
-    Schedule s = Schedule::Omp(schedule_detail::ParseCount(text, parts[1], "P", false));
+    Params s{.parts = schedule_detail::ParseCount(text, parts[1], "P", false)};
     std::size_t i = 2;
     if (i < parts.size() && (parts[i] == "seq" || parts[i] == "pairwise")) {
       s.outer = parts[i] == "seq" ? OuterOrder::kSeq : OuterOrder::kPairwise;
@@ -42,17 +50,17 @@ struct Omp {
     s.inner = schedule_detail::ParseNested(text, parts, i, "omp");
     return s;
   }
-  static std::string Print(const Schedule& s) {
+  static std::string Print(const Params& s) {
     return "omp:" + std::to_string(s.parts) +
            (s.outer == OuterOrder::kPairwise ? ":pairwise" : ":seq") +
-           (s.inner.IsSet() ? ":" + ToString(s.Inner()) : std::string());
+           (s.inner.IsSet() ? ":" + ToString(s.inner.Get()) : std::string());
   }
-  static Partition Chunks(const Schedule& s, std::uint64_t n) {
+  static Partition Chunks(const Params& s, std::uint64_t n) {
     Partition p;
     p.n = n;
     p.parts = s.parts;
     p.outer = s.outer;
-    p.inner = &s.Inner();
+    p.inner = &s.inner.Get();
     p.nonempty = std::min(n, s.parts);
     p.start_fn = [](const Partition& q, std::uint64_t c) { return OmpChunkStart(q.n, q.parts, c); };
     // The chunk holding input i: the smallest c with floor((c + 1) n / P) > i.
@@ -64,8 +72,7 @@ struct Omp {
     return p;
   }
   template <class V>
-  static std::optional<NodeOf<V>> Walk(const Schedule& s, std::uint64_t n, std::uint64_t off,
-                                       V& v) {
+  static std::optional<NodeOf<V>> Walk(const Params& s, std::uint64_t n, std::uint64_t off, V& v) {
     return WalkPartition(Chunks(s, n), Print(s), off, v);
   }
 };

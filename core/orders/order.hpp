@@ -1,15 +1,19 @@
-// core/orders/order.hpp: what every merge order shares: the Schedule value, its parse helpers,
-// and the walk protocol through which one order's shape reaches every consumer.
+// core/orders/order.hpp: what every merge order shares: its parse helpers and the walk protocol
+// through which one order's shape reaches every consumer. The Schedule value itself is
+// assembled in core/schedule.hpp, where every kind is known; here and in the kinds' files it is
+// only named (no include circle: the kinds' files include this file, schedule.hpp includes them).
 //
-// One file per schedule kind (core/orders/<kind>.hpp) holds that kind's parameters (fields of
-// Schedule), its parse and print, its help row, and either
-//   Walk(s, n, off, v)   the shape over inputs [off, off + n), emitted into a visitor v, or
-//   Build(s, n)          an explicit MergeTree, for the orders that come from outside (a CUDA
+// One file per schedule kind (core/orders/<kind>.hpp) holds that kind's parameters (a struct
+// <Kind>Params, one alternative of Schedule's std::variant), and an order struct with its parse
+// (Parse -> Params) and print (Print(params)), its help row, and either
+//   Walk(p, n, off, v)   the shape over inputs [off, off + n), emitted into a visitor v, or
+//   Build(p, n)          an explicit MergeTree, for the orders that come from outside (a CUDA
 //                        kernel, P4016, numpy, torch, a matrix unit, a file)
-// and optionally Chunks(s, n), where the order is a partition of the input into contiguous
+// and optionally Chunks(p, n), where the order is a partition of the input into contiguous
 // chunks, each reduced by a nested order (omp, splitk): the fast replay then runs each chunk
-// with the nested order's own evaluator. core/schedule.hpp lists the kinds (Orders) and
-// dispatches on them; a new kind is its file plus one line there (and its enumerator below).
+// with the nested order's own evaluator. core/schedule.hpp lists the kinds (Orders), builds the
+// variant from that list and dispatches on it; a new kind is its file plus one line there (and
+// its enumerator below).
 //
 // The walk protocol. A visitor V has a node type V::Node and
 //   Node Chain(first, count, stride, ChainMode)   a chain (MergeTree's Chain, first absolute)
@@ -34,9 +38,6 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include "core/cuda_schedule.hpp"
-#include "core/mma.hpp"
 
 namespace carrier {
 
@@ -65,6 +66,8 @@ enum class ScheduleKind {
 enum class OuterOrder { kSeq, kPairwise };
 enum class ChainMode : std::uint8_t { kPush, kLiftTile, kFused };
 
+// The value of a merge order: one kind's parameters (core/schedule.hpp, a std::variant of every
+// kind's Params; this file and the kinds' files only name it).
 struct Schedule;
 struct MergeTree;  // core/merge_tree.hpp
 
@@ -83,68 +86,7 @@ class NestedSchedule {
   std::shared_ptr<const Schedule> p_;
 };
 
-struct Schedule {
-  ScheduleKind kind = ScheduleKind::kSeq;
-  std::uint64_t leaf = 1;               // pairwise: largest leaf chain
-  std::uint64_t tile = 0;               // blocked: tile size; strided: lane tile (0 = whole lane)
-  OuterOrder outer = OuterOrder::kSeq;  // blocked, omp: how tile / chunk states are merged
-  std::uint64_t lanes = 0;              // strided: K; canonical: L; numpy: ACC; torch: LANES
-  std::uint64_t seed = 0;               // random
-  bool lift = false;                    // leaf chains lifted whole by LiftTile
-  std::uint64_t parts = 0;              // omp: P chunks; splitk: S slices; numpy: CHUNK
-  NestedSchedule inner{};               // omp, splitk: the per-chunk order (unset = default)
-  CudaSchedule cuda{};  // cuda: kernels/cuda's block/grid reduction (cuda_schedule.hpp)
-  bool bisect = false;  // canonical: P4016's Appendix O tree
-  std::string path{};   // file: the JSON tree's path, as given
-  // file: the tree saved in path, read and validated by experiments/ (experiments/io/
-  // tree_file.hpp LoadTrees) before core builds it; unset (as ParseSchedule leaves it) is
-  // refused in one line, since core reads no files. Compared by identity: a loaded schedule
-  // equals its copies, not a fresh parse of its text.
-  std::shared_ptr<const MergeTree> tree{};
-  std::string mma{};          // mma: the profile's name (core/mma.hpp kMmaProfiles)
-  std::uint64_t promote = 0;  // mma: promote to the carrier's Combine every N inputs (0 = never)
-
-  friend bool operator==(const Schedule&, const Schedule&) = default;
-
-  // The nested order of omp and splitk (seq where unset).
-  const Schedule& Inner() const { return inner.Get(); }
-
-  static Schedule Seq() { return {}; }
-  static Schedule Reverse() { return {.kind = ScheduleKind::kReverse}; }
-  static Schedule Pairwise(std::uint64_t leaf = 1, bool lift = false) {
-    return {.kind = ScheduleKind::kPairwise, .leaf = leaf, .lift = lift};
-  }
-  static Schedule Blocked(std::uint64_t tile, OuterOrder outer = OuterOrder::kSeq,
-                          bool lift = false) {
-    return {.kind = ScheduleKind::kBlocked, .tile = tile, .outer = outer, .lift = lift};
-  }
-  static Schedule Strided(std::uint64_t lanes) {
-    return {.kind = ScheduleKind::kStrided, .lanes = lanes};
-  }
-  static Schedule Random(std::uint64_t seed) {
-    return {.kind = ScheduleKind::kRandom, .seed = seed};
-  }
-  static Schedule StridedTiles(std::uint64_t lanes, std::uint64_t tile, bool lift) {
-    return {.kind = ScheduleKind::kStrided, .tile = tile, .lanes = lanes, .lift = lift};
-  }
-  static Schedule Omp(std::uint64_t parts, OuterOrder outer = OuterOrder::kSeq,
-                      NestedSchedule inner = {}) {
-    return {.kind = ScheduleKind::kOmp, .outer = outer, .parts = parts, .inner = std::move(inner)};
-  }
-};
-
-inline NestedSchedule::NestedSchedule(Schedule s)
-    : p_(std::make_shared<const Schedule>(std::move(s))) {}
-inline const Schedule& NestedSchedule::Get() const {
-  static const Schedule seq{};
-  return p_ ? *p_ : seq;
-}
-inline bool operator==(const NestedSchedule& a, const NestedSchedule& b) {
-  if (a.p_ == nullptr || b.p_ == nullptr) return a.p_ == b.p_;
-  return *a.p_ == *b.p_;
-}
-
-// Defined in core/schedule.hpp (they dispatch over every kind).
+// Defined in core/schedule.hpp (they dispatch over every kind, and Schedule is complete there).
 inline Schedule ParseSchedule(std::string_view text);
 inline std::string ToString(const Schedule& s);
 
@@ -197,9 +139,9 @@ inline void ExpectAtMost(std::string_view text, const std::vector<std::string_vi
 
 // The optional `:lift` that ends pairwise, blocked and strided (from parts[i]), then nothing.
 inline void ParseLiftTail(std::string_view text, const std::vector<std::string_view>& parts,
-                          std::size_t i, Schedule& s) {
+                          std::size_t i, bool& lift) {
   if (i < parts.size() && parts[i] == "lift") {
-    s.lift = true;
+    lift = true;
     ++i;
   }
   ExpectAtMost(text, parts, i);
@@ -276,9 +218,7 @@ NodeOf<V> WalkOuter(V& v, OuterOrder outer, std::uint64_t count, const Item& ite
                                    : WalkPairwiseOver(v, 0, count, item);
 }
 
-inline ChainMode LeafMode(const Schedule& s) {
-  return s.lift ? ChainMode::kLiftTile : ChainMode::kPush;
-}
+inline ChainMode LeafMode(bool lift) { return lift ? ChainMode::kLiftTile : ChainMode::kPush; }
 
 // Trees whose size does not follow from n (K lanes of strided:K, empty chunks whose nested
 // order still has nodes) are refused with a ScheduleError above this many empty nodes, so a

@@ -11,21 +11,28 @@
 
 namespace carrier::orders {
 
+struct PairwiseParams {
+  std::uint64_t leaf = 1;  // largest leaf chain
+  bool lift = false;       // leaf chains lifted whole by LiftTile
+  friend bool operator==(const PairwiseParams&, const PairwiseParams&) = default;
+};
+
 struct Pairwise {
+  using Params = PairwiseParams;
   static constexpr ScheduleKind kKind = ScheduleKind::kPairwise;
   static constexpr std::string_view kHead = "pairwise";
   static constexpr ScheduleKindDoc kDoc = {
       kKind, "pairwise[:LEAF][:lift]", "recursive halving; chains of at most LEAF at the leaves",
       "pairwise:8"};
-  static Schedule Parse(std::string_view text, const std::vector<std::string_view>& parts) {
-    Schedule s = Schedule::Pairwise();
+  static Params Parse(std::string_view text, const std::vector<std::string_view>& parts) {
+    Params s;
     std::size_t i = 1;
     if (i < parts.size() && parts[i] != "lift")
       s.leaf = schedule_detail::ParseCount(text, parts[i++], "LEAF", false);
-    schedule_detail::ParseLiftTail(text, parts, i, s);
+    schedule_detail::ParseLiftTail(text, parts, i, s.lift);
     return s;
   }
-  static std::string Print(const Schedule& s) {
+  static std::string Print(const Params& s) {
     return "pairwise" + (s.leaf == 1 ? std::string() : ":" + std::to_string(s.leaf)) +
            (s.lift ? ":lift" : "");
   }
@@ -33,10 +40,9 @@ struct Pairwise {
   // visitor with PairwiseRegion(first, m) (the shape walk: a level at a time) takes subtrees of
   // pairwise:1 without lift of at most its kPairwiseRegion inputs whole.
   template <class V>
-  static std::optional<NodeOf<V>> Walk(const Schedule& s, std::uint64_t n, std::uint64_t off,
-                                       V& v) {
+  static std::optional<NodeOf<V>> Walk(const Params& s, std::uint64_t n, std::uint64_t off, V& v) {
     if (n == 0) return std::nullopt;
-    return Over(v, off, 0, n, s.leaf, LeafMode(s));
+    return Over(v, off, 0, n, s.leaf, LeafMode(s.lift));
   }
 
  private:

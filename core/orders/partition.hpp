@@ -18,23 +18,10 @@ namespace carrier {
 namespace schedule_detail {
 
 // The nested order written after a partition's own fields: parts[i..] rejoined (it contains
-// ':' itself), parsed; `who` names the kind in the messages. Partitions do not nest.
+// ':' itself), parsed; `who` names the kind in the messages. Partitions do not nest. Defined in
+// core/schedule.hpp (it parses a whole Schedule).
 inline NestedSchedule ParseNested(std::string_view text, const std::vector<std::string_view>& parts,
-                                  std::size_t i, std::string_view who) {
-  if (i >= parts.size()) return {};
-  const std::size_t offset = static_cast<std::size_t>(parts[i].data() - text.data());
-  const std::string_view rest = text.substr(offset);
-  Schedule inner;
-  try {
-    inner = ParseSchedule(rest);
-  } catch (const ScheduleError& e) {
-    Fail(text, std::string("inner schedule: ") + e.what());
-  }
-  if (PartitionOf(inner, 0))
-    Fail(text, "the inner schedule of " + std::string(who) + " cannot be " +
-                   std::string(rest.substr(0, rest.find(':'))) + " (partitions do not nest)");
-  return NestedSchedule(std::move(inner));
-}
+                                  std::size_t i, std::string_view who);
 
 }  // namespace schedule_detail
 

@@ -26,24 +26,30 @@ inline std::uint64_t RandomSplit(std::uint64_t seed, std::uint64_t lo, std::uint
 
 namespace orders {
 
+struct RandomParams {
+  std::uint64_t seed = 0;
+  bool lift = false;  // each one-input chain lifted by LiftTile (not in the grammar)
+  friend bool operator==(const RandomParams&, const RandomParams&) = default;
+};
+
 struct Random {
+  using Params = RandomParams;
   static constexpr ScheduleKind kKind = ScheduleKind::kRandom;
   static constexpr std::string_view kHead = "random";
   static constexpr ScheduleKindDoc kDoc = {kKind, "random:SEED",
                                            "a random binary tree drawn from SEED", "random:3"};
-  static Schedule Parse(std::string_view text, const std::vector<std::string_view>& parts) {
+  static Params Parse(std::string_view text, const std::vector<std::string_view>& parts) {
     if (parts.size() < 2) schedule_detail::Fail(text, "random needs a seed: random:SEED");
     schedule_detail::ExpectAtMost(text, parts, 2);
-    return Schedule::Random(schedule_detail::ParseCount(text, parts[1], "SEED", true));
+    return {.seed = schedule_detail::ParseCount(text, parts[1], "SEED", true)};
   }
-  static std::string Print(const Schedule& s) { return "random:" + std::to_string(s.seed); }
+  static std::string Print(const Params& s) { return "random:" + std::to_string(s.seed); }
   // One chain per input (chain id = input), then the splits' combines in post-order. The
   // splits use positions relative to the walked range (an omp chunk's tree is its own).
   template <class V>
-  static std::optional<NodeOf<V>> Walk(const Schedule& s, std::uint64_t n, std::uint64_t off,
-                                       V& v) {
+  static std::optional<NodeOf<V>> Walk(const Params& s, std::uint64_t n, std::uint64_t off, V& v) {
     if (n == 0) return std::nullopt;
-    const SinglesOf<V> x(v, off, n, LeafMode(s));
+    const SinglesOf<V> x(v, off, n, LeafMode(s.lift));
     return Over(v, x, s.seed, 0, n);
   }
 

@@ -16,32 +16,38 @@
 
 namespace carrier::orders {
 
+struct SplitKParams {
+  std::uint64_t parts = 0;  // S slices
+  NestedSchedule inner{};   // the per-slice order (unset = seq, printed as nothing)
+  friend bool operator==(const SplitKParams&, const SplitKParams&) = default;
+};
+
 struct SplitK {
+  using Params = SplitKParams;
   static constexpr ScheduleKind kKind = ScheduleKind::kSplitK;
   static constexpr std::string_view kHead = "splitk";
   static constexpr ScheduleKindDoc kDoc = {
       kKind, "splitk:S[:INNER]",
       "split-K: S slices of ceil(n/S), each reduced by INNER (default seq), partials in order",
       "splitk:4:pairwise"};
-  static Schedule Parse(std::string_view text, const std::vector<std::string_view>& parts) {
+  static Params Parse(std::string_view text, const std::vector<std::string_view>& parts) {
     if (parts.size() < 2)
       schedule_detail::Fail(text, "splitk needs a slice count: splitk:S[:INNER]");
-    Schedule s;
-    s.kind = kKind;
+    Params s;
     s.parts = schedule_detail::ParseCount(text, parts[1], "S", false);
     s.inner = schedule_detail::ParseNested(text, parts, 2, "splitk");
     return s;
   }
-  static std::string Print(const Schedule& s) {
+  static std::string Print(const Params& s) {
     return "splitk:" + std::to_string(s.parts) +
-           (s.inner.IsSet() ? ":" + ToString(s.Inner()) : std::string());
+           (s.inner.IsSet() ? ":" + ToString(s.inner.Get()) : std::string());
   }
-  static Partition Chunks(const Schedule& s, std::uint64_t n) {
+  static Partition Chunks(const Params& s, std::uint64_t n) {
     Partition p;
     p.n = n;
     p.parts = s.parts;
     p.outer = OuterOrder::kSeq;
-    p.inner = &s.Inner();
+    p.inner = &s.inner.Get();
     p.param = n / s.parts + (n % s.parts != 0);  // the slice length, ceil(n / S)
     p.nonempty = p.param == 0 ? 0 : n / p.param + (n % p.param != 0);
     p.start_fn = [](const Partition& q, std::uint64_t c) {
@@ -53,8 +59,7 @@ struct SplitK {
     return p;
   }
   template <class V>
-  static std::optional<NodeOf<V>> Walk(const Schedule& s, std::uint64_t n, std::uint64_t off,
-                                       V& v) {
+  static std::optional<NodeOf<V>> Walk(const Params& s, std::uint64_t n, std::uint64_t off, V& v) {
     return WalkPartition(Chunks(s, n), Print(s), off, v);
   }
 };

@@ -13,27 +13,35 @@
 
 namespace carrier::orders {
 
+struct StridedParams {
+  std::uint64_t lanes = 0;  // K
+  std::uint64_t tile = 0;   // lane tile T (0 = whole lane)
+  bool lift = false;        // leaf chains lifted whole by LiftTile
+  friend bool operator==(const StridedParams&, const StridedParams&) = default;
+};
+
 struct Strided {
+  using Params = StridedParams;
   static constexpr ScheduleKind kKind = ScheduleKind::kStrided;
   static constexpr std::string_view kHead = "strided";
   static constexpr ScheduleKindDoc kDoc = {
       kKind, "strided:K[:tile:T][:lift]",
       "K interleaved lanes (SIMD), lane states merged pairwise; :tile:T:lift = kernels/simd",
       "strided:8"};
-  static Schedule Parse(std::string_view text, const std::vector<std::string_view>& parts) {
+  static Params Parse(std::string_view text, const std::vector<std::string_view>& parts) {
     using schedule_detail::Fail;
     if (parts.size() < 2) Fail(text, "strided needs a lane count: strided:K[:tile:T][:lift]");
-    Schedule s = Schedule::Strided(schedule_detail::ParseCount(text, parts[1], "K", false));
+    Params s{.lanes = schedule_detail::ParseCount(text, parts[1], "K", false)};
     std::size_t i = 2;
     if (i < parts.size() && parts[i] == "tile") {
       if (i + 1 >= parts.size()) Fail(text, "tile needs a size: strided:K:tile:T");
       s.tile = schedule_detail::ParseCount(text, parts[i + 1], "T", false);
       i += 2;
     }
-    schedule_detail::ParseLiftTail(text, parts, i, s);
+    schedule_detail::ParseLiftTail(text, parts, i, s.lift);
     return s;
   }
-  static std::string Print(const Schedule& s) {
+  static std::string Print(const Params& s) {
     return "strided:" + std::to_string(s.lanes) +
            (s.tile ? ":tile:" + std::to_string(s.tile) : std::string()) + (s.lift ? ":lift" : "");
   }
@@ -41,14 +49,13 @@ struct Strided {
   // like the others, and replay must see the same combines. Chains lane by lane (a lane with no
   // input is one empty chain), each lane's tiles merged in order, then the lanes pairwise.
   template <class V>
-  static std::optional<NodeOf<V>> Walk(const Schedule& s, std::uint64_t n, std::uint64_t off,
-                                       V& v) {
+  static std::optional<NodeOf<V>> Walk(const Params& s, std::uint64_t n, std::uint64_t off, V& v) {
     const std::uint64_t K = s.lanes;
     if (K > n && K - n > kMaxEmptyNodes)
       throw ScheduleError("bad schedule '" + Print(s) + "': " + std::to_string(K) + " lanes over " +
                           std::to_string(n) + " inputs would make over " +
                           std::to_string(kMaxEmptyNodes) + " empty lanes");
-    const ChainMode mode = LeafMode(s);
+    const ChainMode mode = LeafMode(s.lift);
     std::vector<NodeOf<V>> lanes;
     lanes.reserve(K);
     for (std::uint64_t k = 0; k < K; ++k) {

@@ -108,7 +108,7 @@ template <template <class> class CT>
 Result RunCudaCarrier(const Request& request) {
   const std::string text = request.schedule.empty() ? kDefaultSchedule : request.schedule;
   const Schedule s = ParseSchedule(text);
-  if (s.kind != ScheduleKind::kCuda)
+  if (s.kind() != ScheduleKind::kCuda)
     throw Unavailable("backend cuda executes cuda:... schedules only (" +
                       std::string(kCudaScheduleGrammar) + "), got '" + text + "'");
   if constexpr (std::is_same_v<CT<float>, PortableLse<float>>) {
@@ -121,7 +121,7 @@ Result RunCudaCarrier(const Request& request) {
   auto run = [&]<class T, class S>() {
     std::vector<S> x(request.a.size());
     for (std::size_t i = 0; i < x.size(); ++i) x[i] = S(request.a[i]);  // exact: already rounded
-    return RunCarrier<CT<T>, S>(x, s.cuda);
+    return RunCarrier<CT<T>, S>(x, s.As<orders::CudaParams>().cuda);
   };
   const std::string& st = request.storage;
   const std::string& acc = request.acc;

@@ -50,16 +50,17 @@ MergeTree ReadTreeFile(const std::string& path, const std::string& origin) {
 }
 
 MergeTree LoadTreeFile(const std::string& path, std::uint64_t n) {
-  Schedule s;  // not parsed: any path the caller wrote may be read back
-  s.kind = ScheduleKind::kFile;
-  s.path = path;
-  s.tree = std::make_shared<const MergeTree>(ReadFileOrder(path));
+  // Not parsed: any path the caller wrote may be read back.
+  const Schedule s =
+      orders::FileParams{path, std::make_shared<const MergeTree>(ReadFileOrder(path))};
   return BuildTree(s, n);  // core's check of n (core/orders/file.hpp)
 }
 
 Schedule LoadTrees(Schedule s) {  // NOLINT(misc-no-recursion): INNER nests once
-  if (s.kind == ScheduleKind::kFile && !s.tree) s.tree = SharedFileOrder(s.path);
-  if (s.inner.IsSet()) s.inner = NestedSchedule(LoadTrees(s.Inner()));
+  if (orders::FileParams* f = s.If<orders::FileParams>(); f && !f->tree)
+    f->tree = SharedFileOrder(f->path);
+  if (NestedSchedule* inner = s.Nested(); inner && inner->IsSet())
+    *inner = NestedSchedule(LoadTrees(inner->Get()));
   return s;
 }
 

@@ -32,7 +32,8 @@ using AttentionLaws = FlashRow<T, 2>;
 // plays no part.
 AttentionShape AttentionShapeFor(const std::string& schedule, std::size_t n, std::size_t d) {
   const Schedule s = ParseSchedule(schedule);
-  if (s.kind == ScheduleKind::kBlocked && s.outer == OuterOrder::kSeq && s.lift)
+  const auto* b = s.If<orders::BlockedParams>();
+  if (b && b->outer == OuterOrder::kSeq && b->lift)
     return AttentionShapeFromSchedule(schedule, n, d, false);
   AttentionShape shape;
   shape.seq_len = n;
@@ -113,8 +114,9 @@ void AttentionReference(const run::TrialInput& in, std::uint64_t d, run::SharedR
 // (prod, acc, s, p, state, out; an mma profile's fused products). The scores, exp and final
 // division follow the model's contract, not core/attention.hpp's T arithmetic.
 std::size_t PolicyKeyTile(const Schedule& s) {
-  if (s.kind == ScheduleKind::kSeq) return 1;
-  if (s.kind == ScheduleKind::kBlocked && s.outer == OuterOrder::kSeq && s.lift) return s.tile;
+  if (s.kind() == ScheduleKind::kSeq) return 1;
+  if (const auto* b = s.If<orders::BlockedParams>(); b && b->outer == OuterOrder::kSeq && b->lift)
+    return b->tile;
   throw std::invalid_argument(
       "op attention by role runs FlashAttention-2's key tiles in order "
       "(precision/attention_model.hpp): schedule seq (tiles of one key) or blocked:BC:lift, not '" +

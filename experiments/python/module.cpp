@@ -438,7 +438,7 @@ py::dict Eval(const EvalArgs& a) {
   r["bound_rigorous"] = o.bound_rigorous;
   // precision: the a-priori bound with its terms by role, as eval.cpp prints it.
   if (a.precision_given && entry->bound && !trial.adaptive &&
-      trial.schedule.kind != ScheduleKind::kMma) {
+      trial.schedule.kind() != ScheduleKind::kMma) {
     const PrecisionPolicy policy = ParsePrecisionPolicy(a.precision);
     RoleBound rb;
     const bool have = Guarded([&] {

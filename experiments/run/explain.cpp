@@ -470,7 +470,7 @@ ExplainResult Explain(const ExplainSpec& spec, ExplainProgress* progress) {
       if (i >= sp.orders.size()) break;
       try {
         Schedule s = ParseSchedule(sp.orders[i]);
-        const bool is_mma = s.kind == ScheduleKind::kMma;
+        const bool is_mma = s.kind() == ScheduleKind::kMma;
         TreeShape shape;
         MergeTree tree;
         bool walked = false;

@@ -337,12 +337,12 @@ ResolvedTrial ResolveTrial(const TrialSpec& given) {
   if (t.policy && !t.policy->split.empty()) {
     const std::string what = "precision split=" + t.policy->split;
     if (spec.backend != "replay") throw SpecError(what + " runs on backend replay only");
-    if (t.adaptive || t.schedule.kind == ScheduleKind::kMma)
+    if (t.adaptive || t.schedule.kind() == ScheduleKind::kMma)
       throw SpecError(what + " runs each partial dot in IEEE fp32 through a declared schedule, " +
                       "not '" + spec.schedule + "'");
   }
-  if (t.schedule.kind == ScheduleKind::kMma) {  // a matrix unit's accumulation (core/mma.hpp)
-    const MmaProfile& p = *FindMmaProfile(t.schedule.mma);
+  if (t.schedule.kind() == ScheduleKind::kMma) {  // a matrix unit's accumulation (core/mma.hpp)
+    const MmaProfile& p = *FindMmaProfile(t.schedule.As<orders::MmaParams>().profile);
     const std::string what =
         "schedule '" + spec.schedule + "' (" + std::string(p.instruction) + ")";
     if (!t.op->fused_schedules)

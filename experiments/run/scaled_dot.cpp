@@ -73,12 +73,13 @@ void CheckScaledMma(const MmaProfile& p, const std::string& schedule_text, Resol
                       " applies its scales at promotion every block, which must be a multiple "
                       "of the instruction's k = " +
                       std::to_string(p.k));
-    if (t.schedule.promote != 0 && t.schedule.promote != block)
+    std::uint64_t& promote = t.schedule.As<orders::MmaParams>().promote;  // resolve: an mma order
+    if (promote != 0 && promote != block)
       throw SpecError(what + ": --dtype " + Describe(*bf) +
                       " applies each scale pair at the promotion, so promote:N must be the "
                       "block, " +
                       std::to_string(block));
-    t.schedule.promote = block;
+    promote = block;
   }
   if (t.compute.kind != ComputeKind::kFloat)
     throw SpecError(what + " on block-scaled --dtype " + t.storage.name +
@@ -126,12 +127,13 @@ registry::Replayed RunScaledDot(const ResolvedTrial& t, const TrialInput& in) {
   if (!in.scaled_a || !in.scaled_b)
     throw SpecError("schedule '" + t.spec.schedule + "' on --dtype " + t.storage.name +
                     " needs the input's block scales: this input was not made for it");
-  const MmaProfile* p = FindMmaProfile(t.schedule.mma);
-  if (!p) throw SpecError("unknown mma profile '" + t.schedule.mma + "'");
+  const orders::MmaParams& mma = t.schedule.As<orders::MmaParams>();
+  const MmaProfile* p = FindMmaProfile(mma.profile);
+  if (!p) throw SpecError("unknown mma profile '" + mma.profile + "'");
   registry::Replayed got;
   try {
     got.components = {
-        static_cast<long double>(ScaledDot(*p, t.schedule.promote, *in.scaled_a, *in.scaled_b))};
+        static_cast<long double>(ScaledDot(*p, mma.promote, *in.scaled_a, *in.scaled_b))};
   } catch (const std::invalid_argument& e) {
     throw SpecError(e.what());
   }

@@ -411,7 +411,7 @@ void MeasureBound(const ResolvedTrial& t, const BoundInputs& bi, const MergeTree
     formula = std::string(ob.bound.formula) + ob.detail;
   }
   // An mma: tree (core/mma.hpp) is not an IEEE chain: the fused steps' own bound.
-  if (t.schedule.kind == ScheduleKind::kMma) {
+  if (t.schedule.kind() == ScheduleKind::kMma) {
     ob = MmaDotOpBound(tree, stats.longest_chain, stats.max_leaf_depth, o.u, bi);
     formula = std::string(ob.bound.formula) + ob.detail;
   }
@@ -457,7 +457,7 @@ void MeasureBound(const ResolvedTrial& t, const BoundInputs& bi, const MergeTree
 void MeasureRoleBound(const ResolvedTrial& t, const BoundInputs& bi, const TreeStats& stats,
                       TrialOutcome& o) {
   const registry::Entry& e = *t.op;
-  if (!t.policy || !e.bound || t.adaptive || t.schedule.kind == ScheduleKind::kMma) return;
+  if (!t.policy || !e.bound || t.adaptive || t.schedule.kind() == ScheduleKind::kMma) return;
   bool nan_reference = std::isnan(bi.Exact());
   for (const long double r : bi.exact) nan_reference = nan_reference || std::isnan(r);
   if (nan_reference) {

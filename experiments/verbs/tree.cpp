@@ -103,7 +103,7 @@ int RunTree(const std::vector<std::string>& argv) {
            ")\n" + text_out.substr(eol + 1);
   };
   // A saved tree has one n: it is drawn as it is, without a sample.
-  if (s.kind == ScheduleKind::kFile) {
+  if (s.kind() == ScheduleKind::kFile) {
     std::cout << render(build(n));
     return 0;
   }

@@ -20,12 +20,13 @@ std::size_t ChunkStart(std::size_t n, std::size_t parts, std::size_t c) {
 // BuildTree gives an empty tree (no node) for an empty chunk unless the inner schedule keeps
 // its K lanes (strided), whose Identity states take part in the combines.
 bool InnerEmpty(const Schedule& inner, std::size_t len) {
-  return len == 0 && inner.kind != ScheduleKind::kStrided;
+  return len == 0 && inner.kind() != ScheduleKind::kStrided;
 }
 
 // Runs chunk(c, lo, len) for every chunk in parallel, then merges the non-empty ones.
 template <class C, class Chunk>
-typename C::State Run(std::size_t n, const Schedule& s, const Schedule& inner, Chunk chunk) {
+typename C::State Run(std::size_t n, const orders::OmpParams& s, const Schedule& inner,
+                      Chunk chunk) {
   const std::size_t parts = s.parts;
   std::vector<typename C::State> states(parts, C::Identity());
   const long long count = static_cast<long long>(parts);
@@ -53,11 +54,12 @@ int MaxThreads() { return omp_get_max_threads(); }
 
 template <class C, class TS>
 Schedule Executed(const Schedule& s) {
-  if (s.kind != ScheduleKind::kOmp)
+  if (s.kind() != ScheduleKind::kOmp)
     throw ScheduleError("omp: schedule '" + ToString(s) +
                         "' is not an omp schedule; expected omp:P[:seq|pairwise][:INNER]");
   Schedule out = s;
-  if (!out.inner.IsSet()) out.inner = NestedSchedule(simd::NativeSchedule<C, TS>());
+  NestedSchedule& inner = out.As<orders::OmpParams>().inner;
+  if (!inner.IsSet()) inner = NestedSchedule(simd::NativeSchedule<C, TS>());
   try {
     simd::CheckRealisable<C, TS>(out.Inner());
   } catch (const ScheduleError& e) {
@@ -71,7 +73,7 @@ template <class C, class TS>
 typename C::State Reduce(const TS* x, std::size_t n, const Schedule& s) {
   const Schedule run = Executed<C, TS>(s);
   const Schedule& inner = run.Inner();
-  return Run<C>(n, run, inner, [&](std::size_t lo, std::size_t len) {
+  return Run<C>(n, run.As<orders::OmpParams>(), inner, [&](std::size_t lo, std::size_t len) {
     typename C::State st = simd::Reduce<C, TS>(x + lo, len, inner);
     if constexpr (std::is_same_v<C, ArgMax<typename C::Scalar>>) {
       if (st.index >= 0) st.index += static_cast<std::int64_t>(lo);  // chunk-relative -> global
@@ -86,7 +88,7 @@ typename Dot<simd::Compute<TS>>::State ReduceDot(const TS* a, const TS* b, std::
   using C = Dot<simd::Compute<TS>>;
   const Schedule run = Executed<C, TS>(s);
   const Schedule& inner = run.Inner();
-  return Run<C>(n, run, inner, [&](std::size_t lo, std::size_t len) {
+  return Run<C>(n, run.As<orders::OmpParams>(), inner, [&](std::size_t lo, std::size_t len) {
     return simd::ReduceDot<TS>(a + lo, b + lo, len, inner);
   });
 }

@@ -85,24 +85,26 @@ detail::Plan PlanFor(OpCode op, const char* name, const Schedule& s) {
                         "': " + why);
   };
   if (op == OpCode::kArgMax) {
-    if (s.kind != ScheduleKind::kSeq)
+    if (s.kind() != ScheduleKind::kSeq)
       return fail("argmax realises only seq (its lanes are merged by index)");
     return {32, 0};
   }
-  if (s.kind != ScheduleKind::kStrided)
+  const auto* strided = s.If<orders::StridedParams>();
+  if (!strided)
     return fail(TileLifting(op)
                     ? "realisable: strided:K or strided:K:tile:T:lift, K in {16, 32, 64}"
                     : "realisable: strided:K, K in {16, 32, 64}");
+  const orders::StridedParams& p = *strided;
   bool lanes_ok = false;
-  for (std::uint32_t k : detail::kLaneChoices) lanes_ok = lanes_ok || s.lanes == k;
+  for (std::uint32_t k : detail::kLaneChoices) lanes_ok = lanes_ok || p.lanes == k;
   if (!lanes_ok) return fail("K must be 16, 32 or 64");
-  if (s.tile == 0 && s.lift) return fail("strided:K:lift (whole lanes lifted) is not realised");
-  if (s.tile != 0) {
+  if (p.tile == 0 && p.lift) return fail("strided:K:lift (whole lanes lifted) is not realised");
+  if (p.tile != 0) {
     if (!TileLifting(op)) return fail("lane tiles are realised for lse and welford only");
-    if (!s.lift) return fail("lane tiles are realised lifted only (strided:K:tile:T:lift)");
-    if (s.tile > detail::kMaxTile) return fail("T must be at most 1024");
+    if (!p.lift) return fail("lane tiles are realised lifted only (strided:K:tile:T:lift)");
+    if (p.tile > detail::kMaxTile) return fail("T must be at most 1024");
   }
-  return {static_cast<std::uint32_t>(s.lanes), static_cast<std::uint32_t>(s.tile)};
+  return {static_cast<std::uint32_t>(p.lanes), static_cast<std::uint32_t>(p.tile)};
 }
 
 }  // namespace

@@ -157,7 +157,7 @@ TEST_CASE("cuda schedule text round-trips in canonical form", "[fast][schedule][
     for (const auto& text : AllVariants(threads, 3, {"auto", "1", "7"})) {
       INFO("text: " << text);
       const carrier::Schedule s = ParseSchedule(text);
-      CHECK(s.kind == carrier::ScheduleKind::kCuda);
+      CHECK(s.kind() == carrier::ScheduleKind::kCuda);
       CHECK(carrier::ToString(s) == text);
       CHECK(ParseSchedule(carrier::ToString(s)) == s);
     }
@@ -167,12 +167,13 @@ TEST_CASE("cuda schedule text round-trips in canonical form", "[fast][schedule][
   CHECK(carrier::ToString(ParseSchedule("cuda:64:2:striped:xor")) ==
         "cuda:64:2:striped:xor:seq:auto");
   const carrier::Schedule s = ParseSchedule("cuda:128:8:striped:xor:pairwise:264");
-  CHECK(s.cuda.threads == 128u);
-  CHECK(s.cuda.items == 8u);
-  CHECK(s.cuda.arrangement == carrier::CudaArrangement::kStriped);
-  CHECK(s.cuda.warp == carrier::CudaWarpTree::kXorButterfly);
-  CHECK(s.cuda.block == carrier::CudaBlockTree::kPairwise);
-  CHECK(s.cuda.blocks == 264u);
+  const carrier::CudaSchedule& c = s.As<carrier::orders::CudaParams>().cuda;
+  CHECK(c.threads == 128u);
+  CHECK(c.items == 8u);
+  CHECK(c.arrangement == carrier::CudaArrangement::kStriped);
+  CHECK(c.warp == carrier::CudaWarpTree::kXorButterfly);
+  CHECK(c.block == carrier::CudaBlockTree::kPairwise);
+  CHECK(c.blocks == 264u);
 }
 
 TEST_CASE("cuda schedules no GPU could run are one-line errors", "[fast][schedule][cuda]") {
@@ -214,7 +215,7 @@ TEST_CASE("cuda schedules no GPU could run are one-line errors", "[fast][schedul
     }
   }
   // Shared memory: one warp-aggregate slot per warp.
-  CudaSchedule big = ParseSchedule("cuda:1024").cuda;
+  CudaSchedule big = ParseSchedule("cuda:1024").As<carrier::orders::CudaParams>().cuda;
   CHECK(carrier::CudaSharedMemoryProblem(big, 1024).empty());        // 32 KiB
   CHECK_FALSE(carrier::CudaSharedMemoryProblem(big, 2048).empty());  // 64 KiB
   // Grid auto over an n that needs more blocks than gridDim.x allows.
@@ -260,7 +261,8 @@ TEST_CASE("cuda trees are valid and equal the lane-by-lane kernel simulation",
         CHECK(carrier::ValidateTree(cleared).empty() == !t.permutes);
         std::vector<std::uint64_t> x(n);
         for (std::uint64_t i = 0; i < n; ++i) x[i] = i;
-        const auto simulated = SimulateKernel<Symbolic>(s.cuda, x);
+        const auto simulated =
+            SimulateKernel<Symbolic>(s.As<carrier::orders::CudaParams>().cuda, x);
         const auto replayed = carrier::ReplayOracle<Symbolic>(t, std::span<const std::uint64_t>(x));
         REQUIRE(replayed.e == simulated.e);
         ++checked;

@@ -117,8 +117,7 @@ TEST_CASE("ReplayWindowed asks for each input once, within the contract's bound"
   run.template operator()<Sum<float>>(pushed, xf, "Sum<float>");
   run.template operator()<Welford<double>>(lifted, xd, "Welford<double>");
   // seq:lift (not in the grammar): one LiftTile of the whole input, read in one request.
-  Schedule seq_lift = Schedule::Seq();
-  seq_lift.lift = true;
+  const Schedule seq_lift = carrier::orders::SeqParams{.lift = true};
   for (std::uint64_t n : sizes) {
     const std::vector<double> x(xd.begin(), xd.begin() + n);
     const Measured m = CheckRequests<Welford<double>>(seq_lift, x, 64, "Welford<double>");

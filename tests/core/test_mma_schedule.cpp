@@ -54,7 +54,7 @@ TEST_CASE("mma schedules parse and print round-trip", "[fast][mma]") {
         "mma:ada-fp8:promote:64", "mma:cdna3:promote:8", "mma:blackwell"}) {
     INFO("schedule " << text);
     const Schedule s = ParseSchedule(text);
-    CHECK(s.kind == ScheduleKind::kMma);
+    CHECK(s.kind() == ScheduleKind::kMma);
     CHECK(ToString(s) == text);
     CHECK(ParseSchedule(ToString(s)) == s);
   }
@@ -87,8 +87,9 @@ TEST_CASE("mma trees: fused chains over every input, promoted chunks merged in o
       CHECK(ValidateTree(t).empty());
       CHECK(t.schedule == text);
       CHECK(BuildTree(ParseSchedule(t.schedule), n).chains == t.chains);  // text round-trips
-      CHECK(t.fused == FindMmaProfile(s.mma)->node);
-      const std::uint64_t span = s.promote ? s.promote : (n ? n : 1);
+      CHECK(t.fused == FindMmaProfile(s.As<orders::MmaParams>().profile)->node);
+      const std::uint64_t span =
+          s.As<orders::MmaParams>().promote ? s.As<orders::MmaParams>().promote : (n ? n : 1);
       CHECK(t.chains.size() == (n + span - 1) / span);
       for (const Chain& c : t.chains) CHECK(c.mode == ChainMode::kFused);
       CHECK(t.combines.size() == (t.chains.empty() ? 0 : t.chains.size() - 1));
@@ -124,8 +125,9 @@ TEST_CASE("ReplayOracle of mma trees equals the fused steps by hand and is deter
       const float got = ReplayOracle<Dot<float>>(t, ps).s;
       CHECK(ScalarTraits<float>::BitEqual(got, ReplayOracle<Dot<float>>(t, ps).s));
       // By hand: steps of k/split products from 0, promoted chunks added in fp32.
-      const MmaNode& node = FindMmaProfile(s.mma)->node;
-      const std::uint64_t span = s.promote ? s.promote : n;
+      const MmaNode& node = FindMmaProfile(s.As<orders::MmaParams>().profile)->node;
+      const std::uint64_t span =
+          s.As<orders::MmaParams>().promote ? s.As<orders::MmaParams>().promote : n;
       float acc = 0.0f;
       for (std::uint64_t lo = 0; lo < n; lo += span) {
         double part = 0;
@@ -139,7 +141,7 @@ TEST_CASE("ReplayOracle of mma trees equals the fused steps by hand and is deter
       // Dot<double> holds the same values: the node decides the bits, not the carrier's T.
       std::vector<ValuePair<double>> pd;
       for (const auto& v : p) pd.push_back({v.a, v.b});
-      if (!s.promote)
+      if (!s.As<orders::MmaParams>().promote)
         CHECK(ReplayOracle<Dot<double>>(t, std::span<const ValuePair<double>>(pd)).s ==
               static_cast<double>(got));
     }

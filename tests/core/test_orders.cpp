@@ -266,7 +266,8 @@ TEST_CASE("file: trees round-trip through carrier tree's JSON", "[fast][orders]"
       const MergeTree t = BuildTree(s, n);
       // Loaded as experiments/io/tree_file.hpp loads a file: schedule (core reads no files).
       Schedule f = ParseSchedule("file:saved.json");
-      f.tree = std::make_shared<const MergeTree>(TreeFromJson(ToJson(t), "file:saved.json"));
+      f.As<orders::FileParams>().tree =
+          std::make_shared<const MergeTree>(TreeFromJson(ToJson(t), "file:saved.json"));
       const MergeTree u = BuildTree(f, n);
       INFO(s << ", n " << n);
       CHECK(u.chains == t.chains);
@@ -298,7 +299,7 @@ TEST_CASE("core's file order builds only a loaded tree, and refuses an unloaded 
   for (const char* text : {"file:/nonexistent/t.json", "omp:2:file:/nonexistent/t.json",
                            "splitk:2:file:/nonexistent/t.json"}) {
     const Schedule s = ParseSchedule(text);
-    CHECK(!(s.kind == ScheduleKind::kFile ? s : s.Inner()).tree);
+    CHECK(!(s.kind() == ScheduleKind::kFile ? s : s.Inner()).As<orders::FileParams>().tree);
     try {
       (void)BuildTree(s, 8);
       FAIL("built " << text << " without its tree");
@@ -312,7 +313,7 @@ TEST_CASE("core's file order builds only a loaded tree, and refuses an unloaded 
   // Loaded: the tree itself, named file:PATH, over its own n only (the n check is core's).
   const MergeTree t = BuildTree("pairwise:2", 6);
   Schedule f = ParseSchedule("file:p.json");
-  f.tree = std::make_shared<const MergeTree>(t);
+  f.As<orders::FileParams>().tree = std::make_shared<const MergeTree>(t);
   const MergeTree u = BuildTree(f, 6);
   CHECK(u.chains == t.chains);
   CHECK(u.combines == t.combines);
@@ -326,7 +327,7 @@ TEST_CASE("core's file order builds only a loaded tree, and refuses an unloaded 
   }
   // Nested, each chunk of omp:2 over 12 inputs is the loaded tree over 6.
   Schedule omp = ParseSchedule("omp:2:file:p.json");
-  omp.inner = NestedSchedule(f);
+  omp.As<orders::OmpParams>().inner = NestedSchedule(f);
   CHECK(TreeHash(BuildTree(omp, 12)) == TreeHash(BuildTree("omp:2:seq:pairwise:2", 12)));
   // A loaded schedule equals its copies, not a fresh parse of its text.
   const Schedule copy = f;

@@ -59,8 +59,9 @@ float PairwiseRef(const std::vector<float>& x, std::size_t lo, std::size_t hi, s
 float ReferenceSum(const std::string& schedule, const std::vector<float>& x) {
   const std::size_t n = x.size();
   const Schedule s = ParseSchedule(schedule);
-  if (n == 0 && s.kind != ScheduleKind::kStrided) return 0.0f;
-  switch (s.kind) {
+  if (n == 0 && s.kind() != ScheduleKind::kStrided) return 0.0f;
+  using namespace carrier::orders;
+  switch (s.kind()) {
     case ScheduleKind::kSeq: {
       float acc = 0.0f;
       for (float v : x) acc += v;
@@ -72,28 +73,30 @@ float ReferenceSum(const std::string& schedule, const std::vector<float>& x) {
       return acc;
     }
     case ScheduleKind::kPairwise:
-      return PairwiseRef(x, 0, n, s.leaf);
+      return PairwiseRef(x, 0, n, s.As<PairwiseParams>().leaf);
     case ScheduleKind::kBlocked: {
+      const BlockedParams& b = s.As<BlockedParams>();
       std::vector<float> tiles;
-      for (std::size_t lo = 0; lo < n; lo += s.tile) {
+      for (std::size_t lo = 0; lo < n; lo += b.tile) {
         float t = 0.0f;
-        for (std::size_t i = lo; i < std::min(n, lo + s.tile); ++i) t += x[i];
+        for (std::size_t i = lo; i < std::min(n, lo + b.tile); ++i) t += x[i];
         tiles.push_back(t);
       }
-      if (s.outer == OuterOrder::kPairwise) return PairwiseRef(tiles, 0, tiles.size(), 1);
+      if (b.outer == OuterOrder::kPairwise) return PairwiseRef(tiles, 0, tiles.size(), 1);
       float acc = tiles[0];
       for (std::size_t k = 1; k < tiles.size(); ++k) acc += tiles[k];
       return acc;
     }
     case ScheduleKind::kStrided: {
-      std::vector<float> lane(s.lanes, 0.0f);
-      for (std::size_t i = 0; i < n; ++i) lane[i % s.lanes] += x[i];
+      const std::size_t lanes = s.As<StridedParams>().lanes;
+      std::vector<float> lane(lanes, 0.0f);
+      for (std::size_t i = 0; i < n; ++i) lane[i % lanes] += x[i];
       return PairwiseRef(lane, 0, lane.size(), 1);
     }
     case ScheduleKind::kRandom: {
       std::function<float(std::size_t, std::size_t)> rec = [&](std::size_t lo, std::size_t hi) {
         if (hi - lo == 1) return 0.0f + x[lo];
-        const std::size_t mid = tree_detail::RandomSplit(s.seed, lo, hi);
+        const std::size_t mid = tree_detail::RandomSplit(s.As<RandomParams>().seed, lo, hi);
         return rec(lo, mid) + rec(mid, hi);
       };
       return rec(0, n);
@@ -101,8 +104,9 @@ float ReferenceSum(const std::string& schedule, const std::vector<float>& x) {
     case ScheduleKind::kSplitK: {
       // Slices of ceil(n / S), each by the nested order from zero, partials left to right
       // (empty slices have no node under these nested orders).
-      const std::size_t len = (n + s.parts - 1) / s.parts;
-      const std::string inner = s.inner.IsSet() ? carrier::ToString(s.Inner()) : "seq";
+      const SplitKParams& k = s.As<SplitKParams>();
+      const std::size_t len = (n + k.parts - 1) / k.parts;
+      const std::string inner = k.inner.IsSet() ? carrier::ToString(k.inner.Get()) : "seq";
       float acc = 0.0f;
       for (std::size_t lo = 0; lo < n; lo += len) {
         const std::vector<float> slice(x.begin() + lo, x.begin() + std::min(n, lo + len));
@@ -161,8 +165,8 @@ void RequireAllTreesAgree(const std::vector<typename C::Input>& x, const std::st
   const auto want = C::Finalize(Fold<C>(x.data(), x.size()));
   for (const auto& schedule : kSchedules) {
     const Schedule s = ParseSchedule(schedule);
-    if (s.kind == ScheduleKind::kStrided && s.lanes > 1 && x.size() > 1 && !C::kCommutative)
-      continue;
+    const auto* strided = s.If<carrier::orders::StridedParams>();
+    if (strided && strided->lanes > 1 && x.size() > 1 && !C::kCommutative) continue;
     const auto got = ReplayOracleResult<C>(s, xs);
     Repro r{seed, x.size(), schedule, types, ""};
     INFO(r.Text() << "\nrelative difference "

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <iostream>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/schedule.hpp"
@@ -52,16 +53,18 @@ TEST_CASE("schedule text variants canonicalise", "[fast][schedule]") {
   CHECK(carrier::ToString(ParseSchedule("blocked:64:seq")) == "blocked:64");
   CHECK(carrier::ToString(ParseSchedule("blocked:64:seq:lift")) == "blocked:64:lift");
   CHECK(carrier::ToString(ParseSchedule("pairwise:1")) == "pairwise");
-  CHECK(ParseSchedule("blocked:32:pairwise").outer == carrier::OuterOrder::kPairwise);
-  CHECK(ParseSchedule("random:7").seed == 7u);
-  CHECK(ParseSchedule("strided:16").lanes == 16u);
+  CHECK(ParseSchedule("blocked:32:pairwise").As<carrier::orders::BlockedParams>().outer ==
+        carrier::OuterOrder::kPairwise);
+  CHECK(ParseSchedule("random:7").As<carrier::orders::RandomParams>().seed == 7u);
+  CHECK(ParseSchedule("strided:16").As<carrier::orders::StridedParams>().lanes == 16u);
   CHECK(carrier::ToString(ParseSchedule("omp:4")) == "omp:4:seq");
-  CHECK(ParseSchedule("omp:4:pairwise").outer == carrier::OuterOrder::kPairwise);
+  CHECK(ParseSchedule("omp:4:pairwise").As<carrier::orders::OmpParams>().outer ==
+        carrier::OuterOrder::kPairwise);
   CHECK(ParseSchedule("omp:4:seq:strided:8:tile:2:lift").Inner() ==
         ParseSchedule("strided:8:tile:2:lift"));
-  CHECK(!ParseSchedule("omp:4:seq").inner.IsSet());
-  CHECK(ParseSchedule("omp:4:seq:seq").inner.IsSet());
-  CHECK(ParseSchedule("strided:8:tile:2:lift").tile == 2u);
+  CHECK(!ParseSchedule("omp:4:seq").As<carrier::orders::OmpParams>().inner.IsSet());
+  CHECK(ParseSchedule("omp:4:seq:seq").As<carrier::orders::OmpParams>().inner.IsSet());
+  CHECK(ParseSchedule("strided:8:tile:2:lift").As<carrier::orders::StridedParams>().tile == 2u);
 }
 
 TEST_CASE("bad schedule text is a one-line error naming the problem", "[fast][schedule]") {
@@ -143,4 +146,37 @@ TEST_CASE("the schedule parser never crashes on random text", "[fast][schedule]"
   std::cout << "random schedule texts: " << parsed << " parsed, " << rejected << " rejected\n";
   CHECK(parsed > 0);
   CHECK(rejected > 0);
+}
+
+TEST_CASE("a schedule holds one kind's typed parameters", "[fast][schedule]") {
+  namespace orders = carrier::orders;
+  // The static constructors build the same value as the text.
+  CHECK(Schedule::Pairwise(8, true) == ParseSchedule("pairwise:8:lift"));
+  CHECK(Schedule::Blocked(64, carrier::OuterOrder::kPairwise) ==
+        ParseSchedule("blocked:64:pairwise"));
+  CHECK(Schedule::StridedTiles(16, 4, true) == ParseSchedule("strided:16:tile:4:lift"));
+  CHECK(Schedule::SplitK(4, carrier::NestedSchedule(Schedule::Pairwise())) ==
+        ParseSchedule("splitk:4:pairwise"));
+  // Equal fields of different kinds are different schedules; a nested order is compared by
+  // value, and an unset one differs from an explicit seq (it prints differently).
+  CHECK(!(ParseSchedule("strided:8") == ParseSchedule("torch:8")));
+  CHECK(!(ParseSchedule("omp:4:seq") == ParseSchedule("omp:4:seq:seq")));
+  CHECK(ParseSchedule("omp:4:seq:pairwise:2") == ParseSchedule("omp:4:seq:pairwise:2"));
+  // Typed access: the kind's own parameters, nothing for another kind.
+  const Schedule omp = ParseSchedule("omp:4:pairwise:strided:8:tile:2:lift");
+  CHECK(omp.kind() == carrier::ScheduleKind::kOmp);
+  REQUIRE(omp.If<orders::OmpParams>() != nullptr);
+  CHECK(omp.As<orders::OmpParams>().parts == 4u);
+  CHECK(omp.If<orders::SplitKParams>() == nullptr);
+  CHECK_THROWS_AS(omp.As<orders::PairwiseParams>(), std::bad_variant_access);
+  const auto& inner = omp.Inner().As<orders::StridedParams>();
+  CHECK((inner.lanes == 8u && inner.tile == 2u && inner.lift));
+  CHECK(&omp.Inner() == &omp.Nested()->Get());
+  CHECK(ParseSchedule("numpy").As<orders::NumpyParams>() == orders::NumpyParams{128, 8, 8192});
+  CHECK(ParseSchedule("mma:hopper:promote:64").As<orders::MmaParams>().profile == "hopper");
+  // Lift() reads the leaf orders' flag only; cuda's own lift lives in its CudaSchedule.
+  CHECK(ParseSchedule("blocked:4:lift").Lift());
+  CHECK(!ParseSchedule("cuda:128:4:lift").Lift());
+  CHECK(ParseSchedule("cuda:128:4:lift").As<orders::CudaParams>().cuda.lift);
+  CHECK(ParseSchedule("seq").Nested() == nullptr);
 }

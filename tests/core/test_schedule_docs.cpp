@@ -19,7 +19,7 @@ TEST_CASE("every schedule kind is documented with an example that parses", "[fas
     CHECK(std::string(carrier::kScheduleGrammar).find(syntax) != std::string::npos);
     CHECK(std::string(d.example).rfind(head, 0) == 0);
     const carrier::Schedule s = carrier::ParseSchedule(d.example);
-    CHECK(s.kind == d.kind);
+    CHECK(s.kind() == d.kind);
     CHECK(carrier::ParseSchedule(carrier::ToString(s)) == s);
   }
 }

@@ -12,18 +12,21 @@
 
 TEST_CASE("cuda kernels say plainly when there is no GPU", "[fast][cuda]") {
   const std::vector<float> x(100, 1.0f);
-  const carrier::CudaSchedule s = carrier::ParseSchedule("cuda:256:4").cuda;
+  const carrier::CudaSchedule s =
+      carrier::ParseSchedule("cuda:256:4").As<carrier::orders::CudaParams>().cuda;
   const std::vector<carrier::Half> h(64 * 64, carrier::Half(0.5f));
   const carrier::AttentionShape shape{64, 64, 64, 64, false};
   std::cout << "CUDA devices: " << carrier::cuda::DeviceCount() << " ("
             << carrier::cuda::DeviceName() << ")\n";
   if (carrier::cuda::DeviceCount() > 0) {
     // A GPU is here: the refusals that come before any launch.
-    const carrier::CudaSchedule not_compiled = carrier::ParseSchedule("cuda:64").cuda;
+    const carrier::CudaSchedule not_compiled =
+        carrier::ParseSchedule("cuda:64").As<carrier::orders::CudaParams>().cuda;
     CHECK_THROWS_AS(
         (carrier::cuda::Reduce<carrier::Sum<float>, float>(x.data(), x.size(), not_compiled)),
         carrier::ScheduleError);
-    const carrier::CudaSchedule xor_tree = carrier::ParseSchedule("cuda:32:1:blocked:xor").cuda;
+    const carrier::CudaSchedule xor_tree =
+        carrier::ParseSchedule("cuda:32:1:blocked:xor").As<carrier::orders::CudaParams>().cuda;
     CHECK_THROWS_AS(
         (carrier::cuda::Reduce<carrier::Welford<float>, float>(x.data(), x.size(), xor_tree)),
         carrier::ScheduleError);

@@ -113,13 +113,13 @@ void CheckReduce(const std::string& text, std::size_t n, std::uint64_t seed, int
   INFO("carrier " << C::kName << ", storage " << StorageName<S>() << ", compute "
                   << (std::is_same_v<typename C::Scalar, float> ? "fp32" : "fp64") << ", schedule "
                   << text << ", n = " << n << ", seed " << seed << ", mode " << mode);
-  if (MustRefuse<C>(schedule.cuda, n)) {
-    CHECK_THROWS_AS((carrier::cuda::Reduce<C, S>(x.data(), n, schedule.cuda)),
-                    carrier::ScheduleError);
+  const carrier::CudaSchedule& cuda = schedule.As<carrier::orders::CudaParams>().cuda;
+  if (MustRefuse<C>(cuda, n)) {
+    CHECK_THROWS_AS((carrier::cuda::Reduce<C, S>(x.data(), n, cuda)), carrier::ScheduleError);
     ++counts.refused;
     return;
   }
-  const auto device = carrier::cuda::Reduce<C, S>(x.data(), n, schedule.cuda);
+  const auto device = carrier::cuda::Reduce<C, S>(x.data(), n, cuda);
   const auto in = CarrierInputs<C>(x);
   const auto replay = carrier::ReplayOracle<C>(carrier::BuildTree(schedule, n),
                                                std::span<const typename C::Input>(in));

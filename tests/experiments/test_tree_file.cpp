@@ -22,7 +22,7 @@ TEST_CASE("a file: schedule loaded in experiments builds the tree its file holds
   std::ofstream(path) << ToJson(saved);
 
   const Schedule s = io::LoadSchedule("file:" + path);
-  REQUIRE(s.tree != nullptr);
+  REQUIRE(s.As<carrier::orders::FileParams>().tree != nullptr);
   const MergeTree direct = io::LoadTreeFile(path, 10);
   const MergeTree built = BuildTree(s, 10);
   CHECK(built.chains == direct.chains);
@@ -36,11 +36,12 @@ TEST_CASE("a file: schedule loaded in experiments builds the tree its file holds
             << TreeHash(built) << " (direct load " << TreeHash(direct) << ")\n";
 
   // Shared while held: one read, one copy.
-  CHECK(io::LoadSchedule("file:" + path).tree == s.tree);
+  CHECK(io::LoadSchedule("file:" + path).As<carrier::orders::FileParams>().tree ==
+        s.As<carrier::orders::FileParams>().tree);
 
   // As an INNER order: each of omp:2's chunks over 20 inputs is the saved tree over 10.
   const Schedule omp = io::LoadSchedule("omp:2:file:" + path);
-  REQUIRE(omp.Inner().tree != nullptr);
+  REQUIRE(omp.Inner().As<carrier::orders::FileParams>().tree != nullptr);
   CHECK(TreeHash(BuildTree(omp, 20)) == TreeHash(BuildTree("omp:2:seq:pairwise:3", 20)));
 
   // Its n is core's check, with the text LoadTreeFile has always given.

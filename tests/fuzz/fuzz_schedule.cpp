@@ -33,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
              "'" + canon + "' prints as '" + carrier::ToString(again) + "'");
   // file:PATH reads a file when built: the fuzzer must not open arbitrary paths (/dev/zero);
   // the tree reader has its own target (fuzz_tree_json).
-  if (s.kind == carrier::ScheduleKind::kFile) return 0;
+  if (s.kind() == carrier::ScheduleKind::kFile) return 0;
   for (std::uint64_t n : {1u, 2u, 3u, 5u, 8u, 17u, 64u, 100u}) {
     carrier::MergeTree t;
     try {

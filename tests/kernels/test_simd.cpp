@@ -103,8 +103,9 @@ void SweepCarrier(const char* target, const std::vector<Schedule>& schedules, st
                   Tally& tally) {
   Rng rng(seed);
   for (const Schedule& s : schedules) {
-    const std::size_t k = s.kind == ScheduleKind::kStrided ? s.lanes : 32;
-    const std::size_t tile_elems = s.tile ? s.tile * s.lanes : 0;
+    const auto* strided = s.If<carrier::orders::StridedParams>();
+    const std::size_t k = strided ? strided->lanes : 32;
+    const std::size_t tile_elems = strided && strided->tile ? strided->tile * strided->lanes : 0;
     for (std::size_t n : Sizes(k, tile_elems, kMaxPow, 3, rng)) {
       for (int kind = 0; kind < kInputKinds; ++kind) {
         const std::uint64_t case_seed = rng.Next();
@@ -140,7 +141,7 @@ void SweepStorage(const char* target, std::uint64_t seed, Tally& tally) {
   SweepCarrier<ArgMax<T>, TS>(target, {Schedule::Seq()}, seed + 7, tally);
   Rng rng(seed + 8);
   for (const Schedule& s : PushSchedules())
-    for (std::size_t n : Sizes(s.lanes, 0, kMaxPow, 3, rng))
+    for (std::size_t n : Sizes(s.As<carrier::orders::StridedParams>().lanes, 0, kMaxPow, 3, rng))
       for (int kind = 0; kind < kInputKinds; ++kind) {
         const std::uint64_t case_seed = rng.Next();
         Rng data(case_seed);

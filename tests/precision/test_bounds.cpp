@@ -157,7 +157,7 @@ TEST_CASE("no measured error exceeds its rigorous a-priori bound", "[fast][bound
             auto b = (op == "dot" || op == "affine") ? Draw(rng, n, kind, f, false)
                                                      : std::vector<double>{};
             const Schedule s = ParseSchedule(sched);
-            if (op == "affine" && s.kind == ScheduleKind::kStrided) continue;
+            if (op == "affine" && s.kind() == ScheduleKind::kStrided) continue;
             const Outcome o = RunOp(op, f, r, s, a, b);
             ++trials;
             const double err = static_cast<double>(std::fabs(o.computed - o.exact));

@@ -54,16 +54,23 @@ inline std::uint64_t WindowedReadBound(const Schedule& s, std::uint64_t n, std::
                                        bool order_free) {  // NOLINT(misc-no-recursion)
   window = std::max<std::uint64_t>(window, 1);
   if (!order_free || !replay_detail::IsStructured(s)) return n;
-  switch (s.kind) {
+  using namespace carrier::orders;
+  switch (s.kind()) {
     case ScheduleKind::kSeq:
-      return s.lift ? n : window;
-    case ScheduleKind::kPairwise:
-      return s.lift ? std::max(window, std::min(s.leaf, n)) : window;
-    case ScheduleKind::kBlocked:
-      return s.lift ? std::max(window, std::min(s.tile, n)) : window;
-    case ScheduleKind::kStrided:
-      if (!s.lift) return std::max(window, s.lanes);
-      return std::max(window, s.tile == 0 ? n : std::min(n, s.lanes * s.tile));
+      return s.As<SeqParams>().lift ? n : window;
+    case ScheduleKind::kPairwise: {
+      const PairwiseParams& q = s.As<PairwiseParams>();
+      return q.lift ? std::max(window, std::min(q.leaf, n)) : window;
+    }
+    case ScheduleKind::kBlocked: {
+      const BlockedParams& q = s.As<BlockedParams>();
+      return q.lift ? std::max(window, std::min(q.tile, n)) : window;
+    }
+    case ScheduleKind::kStrided: {
+      const StridedParams& q = s.As<StridedParams>();
+      if (!q.lift) return std::max(window, q.lanes);
+      return std::max(window, q.tile == 0 ? n : std::min(n, q.lanes * q.tile));
+    }
     default: {
       if (!PartitionOf(s, n)) return window;  // reverse, random:S
       const Partition p = *PartitionOf(s, n);

@@ -101,7 +101,8 @@ int RunReduce(std::size_t n, int repeats) {
       "cuda:1024:8:striped:shfl:pairwise:" + std::to_string(prop.multiProcessorCount * 2),
       "cuda:256:16:blocked:shfl:seq:auto:lift"};
   for (const auto& text : schedules) {
-    const carrier::CudaSchedule s = carrier::ParseSchedule(text).cuda;
+    const carrier::CudaSchedule s =
+        carrier::ParseSchedule(text).As<carrier::orders::CudaParams>().cuda;
     auto row = [&](const char* op, double t) {
       std::printf("%-5s %-38s %12.4f %10.1f %10.2f %10.2f\n", op, text.c_str(), t * 1e3,
                   bytes / t / 1e9, bytes / t / copy_bw, cub_time / t);
