@@ -34,9 +34,9 @@
 // (Sun's e_log.c: f - (hfsq - s (hfsq + R)) with ln 2 split in two).
 #pragma once
 
+#include <bit>
 #include <cfloat>
 #include <cstdint>
-#include <cstring>
 
 namespace carrier::inputs {
 
@@ -44,16 +44,8 @@ static_assert(FLT_EVAL_METHOD == 0, "carrier-gen/2 needs doubles evaluated in bi
 
 namespace portable_detail {
 
-inline std::uint64_t Bits(double x) {
-  std::uint64_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
-inline double FromBits(std::uint64_t b) {
-  double x;
-  std::memcpy(&x, &b, sizeof x);
-  return x;
-}
+inline std::uint64_t Bits(double x) { return std::bit_cast<std::uint64_t>(x); }
+inline double FromBits(std::uint64_t b) { return std::bit_cast<double>(b); }
 // A small signed integer (|k| < 2^51) as a double, exactly, without an int-to-float conversion
 // instruction (which SSE2 lacks for 64-bit lanes): 2^52 + 2^51 + k has k in its low bits.
 inline double SmallIntToDouble(std::int64_t k) {
