@@ -55,16 +55,32 @@ echo "check-style: clang-format clean (${#files[@]} files)"
   echo "check-style: $build/compile_commands.json missing: configure first" >&2
   exit 2
 }
-# The repository's own translation units (C++ only: clang-tidy cannot parse nvcc's flags).
-mapfile -t units < <(/usr/bin/python3 - "$build" <<'PY'
-import json, os, sys
+# The repository's own translation units (C++ only: clang-tidy cannot parse nvcc's flags). A
+# unity build (command (b) builds one: CMAKE_UNITY_BUILD) lists its generated unity_N_cxx.cxx
+# files instead of the sources; each is expanded back into the sources it includes, with the
+# unity file's own command, into a database of one entry per source (in $db), so clang-tidy
+# checks every source on its own, exactly as in a build of one file per unit.
+db=$(mktemp -d)
+mapfile -t units < <(/usr/bin/python3 - "$build" "$db" <<'PY'
+import json, os, re, sys
 root = os.getcwd()
+out = []
 for e in json.load(open(os.path.join(sys.argv[1], "compile_commands.json"))):
     f = os.path.realpath(os.path.join(e["directory"], e["file"]))
-    rel = os.path.relpath(f, root)
+    sources = [f]
+    if re.search(r"/Unity/unity_[0-9]+_cxx\.cxx$", f):
+        with open(f) as u:
+            sources = re.findall(r'^#include "([^"]+)"', u.read(), re.M)
+    for src in sources:
+        src = os.path.realpath(os.path.join(e["directory"], src))
+        cmd = e["command"].replace(e["file"], src) if src != f else e["command"]
+        out.append({"directory": e["directory"], "command": cmd, "file": src})
+json.dump(out, open(os.path.join(sys.argv[2], "compile_commands.json"), "w"))
+for e in out:
+    rel = os.path.relpath(e["file"], root)
     if rel.startswith(("tests/", "build")) or rel.startswith(".."):
         continue
-    if f.endswith((".cpp", ".cc")):
+    if rel.endswith((".cpp", ".cc")):
         print(rel)
 PY
 )
@@ -82,9 +98,9 @@ if [ -f "$quadmath" ]; then
 fi
 status=0
 printf '%s\n' "${units[@]}" | sort -u |
-  xargs -P "$(nproc)" -n 4 "$tidy" -p "$build" --quiet ${extra[@]+"${extra[@]}"} \
+  xargs -P "$(nproc)" -n 4 "$tidy" -p "$db" --quiet ${extra[@]+"${extra[@]}"} \
   >"$log" 2>&1 || status=$?
-rm -rf "$shim"
+rm -rf "$shim" "$db"
 if [ "$status" -ne 0 ] || grep -q 'error:\|warning:' "$log"; then
   grep -E 'error:|warning:' "$log" | sort -u >&2 || cat "$log" >&2
   echo "check-style: clang-tidy findings above (checks: .clang-tidy)" >&2

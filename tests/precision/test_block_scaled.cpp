@@ -110,7 +110,7 @@ RefElement MakeRef(MxElement id) {
 }
 
 // Whether a value's code is "even": the last significand bit (int8: the integer) is 0.
-bool EvenCode(const RefElement& r, std::uint8_t code) { return (code & 1) == 0; }
+bool EvenCode(const RefElement& /*r*/, std::uint8_t code) { return (code & 1) == 0; }
 
 // Round-to-nearest-even of the exact y into the element's values, saturating at +-max. `neg`:
 // y's sign (given apart so that -0 keeps it); a negative y that rounds to zero gives the
