@@ -2,8 +2,8 @@
 //
 // EstimateCost(n, start, exponent, run) times run(m) at m = start, 4 start, 16 start, ... until
 // one call takes at least kMinTimedSeconds, m reaches n or the next call would take over a
-// second, and scales that call's time to n as
-// (n / m)^exponent (1 for a reduction, 2 for attention's n x n scores). Each call is a real,
+// second (or, given clear_below, the estimate is clearly below it), and scales that call's time to
+// n as (n / m)^exponent (1 for a reduction, 2 for attention's n x n scores). Each call is a real,
 // smaller run of the same work, so the estimate carries whatever the work costs per element
 // (an MPFR precision of a million bits, a slow tree), which no table of constants would.
 // run(m) returns false when the small run cannot be made (its own error then comes from the
@@ -30,8 +30,15 @@ struct CostEstimate {
 
 inline constexpr double kMinTimedSeconds = 0.05;
 
+// clear_below > 0: also stop as soon as the estimate is below clear_below / kClearMargin, where
+// the caller's every decision with it (a limit, whether to show a progress line) is at or above
+// clear_below: a quick trial is then not run at every size up to kMinTimedSeconds (which cost
+// eval a third of its wall time at n = 2^24), and an estimate off by up to kClearMargin (a
+// small run's fixed costs, a large run's cache misses) decides the same.
+inline constexpr double kClearMargin = 2;
 inline CostEstimate EstimateCost(std::uint64_t n, std::uint64_t start, double exponent,
-                                 const std::function<bool(std::uint64_t)>& run) {
+                                 const std::function<bool(std::uint64_t)>& run,
+                                 double clear_below = 0) {
   CostEstimate e;
   e.exponent = exponent;
   for (std::uint64_t m = std::min(start, n); m >= 1;) {
@@ -44,6 +51,7 @@ inline CostEstimate EstimateCost(std::uint64_t n, std::uint64_t start, double ex
     e.seconds = s * std::pow(static_cast<double>(n) / static_cast<double>(m), exponent);
     // Enough time measured, the whole n done, or the next size would itself take over a second.
     if (s >= kMinTimedSeconds || m >= n || s * std::pow(4.0, exponent) > 1.0) break;
+    if (clear_below > 0 && e.seconds * kClearMargin < clear_below) break;
     m = std::min(n, m * 4);
   }
   return e;

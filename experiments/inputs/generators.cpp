@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 
 #include "core/hash.hpp"
@@ -89,23 +90,30 @@ bool Chunked(const GeneratorSpec& spec) {
 }
 
 void GenerateChunks(const GeneratorSpec& spec, std::uint64_t n, std::uint64_t seed, RoundFn round,
-                    const void* context, const std::function<void(std::span<const double>)>& sink) {
+                    const void* context, const std::function<void(std::span<double>)>& finish,
+                    const std::function<void(std::span<const double>)>& sink) {
   if (!Chunked(spec)) {
-    const std::vector<double> x = Generate(spec, n, seed, round, context);
+    std::vector<double> x = Generate(spec, n, seed, round, context);
+    if (finish) finish(x);
     sink(x);
     return;
   }
-  // A block per call: every pass thread a part of at least kMinPassPart values.
+  // A block per call: every pass thread a part of kMinPassPart values, drawn (and
+  // finished) a piece at a time. The buffer is left uninitialised: every value is drawn.
   const std::uint64_t block =
-      std::min<std::uint64_t>(n, 2 * kMinPassPart * static_cast<std::uint64_t>(PassThreads()));
-  std::vector<double> buf(block);
+      std::min<std::uint64_t>(n, kMinPassPart * static_cast<std::uint64_t>(PassThreads()));
+  const std::unique_ptr<double[]> buf(new double[block]);
   const std::uint64_t ms = SplitMix64(seed);
   for (std::uint64_t b0 = 0; b0 < n; b0 += block) {
     const std::uint64_t len = std::min(block, n - b0);
     SplitPass(len, PassParts(len), [&](std::size_t, std::uint64_t lo, std::uint64_t hi) {
-      DrawRange(spec, ms, b0 + lo, b0 + hi, buf.data() + lo, round, context);
+      for (std::uint64_t p = lo; p < hi; p += kDrawPiece) {
+        const std::uint64_t q = std::min(hi, p + kDrawPiece);
+        DrawRange(spec, ms, b0 + p, b0 + q, buf.get() + p, round, context);
+        if (finish) finish(std::span<double>(buf.get() + p, q - p));
+      }
     });
-    sink(std::span<const double>(buf.data(), len));
+    sink(std::span<const double>(buf.get(), len));
   }
 }
 

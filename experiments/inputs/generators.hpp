@@ -130,11 +130,15 @@ std::vector<double> Generate(const GeneratorSpec& spec, std::uint64_t n, std::ui
 // Whether `spec` draws each value from (seed, index) alone (uniform01, uniform11, normal,
 // offset, lognormal, unsorted): then GenerateChunks holds one block of values at a time.
 bool Chunked(const GeneratorSpec& spec);
-// Generate's values, in order, handed to sink a block at a time (at most 2^21 x PassThreads()
+// Generate's values, in order, handed to sink a block at a time (at most 2^20 x PassThreads()
 // values per call, the same values as Generate); a generator that is not Chunked makes them all
-// first and hands them over in one call.
+// first and hands them over in one call. finish (may be empty) is applied in place to the values
+// before sink sees them: for a Chunked generator by the pass thread that drew them, on pieces
+// of at most kDrawPiece values while they are still in cache (storage rounding: RoundArray).
+inline constexpr std::uint64_t kDrawPiece = 4096;
 void GenerateChunks(const GeneratorSpec& spec, std::uint64_t n, std::uint64_t seed, RoundFn round,
-                    const void* context, const std::function<void(std::span<const double>)>& sink);
+                    const void* context, const std::function<void(std::span<double>)>& finish,
+                    const std::function<void(std::span<const double>)>& sink);
 
 // The i-th uniform in [0, 1) of stream `seed` (53 random bits).
 double UniformAt(std::uint64_t seed, std::uint64_t i);

@@ -515,24 +515,26 @@ StoredColumn GenerateColumn(const ResolvedTrial& t, const inputs::GeneratorSpec&
   StoredColumn::Builder column(&t.storage, n);
   std::uint64_t at = offset;
   if (!inputs::Chunked(gen)) {  // generators that use the storage format while drawing
-    inputs::GenerateChunks(gen, n, seed, RoundStorage, &t.storage, [&](std::span<const double> v) {
-      CountOverflows(v, at, in);
-      at += v.size();
-      column.Append(v);
-    });
+    inputs::GenerateChunks(gen, n, seed, RoundStorage, &t.storage, {},
+                           [&](std::span<const double> v) {
+                             CountOverflows(v, at, in);
+                             at += v.size();
+                             column.Append(v);
+                           });
     return column.Finish();
   }
-  // The counter-based ones draw each value and then round it: drawn unrounded here, then
-  // rounded a chunk at a time by RoundArray (its block arithmetic, which the compiler
-  // vectorises, instead of a call per value): the same values as RoundStorage's.
-  std::vector<double> stored;
-  inputs::GenerateChunks(gen, n, seed, nullptr, nullptr, [&](std::span<const double> v) {
-    stored.assign(v.begin(), v.end());
-    RoundStoragePass(t.storage, stored);
-    CountOverflows(stored, at, in);
-    at += stored.size();
-    column.Append(stored);
-  });
+  // The counter-based ones draw each value and then round it: drawn unrounded, then rounded a
+  // piece at a time by RoundArray (its block arithmetic, which the compiler vectorises, instead
+  // of a call per value) on the pass thread that drew the piece, while it is in cache: the same
+  // values as RoundStorage's.
+  inputs::GenerateChunks(
+      gen, n, seed, nullptr, nullptr,
+      [&](std::span<double> piece) { RoundArray(piece, piece, t.storage, Rounding::kNearestEven); },
+      [&](std::span<const double> v) {
+        CountOverflows(v, at, in);
+        at += v.size();
+        column.Append(v);
+      });
   return column.Finish();
 }
 
@@ -693,6 +695,16 @@ TrialInput MakeInputFromValues(const ResolvedTrial& t, std::vector<double> a, st
   }
   in.text = std::move(text);
   return in;
+}
+
+ShapePrefetch PrefetchTrialShape(const ResolvedTrial& t, std::uint64_t n) {
+  // Execute's paths that read ShapeOfSchedule: a per-role policy, a scaled matrix unit, and
+  // the fast engine's replay of a schedule (not a data-decided one, not two levels).
+  const bool split = t.policy && !t.policy->split.empty();
+  const bool fast = t.spec.backend == "replay" && t.spec.engine == "fast" && t.op->replay &&
+                    !t.mixed && !t.adaptive;
+  if (split || n < (std::uint64_t{1} << 16) || !(t.per_role || t.scaled_mma || fast)) return {};
+  return PrefetchShape(t.schedule, n);
 }
 
 SharedReference ComputeReference(const ResolvedTrial& t, const TrialInput& in) {

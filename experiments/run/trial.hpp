@@ -59,6 +59,7 @@
 #include "precision/reference/reference.hpp"
 #include "precision/rounding.hpp"
 #include "precision/stored_column.hpp"
+#include "run/tree_shape.hpp"
 
 namespace carrier::registry {
 struct Entry;
@@ -323,6 +324,11 @@ struct TrialOutcome {
   double tree_mean_depth = 0;
   double seconds = 0;  // the reduction alone (replay or kernel)
 };
+
+// Starts the walk of the trial's tree shape over n inputs ahead (run/tree_shape.hpp
+// PrefetchShape) where RunTrial will read that walk and n is large enough (2^16 inputs) for a
+// thread of its own to pay; keep the handle until RunTrial has returned.
+ShapePrefetch PrefetchTrialShape(const ResolvedTrial& t, std::uint64_t n);
 
 // Runs the reduction and measures it. Throws SpecError (e.g. a permuting schedule for a
 // non-commutative op) and backends::Unavailable.

@@ -55,11 +55,15 @@ namespace {
 // of the same spec (cli/cost.hpp) from 2^10 inputs up, scaled linearly, or from 64 rows up
 // as n^2 for attention's n x n scores; unknown for file inputs or when a small trial cannot run
 // (its own error then comes from the real one).
+// A trial estimated to take longer shows a progress line (on a terminal).
+constexpr double kTickerSeconds = 2;
+
+// Only an estimate at or above clear_below changes what eval does (refuse, show a progress line).
 CostEstimate EstimateTrialCost(const run::ResolvedTrial& trial,
                                const std::optional<std::string>& gen, std::uint64_t seed,
-                               std::uint64_t n, bool quadratic) {
+                               std::uint64_t n, bool quadratic, double clear_below) {
   if (!gen) return {};
-  return EstimateCost(n, quadratic ? 64 : 1024, quadratic ? 2 : 1, [&](std::uint64_t m) {
+  const auto small_trial = [&](std::uint64_t m) {
     try {
       const run::TrialInput small = run::MakeInput(trial, inputs::ParseGenerator(*gen), m, seed);
       const run::SharedReference ref = run::ComputeReference(trial, small);
@@ -68,7 +72,8 @@ CostEstimate EstimateTrialCost(const run::ResolvedTrial& trial,
     } catch (const std::exception&) {
       return false;
     }
-  });
+  };
+  return EstimateCost(n, quadratic ? 64 : 1024, quadratic ? 2 : 1, small_trial, clear_below);
 }
 
 // A JSON value as eval's text output prints it: strings (and quoted nan, inf) unquoted.
@@ -133,6 +138,9 @@ int RunEval(const std::vector<std::string>& argv) {
   const bool two = entry.input == registry::InputKind::kPairs;
   run::TrialInput input;
   CostEstimate cost;  // generated inputs: measured before the full input is generated
+  // The tree shape's walk, started before the input is drawn (run/trial.hpp PrefetchTrialShape)
+  // and waited for at the latest when this scope ends.
+  std::optional<run::ShapePrefetch> shape_ahead;
   if (args.Get("input") && args.Get("gen"))
     args.Fail("give either --input FILE or --gen DIST, not both");
   if (auto path = args.Get("input")) {
@@ -163,11 +171,14 @@ int RunEval(const std::vector<std::string>& argv) {
     // Cost before work: past --max-seconds the trial is refused with the n that fits, before
     // the full input is drawn (attention's q, k, v at n = 2^20 alone take half a minute).
     if (n >= (qkv ? 512u : 4096u)) {
-      cost = EstimateTrialCost(trial, gen, seed, n, qkv);
+      cost = EstimateTrialCost(
+          trial, gen, seed, n, qkv,
+          max_seconds > 0 ? std::min(max_seconds, kTickerSeconds) : kTickerSeconds);
       if (cost.known && max_seconds > 0 && cost.seconds > max_seconds)
         args.Fail(RefusalText("carrier eval --op " + op + " --n " + std::to_string(n), cost,
                               max_seconds, "--max-seconds"));
     }
+    shape_ahead.emplace(run::PrefetchTrialShape(trial, n));
     try {  // a generator that cannot serve this n (exact:, orders issue 15) is bad input
       input = run::MakeInput(trial, gspec, n, seed);
     } catch (const std::invalid_argument& e) {
@@ -185,7 +196,7 @@ int RunEval(const std::vector<std::string>& argv) {
 
   // A long trial shows a progress line with its estimate on a terminal.
   std::optional<Ticker> ticker;
-  if (input.n >= (qkv ? 512 : 4096) && (!cost.known || cost.seconds > 2))
+  if (input.n >= (qkv ? 512 : 4096) && (!cost.known || cost.seconds > kTickerSeconds))
     ticker.emplace("carrier eval " + op + " n = " + std::to_string(input.n),
                    cost.known ? cost.seconds : -1);
   const run::SharedReference shared = run::ComputeReference(trial, input);

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <cstring>
 #include <iostream>
+#include <mutex>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -172,8 +174,27 @@ TEST_CASE("carrier-gen/2: the vectorised block gives the scalar function's bits"
         bad += Bits(lognormal[i]) != Bits(inputs::PortableExp(z));
         bad += Bits(uniform[i]) != Bits(u);
       }
-      INFO("seed " << seed << ", n " << n << ", pass threads " << t);
+      // GenerateChunks hands the same values over in order, each first passed through
+      // `finish` (here: negated) in place, in pieces of at most kDrawPiece.
+      std::vector<double> chunked;
+      std::mutex piece_mutex;
+      std::size_t largest_piece = 0;
+      inputs::GenerateChunks(
+          inputs::ParseGenerator("lognormal"), n, seed, nullptr, nullptr,
+          [&](std::span<double> piece) {
+            {
+              const std::lock_guard<std::mutex> lock(piece_mutex);
+              largest_piece = std::max(largest_piece, piece.size());
+            }
+            for (double& v : piece) v = -v;
+          },
+          [&](std::span<const double> v) { chunked.insert(chunked.end(), v.begin(), v.end()); });
+      REQUIRE(chunked.size() == n);
+      for (std::uint64_t i = 0; i < n; ++i) bad += Bits(chunked[i]) != Bits(-lognormal[i]);
+      INFO("seed " << seed << ", n " << n << ", pass threads " << t << ", largest piece "
+                   << largest_piece);
       CHECK(bad == 0);
+      CHECK(largest_piece <= inputs::kDrawPiece);
     }
   }
   carrier::SetPassThreads(threads);
