@@ -140,8 +140,9 @@ const Verb kVerbs[] = {
      "                 time is measured on smaller trials and scaled; past S seconds (default\n"
      "                 1800; 0: no limit) it is refused with the n that fits\n"
      "  --threads T    threads for the passes that split without changing a bit (generation,\n"
-     "                 storage rounding and packing, the exact references, the bounds' sums;\n"
-     "                 default every core); every output is the same for every T\n",
+     "                 storage rounding and packing, the exact references, the bounds' sums,\n"
+     "                 and from T = 2 the tree shape's walk beside them; default every core);\n"
+     "                 every output is the same for every T\n",
      RunEval},
     {"invariance", "batch, padding and alignment invariance of a schedule family, with witnesses",
      kInvarianceHelp, RunInvariance},

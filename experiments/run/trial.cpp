@@ -703,7 +703,9 @@ ShapePrefetch PrefetchTrialShape(const ResolvedTrial& t, std::uint64_t n) {
   const bool split = t.policy && !t.policy->split.empty();
   const bool fast = t.spec.backend == "replay" && t.spec.engine == "fast" && t.op->replay &&
                     !t.mixed && !t.adaptive;
-  if (split || n < (std::uint64_t{1} << 16) || !(t.per_role || t.scaled_mma || fast)) return {};
+  if (split || n < (std::uint64_t{1} << 16) || PassThreads() < 2 ||
+      !(t.per_role || t.scaled_mma || fast))
+    return {};
   return PrefetchShape(t.schedule, n);
 }
 

@@ -326,8 +326,9 @@ struct TrialOutcome {
 };
 
 // Starts the walk of the trial's tree shape over n inputs ahead (run/tree_shape.hpp
-// PrefetchShape) where RunTrial will read that walk and n is large enough (2^16 inputs) for a
-// thread of its own to pay; keep the handle until RunTrial has returned.
+// PrefetchShape) where RunTrial will read that walk, n is large enough (2^16 inputs) for a
+// thread of its own to pay and the caller allows more than one thread (PassThreads() >= 2:
+// eval --threads 1 keeps to one); keep the handle until RunTrial has returned.
 ShapePrefetch PrefetchTrialShape(const ResolvedTrial& t, std::uint64_t n);
 
 // Runs the reduction and measures it. Throws SpecError (e.g. a permuting schedule for a

@@ -128,6 +128,7 @@ int RunEval(const std::vector<std::string>& argv) {
   // --threads T: the passes that split without changing a bit (precision/parallel_pass.hpp:
   // the counter-based generation and its rounding to storage, packing the stored column, the
   // exact references' scans, the bounds' exp terms) use T threads; the replay itself is one.
+  // From T = 2 the tree shape's walk also runs on a thread of its own (PrefetchTrialShape).
   // The default is every core up to the 64 allowed (a larger machine must not refuse it).
   const std::uint64_t threads =
       args.Count("threads", std::clamp(std::thread::hardware_concurrency(), 1u, 64u));
