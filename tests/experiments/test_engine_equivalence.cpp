@@ -265,73 +265,58 @@ TEST_CASE("walked tree shapes equal BuildTree's statistics, hash and text", "[fa
   REQUIRE(walked > 500);
 }
 
+namespace {
+
+// The message of the ScheduleError f() throws; empty where it throws none.
+template <class F>
+std::string ScheduleErrorOf(F&& f) {
+  try {
+    f();
+  } catch (const ScheduleError& e) {
+    return e.what();
+  }
+  return {};
+}
+
+}  // namespace
+
 TEST_CASE("a prefetched shape walk gives ShapeOfSchedule the walk's shape, or its refusal",
           "[fast][engine]") {
   // Lengths no other case asks for, so that each key is new to the process's cache.
-  long prefetched = 0, refused = 0;
+  long prefetched = 0;
   std::uint64_t n = 70001;
   for (const std::string& text : Schedules()) {
     const Schedule s = ParseSchedule(text);
-    for (const std::uint64_t m : {n, std::uint64_t{3}}) {
-      INFO("schedule " << text << ", n " << m);
-      carrier::TreeShape want;
-      std::string err_walk;
-      bool ok = false;
-      try {
-        ok = carrier::WalkShape(s, m, want);
-      } catch (const ScheduleError& e) {
-        err_walk = e.what();
-      }
-      if (m == 3 && err_walk.empty()) continue;  // n = 3 serves the refusals only
-      std::optional<run::ShapePrefetch> ahead;
-      ahead.emplace(run::PrefetchShape(s, m));
-      carrier::TreeShape got;
-      std::string err_got;
-      bool got_ok = false;
-      try {
-        got_ok = run::ShapeOfSchedule(s, m, got);
-      } catch (const ScheduleError& e) {
-        err_got = e.what();
-      }
-      ahead.reset();
-      REQUIRE(err_got == err_walk);
-      REQUIRE(got_ok == ok);
-      if (!err_walk.empty()) {
-        ++refused;
-      } else if (ok) {
-        REQUIRE(got.hash == want.hash);
-        REQUIRE(got.schedule == want.schedule);
-        REQUIRE(got.stats.combines == want.stats.combines);
-        REQUIRE(SameBits(got.stats.mean_leaf_depth, want.stats.mean_leaf_depth));
-        ++prefetched;
-      }
+    INFO("schedule " << text << ", n " << n);
+    carrier::TreeShape want, got;
+    bool ok = false, got_ok = false;
+    const std::string err_walk = ScheduleErrorOf([&] { ok = carrier::WalkShape(s, n, want); });
+    std::optional<run::ShapePrefetch> ahead;
+    ahead.emplace(run::PrefetchShape(s, n));
+    const std::string err_got = ScheduleErrorOf([&] { got_ok = run::ShapeOfSchedule(s, n, got); });
+    ahead.reset();
+    REQUIRE(err_got == err_walk);
+    REQUIRE(got_ok == ok);
+    if (ok && err_walk.empty()) {
+      REQUIRE(got.hash == want.hash);
+      REQUIRE(got.schedule == want.schedule);
+      REQUIRE(got.stats.combines == want.stats.combines);
+      REQUIRE(SameBits(got.stats.mean_leaf_depth, want.stats.mean_leaf_depth));
+      ++prefetched;
     }
     ++n;
   }
   // A walk that refuses its order (more empty lanes than any tree may hold): the prefetched
   // walk's ScheduleError comes out of ShapeOfSchedule, with the walk's message.
-  {
-    const Schedule s = ParseSchedule("strided:4000000000");
-    std::string err_walk, err_got;
-    carrier::TreeShape shape;
-    try {
-      carrier::WalkShape(s, 3, shape);
-    } catch (const ScheduleError& e) {
-      err_walk = e.what();
-    }
-    INFO("strided:4000000000 over 3 inputs: walk '" << err_walk << "'");
-    REQUIRE_FALSE(err_walk.empty());
-    const run::ShapePrefetch ahead = run::PrefetchShape(s, 3);
-    try {
-      run::ShapeOfSchedule(s, 3, shape);
-    } catch (const ScheduleError& e) {
-      err_got = e.what();
-    }
-    REQUIRE(err_got == err_walk);
-    ++refused;
-  }
-  std::cout << "prefetched shape walks: " << prefetched << " equal to the walk's, " << refused
-            << " refusals rethrown by ShapeOfSchedule\n";
+  const Schedule s = ParseSchedule("strided:4000000000");
+  carrier::TreeShape shape;
+  const std::string err_walk = ScheduleErrorOf([&] { carrier::WalkShape(s, 3, shape); });
+  INFO("strided:4000000000 over 3 inputs: walk '" << err_walk << "'");
+  REQUIRE_FALSE(err_walk.empty());
+  const run::ShapePrefetch ahead = run::PrefetchShape(s, 3);
+  REQUIRE(ScheduleErrorOf([&] { run::ShapeOfSchedule(s, 3, shape); }) == err_walk);
+  std::cout << "prefetched shape walks: " << prefetched
+            << " equal to the walk's; a refusal rethrown by ShapeOfSchedule\n";
   REQUIRE(prefetched > 20);
 }
 
