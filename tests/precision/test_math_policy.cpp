@@ -79,6 +79,17 @@ Worst Walk(std::uint32_t stride, Full full, F f) {
 // The biased exponent of an fp32 pattern.
 std::uint32_t BiasedExponent(std::uint32_t bits) { return (bits >> 23) & 0xff; }
 
+// What a walk measured, on one line: how many inputs of which kind, the largest error and where.
+template <class Bound>
+void Report(const char* what, const char* inputs, const Worst& w, std::uint32_t stride,
+            Bound bound) {
+  std::cout << what << ": " << w.checked << " " << inputs << " (every "
+            << (stride > 1 ? std::to_string(stride) + "th pattern, and all of the edge binades"
+                           : std::string("one"))
+            << "), max error " << w.ulps << " ulp at x = " << std::hexfloat << w.at
+            << std::defaultfloat << " (documented bound " << bound << ")\n";
+}
+
 void CheckExp(std::uint32_t stride) {
   const Worst w = Walk(
       stride,
@@ -91,12 +102,7 @@ void CheckExp(std::uint32_t stride) {
         e = UlpErrorF32(PortableExp::Exp(x), std::exp(static_cast<double>(x)));
         return true;
       });
-  std::cout << "portable exp(fp32): " << w.checked << " inputs in [-104, 89] (every "
-            << (stride > 1 ? std::to_string(stride) + "th pattern, and all of the edge binades"
-                           : std::string("one"))
-            << "), max error " << w.ulps << " ulp at x = " << std::hexfloat << w.at
-            << std::defaultfloat << " (documented bound " << carrier::kPortableExpMaxUlpF32
-            << ")\n";
+  Report("portable exp(fp32)", "inputs in [-104, 89]", w, stride, carrier::kPortableExpMaxUlpF32);
   CHECK(w.checked > 2000000000u / stride);
   CHECK(w.ulps <= carrier::kPortableExpMaxUlpF32);
 }
@@ -113,12 +119,7 @@ void CheckLog(std::uint32_t stride) {
         e = UlpErrorF32(PortableExp::Log(x), std::log(static_cast<double>(x)));
         return true;
       });
-  std::cout << "portable log(fp32): " << w.checked << " positive finite inputs (every "
-            << (stride > 1 ? std::to_string(stride) + "th pattern, and all of the edge binades"
-                           : std::string("one"))
-            << "), max error " << w.ulps << " ulp at x = " << std::hexfloat << w.at
-            << std::defaultfloat << " (documented bound " << carrier::kPortableLogMaxUlpF32
-            << ")\n";
+  Report("portable log(fp32)", "positive finite inputs", w, stride, carrier::kPortableLogMaxUlpF32);
   CHECK(w.ulps <= carrier::kPortableLogMaxUlpF32);
 }
 
