@@ -22,10 +22,13 @@
 // Specialise ReplayOrderFree for a new scalar type whose operations carry hidden state.
 //
 // How it is fast
-//   Structured schedules (the Schedule overload) are evaluated by recursion over the
+//   Structured schedules (the Schedule overloads) are evaluated by recursion over the
 //   schedule's structure without building the tree: O(depth) states of memory beyond the input
 //   (plus O(K) for strided:K, O(P) for omp:P, O(kRandomRegion) for random:S and, for the
-//   level-batched carriers below, O(kPairwiseRegion) for pairwise:1), no allocation per node:
+//   level-batched carriers below, O(kPairwiseRegion) for pairwise:1), no allocation per node.
+//   One evaluator per kind reads the input through an InputSource (an array in memory is one
+//   window of all n inputs, handed out in place; a fill callback is read a window at a time),
+//   so Replay and ReplayWindowed run the same code:
 //     seq, reverse      one loop;
 //     pairwise[:L]      recursion on [lo, hi) with the tree's split rule (the left half takes
 //                       the extra element); subtrees of at most kPairwiseUnrolled elements
@@ -376,22 +379,6 @@ StateOf<C> BlockedPairwise(const InputOf<C>* x, std::uint64_t n, std::uint64_t t
   return C::Combine(l, r);
 }
 
-template <Carrier C>
-StateOf<C> Blocked(const InputOf<C>* x, std::uint64_t n, const orders::BlockedParams& s) {
-  const std::uint64_t tiles = (n + s.tile - 1) / s.tile;
-  if (s.outer == OuterOrder::kPairwise) return BlockedPairwise<C>(x, n, s.tile, s.lift, 0, tiles);
-  StateOf<C> buf[kTileBatch<C>];
-  StateOf<C> acc{};
-  for (std::uint64_t t = 0; t < tiles; t += kTileBatch<C>) {
-    const std::uint64_t end = std::min(tiles, t + kTileBatch<C>);
-    BlockedTiles<C>(x, n, s.tile, s.lift, t, end, buf);
-    std::size_t w = 0;
-    if (t == 0) acc = buf[w++];
-    for (; w < end - t; ++w) acc = C::Combine(acc, buf[w]);
-  }
-  return acc;
-}
-
 // Full rows x[0 .. rows K) pushed onto the K lane chains cur[0 .. K), row after row.
 template <Carrier C>
 void PushRows(StateOf<C>* __restrict cur, const InputOf<C>* __restrict x, std::uint64_t rows,
@@ -458,13 +445,6 @@ StateOf<C> StridedRows(std::uint64_t n, const orders::StridedParams& s, std::uin
     if (rows_n == 0) break;
   }
   return PairwiseOverStates<C>(lane.data(), 0, K);
-}
-
-template <Carrier C>
-StateOf<C> Strided(const InputOf<C>* x, std::uint64_t n, const orders::StridedParams& s) {
-  const std::uint64_t K = s.lanes;
-  return StridedRows<C>(n, s, ~std::uint64_t{0},
-                        [x, K](std::uint64_t r0, std::uint64_t) { return x + r0 * K; });
 }
 
 // random:SEED. The split of [lo, hi) is tree_detail::RandomSplit(seed, lo, hi) through
@@ -576,17 +556,6 @@ StateOf<C> RandomOver(const InputOf<C>* x, const RandomSplitter& split, std::uin
   return C::Combine(l, r);
 }
 
-template <Carrier C>
-StateOf<C> Random(const InputOf<C>* x, std::uint64_t seed, std::uint64_t n) {
-  const RandomSplitter split{tree_detail::Mix(seed)};
-  if (n == 1) return PushOne<C>(C::Identity(), x[0]);
-  if (n == 2) return C::Combine(PushOne<C>(C::Identity(), x[0]), PushOne<C>(C::Identity(), x[1]));
-  const std::uint32_t cap = static_cast<std::uint32_t>(std::min<std::uint64_t>(n, kRandomRegion));
-  RandomScratch w(cap);
-  std::unique_ptr<StateOf<C>[]> S(new StateOf<C>[3 * std::size_t{cap}]);
-  return RandomOver<C>(x, split, 0, n, w, S.get());
-}
-
 // Whether BuildTree(s, n) has no node, permutes its inputs, or lifts tiles, without building
 // it (omp: from its chunks' inner schedules).
 struct Shape {
@@ -677,11 +646,6 @@ void CheckShape(const Schedule& s, const Shape& sh) {
   }
 }
 
-// The evaluation of a non-empty schedule (ShapeOf(s, n).empty is false); kinds that are not
-// IsStructured go through their tree.
-template <Carrier C>
-StateOf<C> Structured(const Schedule& s, std::span<const InputOf<C>> x);
-
 // A partition (omp:P, splitk:S; core/orders/partition.hpp) over n inputs: chunk(inner, lo, hi)
 // is the state of chunk [lo, hi) by the nested order (asked only for chunks whose tree has a
 // node), then the outer merge of the roots. Chunks are visited as WalkPartition visits them:
@@ -704,54 +668,6 @@ StateOf<C> PartitionOver(const Schedule& s, std::uint64_t n, Chunk&& chunk) {
   StateOf<C> acc = roots[0];
   for (std::size_t i = 1; i < roots.size(); ++i) acc = C::Combine(acc, roots[i]);
   return acc;
-}
-
-template <Carrier C>
-StateOf<C> Chunked(const Schedule& s, std::span<const InputOf<C>> x) {  // NOLINT(misc-no-recursion)
-  return PartitionOver<C>(s, x.size(),
-                          [&](const Schedule& inner, std::uint64_t lo, std::uint64_t hi) {
-                            return Structured<C>(inner, x.subspan(lo, hi - lo));
-                          });
-}
-
-template <Carrier C>
-StateOf<C> TreeOrderFree(const MergeTree& t, std::span<const InputOf<C>> x);
-
-template <Carrier C>
-StateOf<C> Structured(const Schedule& s, std::span<const InputOf<C>> x) {
-  const std::uint64_t n = x.size();
-  const InputOf<C>* p = x.data();
-  switch (s.kind()) {
-    case ScheduleKind::kSeq:
-      return Chain1<C>(p, 0, n, 1, s.As<orders::SeqParams>().lift);
-    case ScheduleKind::kReverse: {
-      const bool lift = s.As<orders::ReverseParams>().lift;
-      StateOf<C> acc = Chain1<C>(p, n - 1, 1, 1, lift);
-      for (std::uint64_t i = n - 1; i-- > 0;) acc = C::Combine(Chain1<C>(p, i, 1, 1, lift), acc);
-      return acc;
-    }
-    case ScheduleKind::kPairwise: {
-      const orders::PairwiseParams& q = s.As<orders::PairwiseParams>();
-      return Pairwise<C>(p, 0, n, q.leaf, q.lift);
-    }
-    case ScheduleKind::kBlocked:
-      return Blocked<C>(p, n, s.As<orders::BlockedParams>());
-    case ScheduleKind::kStrided:
-      return Strided<C>(p, n, s.As<orders::StridedParams>());
-    case ScheduleKind::kRandom: {
-      const orders::RandomParams& q = s.As<orders::RandomParams>();
-      if (q.lift) break;  // not in the grammar; the tree decides
-      return Random<C>(p, q.seed, n);
-    }
-    default:
-      if (PartitionOf(s, n)) return Chunked<C>(s, x);
-      break;
-  }
-  // cuda (an omp chunk's inner schedule) and unknown kinds: their tree.
-  const MergeTree t = BuildTree(s, n);
-  CheckReplayable<C>(t, n);
-  if (t.Empty()) return C::Identity();
-  return TreeOrderFree<C>(t, x);
 }
 
 // Any explicit tree, order-free scalars: chains (in lanes where they are alike), then combines
@@ -791,46 +707,83 @@ StateOf<C> TreeOrderFree(const MergeTree& t, std::span<const InputOf<C>> x) {
   return state[t.Root()];
 }
 
-// ---- ReplayWindowed: the inputs read through a callback, a window at a time ----
-// Each kind below calls the evaluators above on decoded windows where the tree's shape is
-// shift-invariant (PairwiseMid(lo, hi) - lo depends on hi - lo only; blocked tiles and
-// strided rows start at multiples of T and K), and continues chains across windows
-// (ChainsContinue); random:S reads a decoded subtree through RandomOver, whose splits take the
-// absolute lo and hi. No state is computed from other operands or in another shape.
+// ---- The evaluators: every structured kind, over an InputSource ----
+// Each kind below reads its inputs through an InputSource: an array in memory (Replay), which
+// is one window holding all n inputs, handed out in place, or a fill callback (ReplayWindowed),
+// read a window at a time. The evaluators above run on each window where the tree's shape is
+// shift-invariant (PairwiseMid(lo, hi) - lo depends on hi - lo only; blocked tiles and strided
+// rows start at multiples of T and K), chains continue across windows (ChainsContinue), and
+// random:S reads a subtree through RandomOver, whose splits take the absolute lo and hi. No
+// state is computed from other operands or in another shape. Over an array every request
+// fits the one window, so each kind takes its in-memory path with no copy.
 
-// The inputs of one windowed evaluation: Read(lo, count, out) has fill write inputs
-// [base + lo, base + lo + count) into out[0 .. count) (base: an omp chunk's first input), into
-// one buffer, reallocated only when a request outgrows it (the old one freed first).
-template <Carrier C, class Fill>
-struct InputWindows {
-  InputWindows(Fill& f, std::uint64_t w) : fill(f), window(w) {}
-  Fill& fill;
-  std::uint64_t window;  // inputs per request where the schedule allows (>= 1)
+// Where one evaluation reads its inputs. Decode(lo, count) returns inputs [base + lo, base + lo
+// + count): in place for an array, else read by the fill into one buffer (reallocated only when
+// a request outgrows it, the old one freed first; what it held is not kept). base: a
+// partition chunk's first input. One type per carrier (the fill is called through a pointer, a
+// window at a time), so every evaluator is compiled once per carrier for both sources.
+template <Carrier C>
+class InputSource {
+ public:
+  using Input = InputOf<C>;
+  // The n inputs of x, one window of n.
+  static InputSource Over(std::span<const Input> x) {
+    InputSource w;
+    w.data_ = x.data();
+    w.window = std::max<std::uint64_t>(x.size(), 1);
+    return w;
+  }
+  // The inputs fill(lo, count, out) writes, `window` (>= 1) at a time where the schedule allows.
+  template <class Fill>
+  static InputSource Through(Fill& fill, std::uint64_t window) {
+    InputSource w;
+    w.fill_ctx_ = &fill;
+    w.fill_ = [](void* ctx, std::uint64_t lo, std::uint64_t count, Input* out) {
+      (*static_cast<Fill*>(ctx))(lo, count, out);
+    };
+    w.window = window;
+    return w;
+  }
+
+  std::uint64_t window = 1;  // inputs per request where the schedule allows (>= 1)
   std::uint64_t base = 0;
-  std::vector<InputOf<C>> buf;
 
   // Room for `count` inputs; what the buffer held is not kept.
-  InputOf<C>* Room(std::uint64_t count) {
-    if (buf.size() < count) {
-      buf = std::vector<InputOf<C>>();
-      buf.resize(count);
+  Input* Room(std::uint64_t count) {
+    if (buf_.size() < count) {
+      buf_ = std::vector<Input>();
+      buf_.resize(count);
     }
-    return buf.data();
+    return buf_.data();
   }
-  void Read(std::uint64_t lo, std::uint64_t count, InputOf<C>* out) {
-    if (count > 0) fill(base + lo, count, out);
+  // Inputs [lo, lo + count) into out.
+  void Read(std::uint64_t lo, std::uint64_t count, Input* out) {
+    if (count == 0) return;
+    if (data_ != nullptr) {
+      std::copy_n(data_ + base + lo, count, out);
+    } else {
+      fill_(fill_ctx_, base + lo, count, out);
+    }
   }
-  // Inputs [lo, lo + count) at the buffer's start.
-  const InputOf<C>* Decode(std::uint64_t lo, std::uint64_t count) {
-    InputOf<C>* p = Room(count);
+  // Inputs [lo, lo + count): in place, or at the buffer's start.
+  const Input* Decode(std::uint64_t lo, std::uint64_t count) {
+    if (data_ != nullptr) return data_ + base + lo;
+    Input* p = Room(count);
     Read(lo, count, p);
     return p;
   }
+
+ private:
+  InputSource() = default;
+  const Input* data_ = nullptr;
+  void* fill_ctx_ = nullptr;
+  void (*fill_)(void*, std::uint64_t, std::uint64_t, Input*) = nullptr;
+  std::vector<Input> buf_;
 };
 
 // Inputs [lo, hi) pushed onto s in order, a window at a time: one chain, continued.
-template <Carrier C, class W>
-void ChainWindowed(W& w, StateOf<C>& s, std::uint64_t lo, std::uint64_t hi) {
+template <Carrier C>
+void ChainFrom(InputSource<C>& w, StateOf<C>& s, std::uint64_t lo, std::uint64_t hi) {
   std::array<StateOf<C>, 1> chain{s};
   const std::uint64_t first = 0;
   for (std::uint64_t a = lo; a < hi;) {
@@ -843,8 +796,8 @@ void ChainWindowed(W& w, StateOf<C>& s, std::uint64_t lo, std::uint64_t hi) {
 
 // reverse (n > 0): Structured's loop, acc = x[n - 1], then acc = Combine(x[i], acc) for i from
 // n - 2 down to 0, over windows taken from the end.
-template <Carrier C, class W>
-StateOf<C> ReverseWindowed(W& w, std::uint64_t n, bool lift) {
+template <Carrier C>
+StateOf<C> ReverseFrom(InputSource<C>& w, std::uint64_t n, bool lift) {
   StateOf<C> acc{};
   for (std::uint64_t hi = n; hi > 0;) {
     const std::uint64_t lo = hi - std::min(w.window, hi);
@@ -862,9 +815,10 @@ StateOf<C> ReverseWindowed(W& w, std::uint64_t n, bool lift) {
 // each decoded and evaluated by Pairwise (or, for a HasVectorCombine carrier, PairwiseLevels
 // with one work area for all windows: `levels`, non-null for pairwise:1). A leaf longer than
 // the window is pushed across windows, or decoded whole where it is lifted.
-template <Carrier C, class W>
-StateOf<C> PairwiseWindowed(W& w, std::uint64_t lo, std::uint64_t hi, std::uint64_t leaf, bool lift,
-                            PairwiseLevelsWork<C>* levels) {  // NOLINT(misc-no-recursion)
+template <Carrier C>
+StateOf<C> PairwiseFrom(InputSource<C>& w, std::uint64_t lo, std::uint64_t hi, std::uint64_t leaf,
+                        bool lift,
+                        PairwiseLevelsWork<C>* levels) {  // NOLINT(misc-no-recursion)
   const std::uint64_t m = hi - lo;
   if (m <= w.window) {
     const InputOf<C>* x = w.Decode(lo, m);
@@ -876,12 +830,12 @@ StateOf<C> PairwiseWindowed(W& w, std::uint64_t lo, std::uint64_t hi, std::uint6
   if (m <= leaf) {
     if (lift) return Chain1<C>(w.Decode(lo, m), 0, m, 1, true);
     StateOf<C> s = C::Identity();
-    ChainWindowed<C>(w, s, lo, hi);
+    ChainFrom<C>(w, s, lo, hi);
     return s;
   }
   const std::uint64_t mid = PairwiseMid(lo, hi);
-  const StateOf<C> a = PairwiseWindowed<C>(w, lo, mid, leaf, lift, levels);
-  const StateOf<C> b = PairwiseWindowed<C>(w, mid, hi, leaf, lift, levels);
+  const StateOf<C> a = PairwiseFrom<C>(w, lo, mid, leaf, lift, levels);
+  const StateOf<C> b = PairwiseFrom<C>(w, mid, hi, leaf, lift, levels);
   return C::Combine(a, b);
 }
 
@@ -892,9 +846,9 @@ StateOf<C> PairwiseWindowed(W& w, std::uint64_t lo, std::uint64_t hi, std::uint6
 // at a time otherwise), segment by segment: each step decodes the next window / lanes inputs of
 // every tile side by side and continues every tile's chain over them; the other tiles are single
 // chains across windows.
-template <Carrier C, class W>
-void BlockedTilesWindowed(W& w, std::uint64_t n, std::uint64_t tile, bool lift, std::uint64_t t0,
-                          std::uint64_t t1, StateOf<C>* out) {
+template <Carrier C>
+void BlockedTilesFrom(InputSource<C>& w, std::uint64_t n, std::uint64_t tile, bool lift,
+                      std::uint64_t t0, std::uint64_t t1, StateOf<C>* out) {
   const std::uint64_t r0 = t0 * tile, r1 = std::min(n, t1 * tile);
   if (r1 - r0 <= w.window) {
     BlockedTiles<C>(w.Decode(r0, r1 - r0), n - r0, tile, lift, 0, t1 - t0, out);
@@ -948,38 +902,37 @@ void BlockedTilesWindowed(W& w, std::uint64_t n, std::uint64_t tile, bool lift, 
   for (; t < t1; ++t) {
     const std::uint64_t lo = t * tile;
     StateOf<C> s = C::Identity();
-    ChainWindowed<C>(w, s, lo, lo + std::min(tile, n - lo));
+    ChainFrom<C>(w, s, lo, lo + std::min(tile, n - lo));
     out[t - t0] = s;
   }
 }
 
 // BlockedPairwise over tiles [a, b) through windows: a range of tiles that fits a window is
 // decoded and handed to BlockedPairwise (tile indices from a, inputs from a T).
-template <Carrier C, class W>
-StateOf<C> BlockedPairwiseWindowed(W& w, std::uint64_t n, std::uint64_t tile, bool lift,
-                                   std::uint64_t a, std::uint64_t b) {  // NOLINT(misc-no-recursion)
+template <Carrier C>
+StateOf<C> BlockedPairwiseFrom(InputSource<C>& w, std::uint64_t n, std::uint64_t tile, bool lift,
+                               std::uint64_t a, std::uint64_t b) {  // NOLINT(misc-no-recursion)
   const std::uint64_t r0 = a * tile, r1 = std::min(n, b * tile);
   if (r1 - r0 <= w.window)
     return BlockedPairwise<C>(w.Decode(r0, r1 - r0), n - r0, tile, lift, 0, b - a);
   if (b - a <= kLanes) {
     StateOf<C> s[kLanes];
-    BlockedTilesWindowed<C>(w, n, tile, lift, a, b, s);
+    BlockedTilesFrom<C>(w, n, tile, lift, a, b, s);
     return PairwiseOverStates<C>(s, 0, b - a);
   }
   const std::uint64_t mid = PairwiseMid(a, b);
-  const StateOf<C> l = BlockedPairwiseWindowed<C>(w, n, tile, lift, a, mid);
-  const StateOf<C> r = BlockedPairwiseWindowed<C>(w, n, tile, lift, mid, b);
+  const StateOf<C> l = BlockedPairwiseFrom<C>(w, n, tile, lift, a, mid);
+  const StateOf<C> r = BlockedPairwiseFrom<C>(w, n, tile, lift, mid, b);
   return C::Combine(l, r);
 }
 
 // Blocked through windows: the same batches of kTileBatch<C> tiles merged in the same order,
 // as many whole batches per decoded window as it holds.
-template <Carrier C, class W>
-StateOf<C> BlockedWindowed(W& w, std::uint64_t n, const orders::BlockedParams& s) {
+template <Carrier C>
+StateOf<C> BlockedFrom(InputSource<C>& w, std::uint64_t n, const orders::BlockedParams& s) {
   const std::uint64_t tile = s.tile;
   const std::uint64_t tiles = (n + tile - 1) / tile;
-  if (s.outer == OuterOrder::kPairwise)
-    return BlockedPairwiseWindowed<C>(w, n, tile, s.lift, 0, tiles);
+  if (s.outer == OuterOrder::kPairwise) return BlockedPairwiseFrom<C>(w, n, tile, s.lift, 0, tiles);
   constexpr std::uint64_t kBatch = kTileBatch<C>;
   const std::uint64_t per_window = w.window / tile / kBatch * kBatch;  // tiles per window
   StateOf<C> buf[kBatch];
@@ -1002,7 +955,7 @@ StateOf<C> BlockedWindowed(W& w, std::uint64_t n, const orders::BlockedParams& s
       t = end;
     } else {
       const std::uint64_t end = std::min(tiles, t + kBatch);
-      BlockedTilesWindowed<C>(w, n, tile, s.lift, t, end, buf);
+      BlockedTilesFrom<C>(w, n, tile, s.lift, t, end, buf);
       merge(t, end);
       t = end;
     }
@@ -1012,43 +965,45 @@ StateOf<C> BlockedWindowed(W& w, std::uint64_t n, const orders::BlockedParams& s
 
 // RandomOver through windows: the tree's own splits (absolute lo, hi) down to subtrees of at
 // most a window, each decoded and handed to RandomOver.
-template <Carrier C, class W>
-StateOf<C> RandomOverWindowed(W& w, const RandomSplitter& split, std::uint64_t lo, std::uint64_t hi,
-                              RandomScratch& scratch,
-                              StateOf<C>* S) {  // NOLINT(misc-no-recursion)
+template <Carrier C>
+StateOf<C> RandomOverFrom(InputSource<C>& w, const RandomSplitter& split, std::uint64_t lo,
+                          std::uint64_t hi, RandomScratch& scratch,
+                          StateOf<C>* S) {  // NOLINT(misc-no-recursion)
   const std::uint64_t m = hi - lo;
   if (m <= w.window) return RandomOver<C>(w.Decode(lo, m), split, lo, hi, scratch, S);
   const std::uint64_t mid = split(lo, hi);
-  const StateOf<C> l = RandomOverWindowed<C>(w, split, lo, mid, scratch, S);
-  const StateOf<C> r = RandomOverWindowed<C>(w, split, mid, hi, scratch, S);
+  const StateOf<C> l = RandomOverFrom<C>(w, split, lo, mid, scratch, S);
+  const StateOf<C> r = RandomOverFrom<C>(w, split, mid, hi, scratch, S);
   return C::Combine(l, r);
 }
 
-template <Carrier C, class W>
-StateOf<C> RandomWindowed(W& w, std::uint64_t seed, std::uint64_t n) {
+template <Carrier C>
+StateOf<C> RandomFrom(InputSource<C>& w, std::uint64_t seed, std::uint64_t n) {
   const RandomSplitter split{tree_detail::Mix(seed)};
   const auto cap = static_cast<std::uint32_t>(
       std::min({n, w.window, std::uint64_t{kRandomRegion}}));  // regions lie inside windows
   RandomScratch scratch(cap);
   std::unique_ptr<StateOf<C>[]> S(new StateOf<C>[3 * std::size_t{cap}]);
-  return RandomOverWindowed<C>(w, split, 0, n, scratch, S.get());
+  return RandomOverFrom<C>(w, split, 0, n, scratch, S.get());
 }
 
-// Structured through windows (ShapeOf(s, n).empty is false). A seq:lift (one LiftTile of the
-// whole input) and the kinds Structured gives to their tree (cuda as an omp chunk's inner
-// schedule, unknown kinds) read all n inputs at once.
-template <Carrier C, class W>
-StateOf<C> StructuredWindowed(const Schedule& s, std::uint64_t n,
-                              W& w) {  // NOLINT(misc-no-recursion)
+// The evaluation of a non-empty schedule (ShapeOf(s, n).empty is false) over w. seq:lift (one
+// LiftTile of the whole input), random:S:lift (not in the grammar) and the kinds without an
+// evaluator here (cuda as a partition chunk's inner schedule, unknown kinds) read all n inputs
+// at once; the last two go through their tree.
+template <Carrier C>
+StateOf<C> Structured(const Schedule& s, std::uint64_t n,
+                      InputSource<C>& w) {  // NOLINT(misc-no-recursion)
   switch (s.kind()) {
     case ScheduleKind::kSeq: {
       if (s.As<orders::SeqParams>().lift) break;
+      if (n <= w.window) return Chain1<C>(w.Decode(0, n), 0, n, 1, false);
       StateOf<C> acc = C::Identity();
-      ChainWindowed<C>(w, acc, 0, n);
+      ChainFrom<C>(w, acc, 0, n);
       return acc;
     }
     case ScheduleKind::kReverse:
-      return ReverseWindowed<C>(w, n, s.As<orders::ReverseParams>().lift);
+      return ReverseFrom<C>(w, n, s.As<orders::ReverseParams>().lift);
     case ScheduleKind::kPairwise: {
       const orders::PairwiseParams& q = s.As<orders::PairwiseParams>();
       std::unique_ptr<PairwiseLevelsWork<C>> levels;
@@ -1056,47 +1011,54 @@ StateOf<C> StructuredWindowed(const Schedule& s, std::uint64_t n,
         if (q.leaf == 1 && !q.lift && n > kPairwiseUnrolled)
           levels = std::make_unique<PairwiseLevelsWork<C>>(std::min(n, w.window));
       }
-      return PairwiseWindowed<C>(w, 0, n, q.leaf, q.lift, levels.get());
+      return PairwiseFrom<C>(w, 0, n, q.leaf, q.lift, levels.get());
     }
     case ScheduleKind::kBlocked:
-      return BlockedWindowed<C>(w, n, s.As<orders::BlockedParams>());
+      return BlockedFrom<C>(w, n, s.As<orders::BlockedParams>());
     case ScheduleKind::kStrided: {
       const orders::StridedParams& q = s.As<orders::StridedParams>();
       // StridedRows asks for rows in increasing order, each tile from its first row: whole
       // tiles (T <= block rows) or blocks of a tile. Where tiles are short, one window holds as
       // many whole tiles as fit and serves the requests inside it, so no request straddles two
-      // windows and each row is read once.
+      // windows and each row is read once. Over an array the one window holds every row.
       const std::uint64_t K = q.lanes;
-      const std::uint64_t block = std::max<std::uint64_t>(1, w.window / K);
       const std::uint64_t rows_n = (n + K - 1) / K;
+      const std::uint64_t block = n <= w.window ? std::max<std::uint64_t>(rows_n, 1)
+                                                : std::max<std::uint64_t>(1, w.window / K);
       const std::uint64_t T = q.tile == 0 ? rows_n : q.tile;
       const std::uint64_t span = T > 0 && T <= block ? block / T * T : 0;  // rows per window
       std::uint64_t w0 = 0, w1 = 0;                                        // the rows decoded
+      const InputOf<C>* rows = nullptr;                                    // input w0 K
       return StridedRows<C>(n, q, block, [&](std::uint64_t r0, std::uint64_t r1) {
         if (r0 < w0 || r1 > w1) {
           w0 = r0;
           w1 = std::min(rows_n, r0 + std::max(r1 - r0, span));
-          w.Decode(w0 * K, std::min(n, w1 * K) - w0 * K);
+          rows = w.Decode(w0 * K, std::min(n, w1 * K) - w0 * K);
         }
-        return w.buf.data() + (r0 - w0) * K;
+        return rows + (r0 - w0) * K;
       });
     }
     case ScheduleKind::kRandom: {
       const orders::RandomParams& q = s.As<orders::RandomParams>();
       if (q.lift) break;
-      return RandomWindowed<C>(w, q.seed, n);
+      return RandomFrom<C>(w, q.seed, n);
     }
     default:
       if (!PartitionOf(s, n)) break;
       return PartitionOver<C>(s, n, [&](const Schedule& inner, std::uint64_t lo, std::uint64_t hi) {
         const std::uint64_t base = w.base;
         w.base += lo;
-        const StateOf<C> root = StructuredWindowed<C>(inner, hi - lo, w);
+        const StateOf<C> root = Structured<C>(inner, hi - lo, w);
         w.base = base;
         return root;
       });
   }
-  return Structured<C>(s, std::span<const InputOf<C>>(w.Decode(0, n), n));
+  const InputOf<C>* x = w.Decode(0, n);
+  if (s.kind() == ScheduleKind::kSeq) return Chain1<C>(x, 0, n, 1, true);
+  const MergeTree t = BuildTree(s, n);
+  CheckReplayable<C>(t, n);
+  if (t.Empty()) return C::Identity();
+  return TreeOrderFree<C>(t, std::span<const InputOf<C>>(x, n));
 }
 
 }  // namespace replay_detail
@@ -1125,7 +1087,8 @@ typename C::State Replay(const Schedule& s, std::span<const typename C::Input> x
   if (sh.empty) return C::Identity();
   if (!ReplayOrderFree<typename C::Scalar>::Holds())
     return ReplayOracle<C>(BuildTree(s, x.size()), x);
-  return Structured<C>(s, x);
+  InputSource<C> w = InputSource<C>::Over(x);
+  return Structured<C>(s, x.size(), w);
 }
 
 template <Carrier C>
@@ -1179,8 +1142,8 @@ typename C::State ReplayWindowed(const Schedule& s, std::uint64_t n, Fill&& fill
     const std::vector<Input> x = all();
     return ReplayOracle<C>(t, std::span<const Input>(x));
   }
-  InputWindows<C, std::remove_reference_t<Fill>> w(fill, std::max<std::uint64_t>(window, 1));
-  return StructuredWindowed<C>(s, n, w);
+  auto w = InputSource<C>::Through(fill, std::max<std::uint64_t>(window, 1));
+  return Structured<C>(s, n, w);
 }
 
 template <Carrier C>
