@@ -13,7 +13,7 @@
 #include <cstdint>
 
 #include "core/cpu_features.hpp"
-#include "core/hash.hpp"
+#include "core/hash_x86.hpp"
 
 #if CARRIER_X86_KERNELS
 #include <immintrin.h>
@@ -22,14 +22,7 @@ namespace carrier::replay_detail::random_splits_x86 {
 
 #define CARRIER_X86_AVX512_DQ __attribute__((target("avx512f,avx512dq")))  // NOLINT
 
-CARRIER_X86_AVX512_DQ inline __m512i SplitMix64x8(__m512i x) {
-  __m512i z = _mm512_add_epi64(x, _mm512_set1_epi64(static_cast<long long>(kSplitMix64Gamma)));
-  z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)),
-                         _mm512_set1_epi64(static_cast<long long>(0xbf58476d1ce4e5b9ULL)));
-  z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)),
-                         _mm512_set1_epi64(static_cast<long long>(0x94d049bb133111ebULL)));
-  return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
-}
+using hash_x86::SplitMix64x8;
 
 // h % d per lane, 1 <= d < 2^20 (the two exact steps of the contract).
 CARRIER_X86_AVX512_DQ inline __m512i Remainder8(__m512i h, __m512d d) {

@@ -55,9 +55,10 @@ inline constexpr std::uint64_t kTagLeaf = 0x6c656166ULL, kTagPush = 0x70757368UL
                                kTagCombine = 0x636f6d62ULL, kTagRoot = 0x726f6f74ULL,
                                kTagFused = 0x66757365ULL;
 
+inline constexpr std::uint64_t kAbsorbOffset = 0x632be59bd9b4e019ULL;
 inline std::uint64_t Mix(std::uint64_t x) { return tree_detail::Mix(x); }
 inline std::uint64_t Absorb(std::uint64_t h, std::uint64_t v) {
-  return Mix(h ^ Mix(v + 0x632be59bd9b4e019ULL));
+  return Mix(h ^ Mix(v + kAbsorbOffset));
 }
 inline std::uint64_t CombineHash(std::uint64_t l, std::uint64_t r) {
   return Absorb(Absorb(Mix(kTagCombine), l), r);

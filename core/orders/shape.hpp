@@ -24,9 +24,12 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "core/cpu_features.hpp"
 #include "core/merge_tree.hpp"
+#include "core/orders/shape_x86.hpp"
 #include "core/pairwise_plan.hpp"
 #include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
@@ -107,8 +110,76 @@ class ShapeWalker {
 
   Node Combine(const Node& a, const Node& b) {
     ++combines;
-    Node r;
+    Node r = Join(a, b);
     r.hash = tree_hash_detail::CombineHash(a.hash, b.hash);
+    return r;
+  }
+
+  void Permutes() { permutes = true; }
+  void Fused(const MmaNode& node) { fused_ = node; }
+
+  // pairwise:1 (no lift) over inputs [first, first + m), 2 <= m <= kPairwiseRegion: Chain's and
+  // Combine's records without the recursion. The root's statistics depend on m alone (the
+  // region's shape), so they are folded once per m, by Join over the plan, and kept; the hashes,
+  // which name the inputs, come from PairwiseRegionHashes: every leaf, then each level's nodes
+  // (independent of one another), deepest first. Same expressions, same operands: same bits.
+  Node PairwiseRegion(std::uint64_t first, std::uint32_t m) {
+    const PairwisePlan& p = plans_.Plan(m);
+    Node root = RegionStats(p);
+    hashes_.resize(2 * std::size_t{m});
+    PairwiseRegionHashes(p, first, hashes_.data());
+    root.hash = hashes_[m];
+    chains += m;
+    combines += m - 1;
+    longest = std::max<std::uint64_t>(longest, 1);
+    return root;
+  }
+
+  // TreeHash's hashes of the pairwise:1 region of plan p over inputs [first, first + p.m): h[i]
+  // for leaf i, h[p.m + t] for node t (t = 0: the root). Vectorised where ShapeHashesVectorised.
+  static void PairwiseRegionHashes(const PairwisePlan& p, std::uint64_t first, std::uint64_t* h) {
+    using namespace tree_hash_detail;
+    const std::uint32_t m = p.m;
+    const std::uint64_t leaf_tag = Absorb(Mix(kTagPush), 1);  // Chain's push chain of one input
+    const bool vector = ShapeHashesVectorised();
+    std::uint32_t i = 0;
+#if CARRIER_X86_KERNELS
+    if (vector) i = shape_x86::AbsorbIndices(leaf_tag, first, m, kAbsorbOffset, h);
+#endif
+    for (; i < m; ++i) h[i] = Absorb(leaf_tag, first + i);
+    std::uint32_t end = m - 1;  // nodes
+    for (std::size_t l = p.level.size(); l-- > 0;) {
+      const std::uint32_t start = p.level[l];
+      std::uint32_t t = start;
+#if CARRIER_X86_KERNELS
+      if (vector)
+        t += shape_x86::CombineHashes(Mix(kTagCombine), kAbsorbOffset, p.left.data() + start,
+                                      p.right.data() + start, end - start, h, h + m + start);
+#endif
+      for (; t < end; ++t) h[m + t] = CombineHash(h[p.left[t]], h[p.right[t]]);
+      end = start;
+    }
+    (void)vector;
+  }
+
+  // Whether PairwiseRegionHashes runs its vector form: where the CPU has it
+  // (core/cpu_features.hpp), unless a test switched it off.
+  static bool& ShapeHashesVectorisedFlag() {
+    static bool on = HostAvx512().HasFDq();
+    return on;
+  }
+  static bool ShapeHashesVectorised() { return ShapeHashesVectorisedFlag(); }
+  // For tests: the scalar form (false) or, where the CPU has it, the vector form (true); returns
+  // whether the vector form now runs. Not thread-safe: call it outside any walk.
+  static bool UseShapeHashesVectorised(bool on) {
+    ShapeHashesVectorisedFlag() = on && HostAvx512().HasFDq();
+    return ShapeHashesVectorisedFlag();
+  }
+
+ private:
+  // Combine's record without the hash: ComputeStats' depths of a node from its children's.
+  static Node Join(const Node& a, const Node& b) {
+    Node r;
     r.cdepth = 1 + std::max(a.cdepth, b.cdepth);
     if (a.count == 0) {
       r.count = b.count;
@@ -126,42 +197,28 @@ class ShapeWalker {
     return r;
   }
 
-  void Permutes() { permutes = true; }
-  void Fused(const MmaNode& node) { fused_ = node; }
-
-  // pairwise:1 (no lift) over inputs [first, first + m), 2 <= m <= kPairwiseRegion: the records
-  // of Chain and Combine, breadth first from the plan of the shape: every leaf, then each
-  // level's nodes, deepest first. A level's nodes are independent, so their hash chains
-  // overlap in the CPU instead of waiting on one another as in the recursion. Same
-  // expressions, same operands: same bits.
-  Node PairwiseRegion(std::uint64_t first, std::uint32_t m) {
-    using namespace tree_hash_detail;
-    const PairwisePlan& p = plans_.Plan(m);
-    std::vector<Node>& r = region_;
-    r.resize(2 * std::size_t{m});
-    const std::uint64_t leaf_tag = Absorb(Mix(kTagPush), 1);
-    for (std::uint32_t i = 0; i < m; ++i) {
-      r[i].hash = Absorb(leaf_tag, first + i);
-      r[i].count = 1;
-      r[i].max = 0;
-      r[i].sum = 0.0;  // Chain's 0.5 l (l - 1) + (l - 1) for l = 1
-      r[i].cdepth = 0;
-    }
-    chains += m;
-    longest = std::max<std::uint64_t>(longest, 1);
-    std::uint32_t end = m - 1;  // nodes
+  // The root record of plan p's region, hash aside: leaves as Chain gives a push chain of one
+  // input (count 1, max 0, sum 0.5 l (l - 1) + (l - 1) = 0), then Join level by level. Kept per
+  // region length (a walk meets at most a few).
+  const Node& RegionStats(const PairwisePlan& p) {
+    for (const auto& [m, rec] : region_stats_)
+      if (m == p.m) return rec;
+    std::vector<Node> r(2 * std::size_t{p.m});
+    for (std::uint32_t i = 0; i < p.m; ++i) r[i].count = 1;
+    std::uint32_t end = p.m - 1;
     for (std::size_t l = p.level.size(); l-- > 0;) {
       const std::uint32_t start = p.level[l];
-      for (std::uint32_t t = start; t < end; ++t) r[m + t] = Combine(r[p.left[t]], r[p.right[t]]);
+      for (std::uint32_t t = start; t < end; ++t) r[p.m + t] = Join(r[p.left[t]], r[p.right[t]]);
       end = start;
     }
-    return r[m];
+    region_stats_.emplace_back(p.m, r[p.m]);
+    return region_stats_.back().second;
   }
 
- private:
   MmaNode fused_{};
   PairwisePlans plans_;
-  std::vector<Node> region_;
+  std::vector<std::uint64_t> hashes_;
+  std::vector<std::pair<std::uint32_t, Node>> region_stats_;
 };
 
 // Whether WalkShape walks s over n inputs: n > 0 and an order with a walk of its own (a

@@ -209,7 +209,7 @@ void CheckCell(run::TrialSpec spec, const std::vector<std::uint64_t>& lengths,
 }  // namespace
 
 TEST_CASE("walked tree shapes equal BuildTree's statistics, hash and text", "[fast][engine]") {
-  long walked = 0, built = 0, refused = 0;
+  long walked = 0, built = 0, refused = 0, both_forms = 0;
   for (const std::string& text : Schedules()) {
     const Schedule s = ParseSchedule(text);
     for (const std::uint64_t n :
@@ -253,6 +253,18 @@ TEST_CASE("walked tree shapes equal BuildTree's statistics, hash and text", "[fa
       REQUIRE(shape.stats.combine_depth == want.stats.combine_depth);
       REQUIRE(shape.stats.max_leaf_depth == want.stats.max_leaf_depth);
       REQUIRE(SameBits(shape.stats.mean_leaf_depth, want.stats.mean_leaf_depth));
+      // The pairwise regions' hashes in the other form (scalar where the vector one ran).
+      const bool vector = carrier::ShapeWalker::ShapeHashesVectorised();
+      if (vector || carrier::ShapeWalker::UseShapeHashesVectorised(true)) {
+        carrier::ShapeWalker::UseShapeHashesVectorised(!vector);
+        carrier::TreeShape other;
+        REQUIRE(carrier::WalkShape(s, n, other));
+        carrier::ShapeWalker::UseShapeHashesVectorised(vector);
+        INFO("region hashes " << (vector ? "scalar" : "vectorised"));
+        REQUIRE(other.hash == want.hash);
+        REQUIRE(SameBits(other.stats.mean_leaf_depth, want.stats.mean_leaf_depth));
+        ++both_forms;
+      }
       // The cached path returns the same.
       carrier::TreeShape cached;
       REQUIRE(run::ShapeOfSchedule(s, n, cached));
@@ -260,7 +272,8 @@ TEST_CASE("walked tree shapes equal BuildTree's statistics, hash and text", "[fa
       ++walked;
     }
   }
-  std::cout << "tree shapes: " << walked << " walked and equal to BuildTree's, " << built
+  std::cout << "tree shapes: " << walked << " walked and equal to BuildTree's (" << both_forms
+            << " in both forms of the region hashes, scalar and AVX-512), " << built
             << " left to BuildTree, " << refused << " refused by BuildTree\n";
   REQUIRE(walked > 500);
 }

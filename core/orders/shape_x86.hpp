@@ -1,0 +1,69 @@
+// core/orders/shape_x86.hpp: the AVX-512 F+DQ form of the shape walk's pairwise-region hashes
+// (core/orders/shape.hpp, PairwiseRegionHashes): eight of a level's independent node hashes per
+// instruction instead of one hash chain at a time.
+//
+// Only shape.hpp includes this file, and it calls these functions only where
+// ShapeHashesVectorised() (HostAvx512().HasFDq(), unless a test switched it off) holds. Both
+// compute TreeHash's own expressions (core/tree_hash.hpp Absorb, CombineHash) through
+// SplitMix64x8, which equals SplitMix64 lane by lane: the same 64-bit integers as the scalar
+// loop. Each returns how far it got (whole vectors); the caller finishes the rest in scalar code.
+#pragma once
+
+#include <cstdint>
+
+#include "core/cpu_features.hpp"
+#include "core/hash_x86.hpp"
+
+#if CARRIER_X86_KERNELS
+#include <immintrin.h>
+
+namespace carrier::shape_x86 {
+
+#define CARRIER_X86_AVX512_DQ __attribute__((target("avx512f,avx512dq")))  // NOLINT
+
+// Absorb(h, v) = Mix(h ^ Mix(v + offset)) per lane.
+CARRIER_X86_AVX512_DQ inline __m512i Absorb8(__m512i h, __m512i v, __m512i offset) {
+  using hash_x86::SplitMix64x8;
+  return SplitMix64x8(_mm512_xor_si512(h, SplitMix64x8(_mm512_add_epi64(v, offset))));
+}
+
+// out[i] = Absorb(tag, first + i) for i < count (whole vectors); returns how many.
+CARRIER_X86_AVX512_DQ inline std::uint32_t AbsorbIndices(std::uint64_t tag, std::uint64_t first,
+                                                         std::uint32_t count, std::uint64_t offset,
+                                                         std::uint64_t* out) {
+  const __m512i vtag = _mm512_set1_epi64(static_cast<long long>(tag));
+  const __m512i voff = _mm512_set1_epi64(static_cast<long long>(offset));
+  const __m512i step = _mm512_set1_epi64(8);
+  __m512i idx = _mm512_add_epi64(_mm512_set1_epi64(static_cast<long long>(first)),
+                                 _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
+  std::uint32_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    _mm512_storeu_si512(out + i, Absorb8(vtag, idx, voff));
+    idx = _mm512_add_epi64(idx, step);
+  }
+  return i;
+}
+
+// out[t] = Absorb(Absorb(start, h[left[t]]), h[right[t]]) for t < count (whole vectors), where
+// start = Mix(kTagCombine): CombineHash of the slots' hashes. Returns how many.
+CARRIER_X86_AVX512_DQ inline std::uint32_t CombineHashes(
+    std::uint64_t start, std::uint64_t offset, const std::uint32_t* left,
+    const std::uint32_t* right, std::uint32_t count, const std::uint64_t* h, std::uint64_t* out) {
+  const __m512i vstart = _mm512_set1_epi64(static_cast<long long>(start));
+  const __m512i voff = _mm512_set1_epi64(static_cast<long long>(offset));
+  std::uint32_t t = 0;
+  for (; t + 8 <= count; t += 8) {
+    const __m256i li = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(left + t));
+    const __m256i ri = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(right + t));
+    const __m512i l = _mm512_i32gather_epi64(li, h, 8);
+    const __m512i r = _mm512_i32gather_epi64(ri, h, 8);
+    _mm512_storeu_si512(out + t, Absorb8(Absorb8(vstart, l, voff), r, voff));
+  }
+  return t;
+}
+
+#undef CARRIER_X86_AVX512_DQ
+
+}  // namespace carrier::shape_x86
+
+#endif  // CARRIER_X86_KERNELS
