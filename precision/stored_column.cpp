@@ -259,6 +259,11 @@ const void* StoredColumn::Identity() const {
   return d_ ? d_->data() : nullptr;
 }
 
+std::span<const double> StoredColumn::CodeValues() const {
+  if ((layout_ != Layout::kCode8 && layout_ != Layout::kCode16) || !table_) return {};
+  return {table_->data(), table_->size()};
+}
+
 std::vector<double> StoredColumn::ToDoubles() const {
   std::vector<double> out(n_);
   if (n_ > 0) Read(0, n_, out.data());

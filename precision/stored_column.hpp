@@ -59,6 +59,10 @@ class StoredColumn {
   std::span<const double> Doubles() const;
   void Read(std::uint64_t lo, std::size_t count, double* out) const;
   std::vector<double> ToDoubles() const;
+  // Every value a code of this column's layout gives back (kCode8, kCode16: the decoding
+  // table, indexed by code); empty for kFloat and kDouble. Each stored value is one of them, so
+  // a property every entry has, every value has.
+  std::span<const double> CodeValues() const;
   // The address of the values' storage (shared by copies): identifies the column's data.
   const void* Identity() const;
   // f(lo, span of the values [lo, lo + span.size())) over [begin, end), in order, in chunks of

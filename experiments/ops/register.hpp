@@ -287,8 +287,10 @@ typename C::Input ColumnInput(double v, std::uint64_t i) {
 }
 
 // Whether every value of the packed column converts to C's Input as itself (CachedInputs's
-// in-place test, one decoding pass), remembered in the thread's ConvertedInput like that test's
-// outcome (a sweep asks once per input, compute type and rounding).
+// in-place test), remembered in the thread's ConvertedInput like that test's outcome (a sweep
+// asks once per input, compute type and rounding). A coded column's values all come from its
+// code table, so where every table entry converts to itself (a bf16 column into bf16 compute:
+// 2^16 entries) so does the column, without decoding it; otherwise one decoding pass decides.
 template <class C>
 bool ColumnConvertsToItself(const ReplayInput& in) {
   using I = typename C::Input;
@@ -297,9 +299,13 @@ bool ColumnConvertsToItself(const ReplayInput& in) {
   if (!PureConversion<typename C::Scalar>(context)) return false;
   const bool keep = c.enabled && in.id != 0;
   if (keep && KeptFor<I>(c, in.id, context) && c.data == nullptr) return c.in_place;
-  bool same = true;
-  in.column->ForEachChunk(
-      [&](std::uint64_t, std::span<const double> v) { same = same && ConvertsToItself<I>(v); });
+  const std::span<const double> table = in.column->CodeValues();
+  bool same = !table.empty() && ConvertsToItself<I>(table);
+  if (!same) {
+    same = true;
+    in.column->ForEachChunk(
+        [&](std::uint64_t, std::span<const double> v) { same = same && ConvertsToItself<I>(v); });
+  }
   if (keep) Keep<I>(c, in.id, std::move(context), same, nullptr);
   return same;
 }
