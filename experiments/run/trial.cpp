@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <future>
 
 #include "backends/backends.hpp"
 #include "cli/args.hpp"
@@ -725,6 +726,25 @@ TrialOutcome RunTrial(const ResolvedTrial& t, const TrialInput& in, const Shared
   TrialOutcome o;
   o.n = in.n;
   if (o.n == 0) throw SpecError("empty input");
+  o.main = e.main;
+  o.vector_out = e.vector_out();
+
+  std::vector<ValuePair<double>> pairs;
+  BoundInputs bi = BoundInputsOf(in, e.input == registry::InputKind::kPairs, pairs);
+  bi.exact = ref.as_long_double;
+  bi.main = o.vector_out ? ref.as_long_double.size() : o.main;  // vector: no main component
+  bi.head_dim = t.spec.head_dim;
+  bi.attention_a = shared.attention_a;
+  bi.attention_b = shared.attention_b;
+  bi.attention_q = shared.attention_q;
+  bi.memo = shared.bound_memo.get();
+  // The condition number reads the input and the reference alone: from 2 pass threads and 2^16
+  // inputs it is computed on a thread of its own while the engine runs (a sum's is a pass over
+  // the whole input), and waited for after it.
+  std::future<double> cond_ahead;
+  if (e.cond && PassThreads() >= 2 && in.n >= (std::uint64_t{1} << 16))
+    cond_ahead = std::async(std::launch::async, [&] { return e.cond(bi); });
+
   MergeTree tree;  // empty where the fast engine walked the schedule (MeasureBound: not needed)
   TreeShape shape;
   registry::Replayed got = Execute(t, in, tree, shape, o.seconds);
@@ -741,21 +761,10 @@ TrialOutcome RunTrial(const ResolvedTrial& t, const TrialInput& in, const Shared
   o.tree_max_depth = stats.max_leaf_depth;
   o.tree_hash = shape.hash;
   o.tree_mean_depth = stats.mean_leaf_depth;
-  o.main = e.main;
   o.u = UnitRoundoffOf(t.mixed ? t.inner : t.compute, t.rounding);
-  o.vector_out = e.vector_out();
   MeasureErrors(t, got, ref, o);
 
-  std::vector<ValuePair<double>> pairs;
-  BoundInputs bi = BoundInputsOf(in, e.input == registry::InputKind::kPairs, pairs);
-  bi.exact = ref.as_long_double;
-  bi.main = o.vector_out ? ref.as_long_double.size() : o.main;  // vector: no main component
-  bi.head_dim = t.spec.head_dim;
-  bi.attention_a = shared.attention_a;
-  bi.attention_b = shared.attention_b;
-  bi.attention_q = shared.attention_q;
-  bi.memo = shared.bound_memo.get();
-  if (e.cond) o.cond = e.cond(bi);
+  if (e.cond) o.cond = cond_ahead.valid() ? cond_ahead.get() : e.cond(bi);
   if (t.policy && !t.policy->split.empty()) {
     // Not derived yet: the parts' truncation and the partial dots' roundings together.
     o.bound_note = "none: no a-priori bound is derived for split=" + t.policy->split +
