@@ -46,4 +46,23 @@ inline const Avx512Features& HostAvx512() {
   return features;
 }
 
+// The run-time switch of one kernel family that needs AVX-512 F+DQ (Family: any tag type, one
+// switch per family): on where this CPU has the subsets, unless a test turned it off to run the
+// portable path. Use(on) returns whether the vector path now runs. Not thread-safe: tests call
+// Use outside any computation.
+template <class Family>
+struct Avx512FDqSwitch {
+  static bool On() { return Flag(); }
+  static bool Use(bool on) {
+    Flag() = on && HostAvx512().HasFDq();
+    return Flag();
+  }
+
+ private:
+  static bool& Flag() {
+    static bool on = HostAvx512().HasFDq();
+    return on;
+  }
+};
+
 }  // namespace carrier

@@ -99,16 +99,12 @@ inline void RandomPlaceScalar(RandomQueue& q, std::uint32_t j, std::uint32_t end
 
 // Whether the vector path runs: where the CPU has it (core/cpu_features.hpp), unless a test
 // switched it off.
-inline bool& RandomSplitsVectorisedFlag() {
-  static bool on = HostAvx512().HasFDq();
-  return on;
-}
-inline bool RandomSplitsVectorised() { return RandomSplitsVectorisedFlag(); }
+struct RandomSplitsFamily;
+inline bool RandomSplitsVectorised() { return Avx512FDqSwitch<RandomSplitsFamily>::On(); }
 // For tests: run the scalar path (false) or, where the CPU has it, the vector path (true);
 // returns whether the vector path now runs. Not thread-safe: call it outside any replay.
 inline bool UseRandomSplitsVectorised(bool on) {
-  RandomSplitsVectorisedFlag() = on && HostAvx512().HasFDq();
-  return RandomSplitsVectorisedFlag();
+  return Avx512FDqSwitch<RandomSplitsFamily>::Use(on);
 }
 
 inline void RandomSplitLevel(const RandomSplitter& split, std::uint64_t base,

@@ -164,17 +164,11 @@ class ShapeWalker {
 
   // Whether PairwiseRegionHashes runs its vector form: where the CPU has it
   // (core/cpu_features.hpp), unless a test switched it off.
-  static bool& ShapeHashesVectorisedFlag() {
-    static bool on = HostAvx512().HasFDq();
-    return on;
-  }
-  static bool ShapeHashesVectorised() { return ShapeHashesVectorisedFlag(); }
+  struct HashFamily;
+  static bool ShapeHashesVectorised() { return Avx512FDqSwitch<HashFamily>::On(); }
   // For tests: the scalar form (false) or, where the CPU has it, the vector form (true); returns
   // whether the vector form now runs. Not thread-safe: call it outside any walk.
-  static bool UseShapeHashesVectorised(bool on) {
-    ShapeHashesVectorisedFlag() = on && HostAvx512().HasFDq();
-    return ShapeHashesVectorisedFlag();
-  }
+  static bool UseShapeHashesVectorised(bool on) { return Avx512FDqSwitch<HashFamily>::Use(on); }
 
  private:
   // Combine's record without the hash: ComputeStats' depths of a node from its children's.
