@@ -794,8 +794,8 @@ void ChainFrom(InputSource<C>& w, StateOf<C>& s, std::uint64_t lo, std::uint64_t
   s = chain[0];
 }
 
-// reverse (n > 0): Structured's loop, acc = x[n - 1], then acc = Combine(x[i], acc) for i from
-// n - 2 down to 0, over windows taken from the end.
+// reverse (n > 0): BuildTree's order, acc = x[n - 1], then acc = Combine(x[i], acc) for i from
+// n - 2 down to 0, over windows taken from the end (over an array: the one window).
 template <Carrier C>
 StateOf<C> ReverseFrom(InputSource<C>& w, std::uint64_t n, bool lift) {
   StateOf<C> acc{};
