@@ -135,7 +135,13 @@ std::string ManifestJson(const ManifestRun& r) {
   j.Raw("highway_version", Null(hwy));
   j.Raw("boost_version", Null(boost));
   // The input streams' version: the same config under another generator draws other inputs.
-  j.String("generator", inputs::kGeneratorVersion);
+  if (!r.generator) {
+    j.String("generator", inputs::kGeneratorVersion);
+  } else if (r.generator->empty()) {
+    j.Raw("generator", "null");
+  } else {
+    j.String("generator", *r.generator);
+  }
   j.String("config_path", r.config_path);
   j.String("config_hash", r.config_hash);
   j.String("start_time", r.start_time);

@@ -24,6 +24,9 @@ struct ManifestRun {
   double wall_seconds = 0;             // this invocation (a resumed run: the last one)
   double reference_seconds_total = 0;  // summed over the trials of this invocation
   double trial_seconds_total = 0;      // the same for the reductions
+  // The input generators' version the trials drew from: nullopt is this binary's
+  // (inputs::kGeneratorVersion); a merge passes on its shards' ("": unknown, written as null).
+  std::optional<std::string> generator;
 };
 
 // The whole manifest, with the machine and build fields filled in here.

@@ -28,8 +28,9 @@ const char kMergeHelp[] =
     "\n"
     "Joins sweep output folders of one config (typically its --shard 1/N .. N/N runs) into OUT:\n"
     "trials.csv sorted by trial_id, config.toml, and a manifest whose shard is null. Checks\n"
-    "first that all come from the same config hash, finished, and that every trial_id appears\n"
-    "exactly once; otherwise one line naming the problem, exit 2, nothing written.\n";
+    "first that all come from the same config hash and input generator, finished, and that every\n"
+    "trial_id appears exactly once; otherwise one line naming the problem, exit 2, nothing\n"
+    "written.\n";
 
 namespace {
 
@@ -53,7 +54,7 @@ int RunMerge(const std::vector<std::string>& argv) {
   if (fs::exists(out + "/trials.csv"))
     args.Fail(out + "/trials.csv already exists; merge into a new folder");
 
-  std::string hash, config_text, config_path, start, end, jobs;
+  std::string hash, config_text, config_path, start, end, jobs, generator;
   std::uint64_t total = 0;
   double wall = 0, ref_s = 0, trial_s = 0;
   std::map<std::uint64_t, std::pair<std::string, std::string>> rows;  // id -> (row, dir)
@@ -71,6 +72,18 @@ int RunMerge(const std::vector<std::string>& argv) {
     const std::string h = Field(m, "config_hash");
     const std::string t = Field(m, "trials_total");
     if (h.empty() || t.empty()) args.Fail(d + "/manifest.json lacks config_hash or trials_total");
+    // The same config under another generator drew other inputs: such shards are not one run.
+    // A manifest without the field predates it (carrier-gen/1).
+    const std::string g = Field(m, "generator");
+    auto name = [](const std::string& text) {
+      return text.empty() ? std::string("none recorded") : text;
+    };
+    if (hash.empty()) {
+      generator = g;
+    } else if (g != generator) {
+      args.Fail(d + " drew its inputs with generator " + name(g) + ", " + dirs[0] + " with " +
+                name(generator) + ": shards of one sweep must share one generator");
+    }
     if (hash.empty()) {
       hash = h;
       total = std::stoull(t);
@@ -152,6 +165,7 @@ int RunMerge(const std::vector<std::string>& argv) {
   mr.wall_seconds = wall;
   mr.reference_seconds_total = ref_s;
   mr.trial_seconds_total = trial_s;
+  mr.generator = generator;  // the shards' own, not this binary's
   // Each file whole or absent (io/atomic_file.hpp); trials.csv last, so its presence means the
   // merge completed, and a merge stopped before it can simply be run again. A failed write
   // (a full disk) removes what this merge wrote before it, so no manifest is left claiming

@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -296,6 +297,29 @@ TEST_CASE("sweep: three shards merged equal the single run", "[fast][sweep]") {
     return s.substr(p, 36);
   };
   CHECK(hash(m) == hash(Slurp(single + "/manifest.json")));
+  // The merged manifest names the shards' generator; a shard drawn by another generator (its
+  // manifest says so) is refused, nothing written.
+  const auto field = [](const std::string& s, const std::string& key) {
+    const auto p = s.find("\"" + key + "\": ");
+    return p == std::string::npos ? std::string() : s.substr(p, s.find_first_of(",\n", p) - p);
+  };
+  const std::string gen2 = field(Slurp(single + "/manifest.json"), "generator");
+  std::cout << "  merged manifest: " << field(m, "generator") << "\n";
+  REQUIRE(!gen2.empty());
+  CHECK(field(m, "generator") == gen2);
+  const std::string other = Tmp() + "/shard2_gen1";
+  std::filesystem::create_directories(other);
+  std::filesystem::copy_file(Tmp() + "/shard2/trials.csv", other + "/trials.csv");
+  std::string m2 = Slurp(Tmp() + "/shard2/manifest.json");
+  REQUIRE(m2.find(gen2) != std::string::npos);
+  m2.replace(m2.find(gen2), gen2.size(), "\"generator\": \"carrier-gen/1\"");
+  std::ofstream(other + "/manifest.json") << m2;
+  Run mixed =
+      Carrier("merge " + Tmp() + "/shard1 " + other + " " + Tmp() + "/shard3 -o " + Tmp() + "/m3");
+  std::cout << "  " << mixed.err;
+  CHECK(mixed.code == 2);
+  CHECK(mixed.err.find("drew its inputs with generator carrier-gen/1") != std::string::npos);
+  CHECK(!Exists(Tmp() + "/m3"));
   Cleanup();
 }
 
