@@ -698,15 +698,22 @@ TrialInput MakeInputFromValues(const ResolvedTrial& t, std::vector<double> a, st
   return in;
 }
 
+namespace {
+
+// Whether a pass over n inputs is worth a thread of its own beside the trial's main thread: from
+// 2^16 inputs, and only where the caller allows more than one thread (eval --threads 1 keeps to
+// one). The shape walk's prefetch and the condition number ask it.
+bool OwnThreadPays(std::uint64_t n) { return n >= (std::uint64_t{1} << 16) && PassThreads() >= 2; }
+
+}  // namespace
+
 ShapePrefetch PrefetchTrialShape(const ResolvedTrial& t, std::uint64_t n) {
   // Execute's paths that read ShapeOfSchedule: a per-role policy, a scaled matrix unit, and
   // the fast engine's replay of a schedule (not a data-decided one, not two levels).
   const bool split = t.policy && !t.policy->split.empty();
   const bool fast = t.spec.backend == "replay" && t.spec.engine == "fast" && t.op->replay &&
                     !t.mixed && !t.adaptive;
-  if (split || n < (std::uint64_t{1} << 16) || PassThreads() < 2 ||
-      !(t.per_role || t.scaled_mma || fast))
-    return {};
+  if (split || !OwnThreadPays(n) || !(t.per_role || t.scaled_mma || fast)) return {};
   return PrefetchShape(t.schedule, n);
 }
 
@@ -738,11 +745,11 @@ TrialOutcome RunTrial(const ResolvedTrial& t, const TrialInput& in, const Shared
   bi.attention_b = shared.attention_b;
   bi.attention_q = shared.attention_q;
   bi.memo = shared.bound_memo.get();
-  // The condition number reads the input and the reference alone: from 2 pass threads and 2^16
-  // inputs it is computed on a thread of its own while the engine runs (a sum's is a pass over
-  // the whole input), and waited for after it.
+  // The condition number reads the input and the reference alone: where OwnThreadPays it is
+  // computed on a thread of its own while the engine runs (a sum's is a pass over the whole
+  // input), and waited for after it.
   std::future<double> cond_ahead;
-  if (e.cond && PassThreads() >= 2 && in.n >= (std::uint64_t{1} << 16))
+  if (e.cond && OwnThreadPays(in.n))
     cond_ahead = std::async(std::launch::async, [&] { return e.cond(bi); });
 
   MergeTree tree;  // empty where the fast engine walked the schedule (MeasureBound: not needed)
