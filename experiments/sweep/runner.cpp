@@ -32,6 +32,7 @@
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
 #include "backends/backends.hpp"
+#include "inputs/generators.hpp"
 #include "precision/parallel_pass.hpp"
 #include "precision/precision_policy.hpp"
 #include "registry/registry.hpp"
@@ -330,6 +331,15 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
     if (!ms || (*ms == "null" ? "" : io::JsonUnquote(*ms)) != shard)
       throw cli::UsageError("carrier sweep: --resume: " + dir + " was run as shard '" +
                             (ms ? io::JsonUnquote(*ms) : "?") + "', not '" + shard + "'");
+    // The same config under another input generator draws other inputs: its rows and this
+    // binary's would not be one run. A manifest without the field predates it (carrier-gen/1).
+    const auto mg = ManifestField(m, "generator");
+    const std::string drew = !mg || *mg == "null" ? std::string() : io::JsonUnquote(*mg);
+    if (drew != inputs::kGeneratorVersion)
+      throw cli::UsageError("carrier sweep: --resume: " + dir + " drew its inputs with generator " +
+                            (drew.empty() ? std::string("none recorded") : drew) +
+                            ", this binary draws with " + inputs::kGeneratorVersion +
+                            ": its rows and new ones would not be one run; give -o another folder");
     CsvFile f;
     try {
       f = ReadTrialsCsv(csv);

@@ -248,6 +248,20 @@ TEST_CASE("sweep: a run cut short and resumed equals an uninterrupted run", "[fa
   Run wrong = Carrier("sweep " + other + " --resume -o " + cut);
   CHECK(wrong.code == 2);
   CHECK(wrong.err.find("another config") != std::string::npos);
+  // Resuming a folder whose inputs another generator drew is refused, and its rows are kept.
+  const std::string manifest = Slurp(cut + "/manifest.json");
+  const std::string field = "\"generator\": \"carrier-gen/2\"";
+  const std::size_t at = manifest.find(field);
+  REQUIRE(at != std::string::npos);
+  std::ofstream(cut + "/manifest.json", std::ios::binary)
+      << manifest.substr(0, at) + "\"generator\": \"carrier-gen/1\"" +
+             manifest.substr(at + field.size());
+  Run old_gen = Carrier("sweep " + cfg + " --resume -o " + cut);
+  std::cout << "  " << old_gen.err;
+  CHECK(old_gen.code == 2);
+  CHECK(old_gen.err.find("drew its inputs with generator carrier-gen/1, this binary draws with "
+                         "carrier-gen/2") != std::string::npos);
+  CHECK(Slurp(cut + "/trials.csv") == before);
   Cleanup();
 }
 
