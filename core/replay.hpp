@@ -72,7 +72,7 @@
 //   strided:K row (K inputs), a lifted leaf or tile (LiftTile takes it at once: the whole input
 //   for seq:lift, T rows of K for strided:K:tile:T:lift). Where Replay builds a tree (cuda,
 //   orders from outside, unknown kinds) or defers to ReplayOracle (stochastic rounding), all n
-//   inputs are read into one vector (an omp chunk with a cuda inner schedule: the chunk).
+//   inputs are read into one buffer (an omp chunk with a cuda inner schedule: the chunk).
 //
 // Errors: exactly ReplayOracle's (ScheduleError, one line): input count differs from the tree's n;
 // a permuting tree for a non-commutative carrier; tile lifts for a carrier without LiftTile.
@@ -1061,6 +1061,40 @@ StateOf<C> Structured(const Schedule& s, std::uint64_t n,
   return TreeOrderFree<C>(t, std::span<const InputOf<C>>(x, n));
 }
 
+// Replay<C>(t, x) once CheckReplayable<C>(t, x.size()) has passed.
+template <Carrier C>
+StateOf<C> TreeChecked(const MergeTree& t, std::span<const InputOf<C>> x) {
+  if (t.Empty()) return C::Identity();
+  if (!ReplayOrderFree<typename C::Scalar>::Holds()) return ReplayOracle<C>(t, x);
+  // Fused (matrix-unit) chains are the oracle's alone (core/mma.hpp): ReplayOracle evaluates them.
+  for (const Chain& c : t.chains)
+    if (c.mode == ChainMode::kFused) return ReplayOracle<C>(t, x);
+  return TreeOrderFree<C>(t, x);
+}
+
+// Schedule s over the n inputs of w: Replay(schedule, x) and ReplayWindowed alike, so the two
+// make the same checks in the same order and the same decisions. The schedule is checked
+// before any input is read (BuildTree and CheckReplayable, or ShapeOf and CheckShape); the
+// orders that go through a tree (not IsStructured: cuda, orders from outside, unknown kinds)
+// and stochastic rounding (not ReplayOrderFree: ReplayOracle evaluates) read all n at once.
+template <Carrier C>
+StateOf<C> ReplayFrom(const Schedule& s, std::uint64_t n, InputSource<C>& w) {
+  auto all = [&] { return std::span<const InputOf<C>>(w.Decode(0, n), n); };
+  if (!IsStructured(s)) {
+    const MergeTree t = BuildTree(s, n);
+    CheckReplayable<C>(t, n);
+    return TreeChecked<C>(t, all());
+  }
+  const Shape sh = ShapeOf(s, n);
+  CheckShape<C>(s, sh);
+  if (sh.empty) return C::Identity();
+  if (!ReplayOrderFree<typename C::Scalar>::Holds()) {
+    const MergeTree t = BuildTree(s, n);
+    return ReplayOracle<C>(t, all());
+  }
+  return Structured<C>(s, n, w);
+}
+
 }  // namespace replay_detail
 
 // The state of x reduced in the tree's order: ReplayOracle<C>(t, x), bit for bit (see the
@@ -1068,27 +1102,15 @@ StateOf<C> Structured(const Schedule& s, std::uint64_t n,
 template <Carrier C>
 typename C::State Replay(const MergeTree& t, std::span<const typename C::Input> x) {
   CheckReplayable<C>(t, x.size());
-  if (t.Empty()) return C::Identity();
-  if (!ReplayOrderFree<typename C::Scalar>::Holds()) return ReplayOracle<C>(t, x);
-  // Fused (matrix-unit) chains are the oracle's alone (core/mma.hpp): ReplayOracle evaluates them.
-  for (const Chain& c : t.chains)
-    if (c.mode == ChainMode::kFused) return ReplayOracle<C>(t, x);
-  return replay_detail::TreeOrderFree<C>(t, x);
+  return replay_detail::TreeChecked<C>(t, x);
 }
 
 // The state of x reduced by schedule s: ReplayOracle<C>(BuildTree(s, x.size()), x), bit for bit,
 // without building the tree for the structured kinds.
 template <Carrier C>
 typename C::State Replay(const Schedule& s, std::span<const typename C::Input> x) {
-  using namespace replay_detail;
-  if (!IsStructured(s)) return Replay<C>(BuildTree(s, x.size()), x);
-  const Shape sh = ShapeOf(s, x.size());
-  CheckShape<C>(s, sh);
-  if (sh.empty) return C::Identity();
-  if (!ReplayOrderFree<typename C::Scalar>::Holds())
-    return ReplayOracle<C>(BuildTree(s, x.size()), x);
-  InputSource<C> w = InputSource<C>::Over(x);
-  return Structured<C>(s, x.size(), w);
+  auto w = replay_detail::InputSource<C>::Over(x);
+  return replay_detail::ReplayFrom<C>(s, x.size(), w);
 }
 
 template <Carrier C>
@@ -1116,34 +1138,14 @@ inline constexpr std::uint64_t kReplayWindow = std::uint64_t{1} << 16;
 // and hold no other inputs: one buffer of at most that many (plus the evaluators' states and
 // scratch, and for a strided lift the lane's tile that Chain1 gathers, as Replay does).
 // Otherwise (cuda, explicit orders from outside and unknown kinds, which go through BuildTree;
-// stochastic rounding, which ReplayOracle evaluates) one request of all n into one
-// std::vector<C::Input>, then Replay or ReplayOracle over it. Ranges come in no promised order.
+// stochastic rounding, which ReplayOracle evaluates) one request of all n into one buffer,
+// then the tree or ReplayOracle over it (replay_detail::ReplayFrom, which Replay shares).
+// Ranges come in no promised order.
 template <Carrier C, class Fill>
 typename C::State ReplayWindowed(const Schedule& s, std::uint64_t n, Fill&& fill,
                                  std::uint64_t window = kReplayWindow) {
-  using namespace replay_detail;
-  using Input = typename C::Input;
-  auto all = [&] {
-    std::vector<Input> x(n);
-    if (n > 0) fill(std::uint64_t{0}, n, x.data());
-    return x;
-  };
-  if (!IsStructured(s)) {
-    const MergeTree t = BuildTree(s, n);
-    CheckReplayable<C>(t, n);  // Replay's first step, before any input is read
-    const std::vector<Input> x = all();
-    return Replay<C>(t, std::span<const Input>(x));
-  }
-  const Shape sh = ShapeOf(s, n);
-  CheckShape<C>(s, sh);
-  if (sh.empty) return C::Identity();
-  if (!ReplayOrderFree<typename C::Scalar>::Holds()) {
-    const MergeTree t = BuildTree(s, n);
-    const std::vector<Input> x = all();
-    return ReplayOracle<C>(t, std::span<const Input>(x));
-  }
-  auto w = InputSource<C>::Through(fill, std::max<std::uint64_t>(window, 1));
-  return Structured<C>(s, n, w);
+  auto w = replay_detail::InputSource<C>::Through(fill, std::max<std::uint64_t>(window, 1));
+  return replay_detail::ReplayFrom<C>(s, n, w);
 }
 
 template <Carrier C>
