@@ -350,7 +350,62 @@ void StoredColumn::Builder::Append(std::span<const double> values) {
   d_.insert(d_.end(), values.begin() + static_cast<std::ptrdiff_t>(i), values.end());
 }
 
+void StoredColumn::Builder::Size(std::uint64_t n) {
+  const auto size = [&](auto& v) {
+    if (n < v.size()) throw std::invalid_argument("StoredColumn::Builder::Size below its length");
+    v.resize(n);
+  };
+  switch (c_.layout_) {
+    case Layout::kCode8:
+      return size(b_);
+    case Layout::kCode16:
+      return size(h_);
+    case Layout::kFloat:
+      return size(f_);
+    case Layout::kDouble:
+      return size(d_);
+  }
+}
+
+void StoredColumn::Builder::Put(std::uint64_t lo, std::span<const double> values) {
+  using namespace stored_column_detail;
+  const std::size_t count = values.size();
+  const auto check = [&](std::size_t size) {
+    if (lo > size || count > size - lo)
+      throw std::out_of_range("StoredColumn::Builder::Put past the column's Size");
+  };
+  std::size_t done = count;
+  switch (c_.layout_) {
+    case Layout::kCode8:
+      check(b_.size());
+      done = WriteCodes(values.data(), count, c_.code_, c_.table_->data(), b_.data() + lo);
+      break;
+    case Layout::kCode16:
+      check(h_.size());
+      done = WriteCodes(values.data(), count, c_.code_, c_.table_->data(), h_.data() + lo);
+      break;
+    case Layout::kFloat:
+      check(f_.size());
+      done = WriteFloats(values.data(), count, f_.data() + lo);
+      break;
+    case Layout::kDouble:
+      check(d_.size());
+      std::copy(values.begin(), values.end(), d_.begin() + static_cast<std::ptrdiff_t>(lo));
+      return;
+  }
+  if (done == count) return;
+  const std::lock_guard<std::mutex> lock(aside_mutex_);
+  aside_.emplace_back(lo + done, std::vector<double>(values.begin() + done, values.end()));
+}
+
 StoredColumn StoredColumn::Builder::Finish() {
+  if (!aside_.empty()) {
+    // Some value Put stored has no code (or float): every value as a double, as Append does.
+    ToDoubleLayout();
+    for (const auto& [lo, v] : aside_)
+      std::copy(v.begin(), v.end(), d_.begin() + static_cast<std::ptrdiff_t>(lo));
+    aside_.clear();
+  }
   StoredColumn c = std::move(c_);
   switch (c.layout_) {
     case Layout::kCode8:

@@ -31,8 +31,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/carriers/pairs.hpp"
@@ -112,10 +114,18 @@ class StoredColumn {
 };
 
 // Appends values in order; Finish gives the column. Reserve n to avoid regrowth.
+// Or fills a column of known length out of order: Size(n) makes it n values long (after what was
+// appended; the new values are unset), then Put(lo, values) stores values at [lo, lo + size),
+// each index once. Put may run on several threads at once for disjoint ranges (the generator's
+// pass threads encode the pieces they drew while these are in cache). A range the layout cannot
+// give back is kept aside as doubles and Finish then gives the double layout: the same column as
+// appending the values in index order.
 class StoredColumn::Builder {
  public:
   Builder(const Format* format, std::uint64_t reserve);
   void Append(std::span<const double> values);
+  void Size(std::uint64_t n);
+  void Put(std::uint64_t lo, std::span<const double> values);
   StoredColumn Finish();
 
  private:
@@ -125,6 +135,8 @@ class StoredColumn::Builder {
   std::vector<float> f_;
   std::vector<std::uint16_t> h_;
   std::vector<std::uint8_t> b_;
+  std::mutex aside_mutex_;
+  std::vector<std::pair<std::uint64_t, std::vector<double>>> aside_;  // Put's refused ranges
 };
 
 // A column given as a span of doubles or as a StoredColumn, read the same way by the code that

@@ -89,32 +89,20 @@ bool Chunked(const GeneratorSpec& spec) {
           spec.dist == "offset" || spec.dist == "lognormal" || spec.dist == "student");
 }
 
-void GenerateChunks(const GeneratorSpec& spec, std::uint64_t n, std::uint64_t seed, RoundFn round,
-                    const void* context, const std::function<void(std::span<double>)>& finish,
-                    const std::function<void(std::span<const double>)>& sink) {
-  if (!Chunked(spec)) {
-    std::vector<double> x = Generate(spec, n, seed, round, context);
-    if (finish) finish(x);
-    sink(x);
-    return;
-  }
-  // A block per call: every pass thread a part of kMinPassPart values, drawn (and
-  // finished) a piece at a time. The buffer is left uninitialised: every value is drawn.
-  const std::uint64_t block =
-      std::min<std::uint64_t>(n, kMinPassPart * static_cast<std::uint64_t>(PassThreads()));
-  const std::unique_ptr<double[]> buf(new double[block]);
+void DrawPieces(const GeneratorSpec& spec, std::uint64_t n, std::uint64_t seed,
+                const std::function<void(std::uint64_t, std::span<double>)>& piece) {
+  if (!Chunked(spec))
+    throw std::invalid_argument("DrawPieces: generator '" + spec.text +
+                                "' does not draw each value from (seed, index) alone");
   const std::uint64_t ms = SplitMix64(seed);
-  for (std::uint64_t b0 = 0; b0 < n; b0 += block) {
-    const std::uint64_t len = std::min(block, n - b0);
-    SplitPass(len, PassParts(len), [&](std::size_t, std::uint64_t lo, std::uint64_t hi) {
-      for (std::uint64_t p = lo; p < hi; p += kDrawPiece) {
-        const std::uint64_t q = std::min(hi, p + kDrawPiece);
-        DrawRange(spec, ms, b0 + p, b0 + q, buf.get() + p, round, context);
-        if (finish) finish(std::span<double>(buf.get() + p, q - p));
-      }
-    });
-    sink(std::span<const double>(buf.get(), len));
-  }
+  SplitPass(n, PassParts(n), [&](std::size_t, std::uint64_t lo, std::uint64_t hi) {
+    std::vector<double> buf(std::min(kDrawPiece, hi - lo));
+    for (std::uint64_t p = lo; p < hi; p += kDrawPiece) {
+      const std::uint64_t q = std::min(hi, p + kDrawPiece);
+      DrawRange(spec, ms, p, q, buf.data(), nullptr, nullptr);
+      piece(p, std::span<double>(buf.data(), q - p));
+    }
+  });
 }
 
 double UniformAt(std::uint64_t seed, std::uint64_t i) { return UniformMixed(SplitMix64(seed), i); }

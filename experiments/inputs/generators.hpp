@@ -128,17 +128,17 @@ std::vector<double> Generate(const GeneratorSpec& spec, std::uint64_t n, std::ui
                              RoundFn round = nullptr, const void* context = nullptr);
 
 // Whether `spec` draws each value from (seed, index) alone (uniform01, uniform11, normal,
-// offset, lognormal, unsorted): then GenerateChunks holds one block of values at a time.
+// offset, lognormal, student, unsorted): then DrawPieces draws it a piece at a time.
 bool Chunked(const GeneratorSpec& spec);
-// Generate's values, in order, handed to sink a block at a time (at most 2^20 x PassThreads()
-// values per call, the same values as Generate); a generator that is not Chunked makes them all
-// first and hands them over in one call. finish (may be empty) is applied in place to the values
-// before sink sees them: for a Chunked generator by the pass thread that drew them, on pieces
-// of at most kDrawPiece values while they are still in cache (storage rounding: RoundArray).
 inline constexpr std::uint64_t kDrawPiece = 4096;
-void GenerateChunks(const GeneratorSpec& spec, std::uint64_t n, std::uint64_t seed, RoundFn round,
-                    const void* context, const std::function<void(std::span<double>)>& finish,
-                    const std::function<void(std::span<const double>)>& sink);
+// A Chunked generator's values (Generate's, unrounded) drawn on the pass threads
+// (precision/parallel_pass.hpp) a piece at a time, none of them held beyond its piece:
+// piece(lo, values) gets values [lo, lo + size) (at most kDrawPiece) in a buffer of the calling
+// thread's, valid for the call, and may change them in place. Calls come from several threads at
+// once, each thread's in increasing lo; every index once. Throws std::invalid_argument for a
+// generator that is not Chunked.
+void DrawPieces(const GeneratorSpec& spec, std::uint64_t n, std::uint64_t seed,
+                const std::function<void(std::uint64_t, std::span<double>)>& piece);
 
 // The i-th uniform in [0, 1) of stream `seed` (53 random bits).
 double UniformAt(std::uint64_t seed, std::uint64_t i);

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <future>
+#include <mutex>
 
 #include "backends/backends.hpp"
 #include "cli/args.hpp"
@@ -506,36 +507,45 @@ void CountOverflows(std::span<const double> stored, std::uint64_t offset, TrialI
   }
 }
 
-// A column of the generator's values from `seed`, rounded to the storage format: a block at a
-// time (inputs::GenerateChunks), never all n as doubles where the generator draws each value
-// from (seed, index) alone. Storage overflows are counted into `in` (offset: the column's first
+// A column of the generator's values from `seed`, rounded to the storage format: a piece at a
+// time (inputs::DrawPieces), never all n as doubles, where the generator draws each value from
+// (seed, index) alone. Storage overflows are counted into `in` (offset: the column's first
 // index in the input).
 StoredColumn GenerateColumn(const ResolvedTrial& t, const inputs::GeneratorSpec& gen,
                             std::uint64_t n, std::uint64_t seed, std::uint64_t offset,
                             TrialInput& in) {
   StoredColumn::Builder column(&t.storage, n);
-  std::uint64_t at = offset;
   if (!inputs::Chunked(gen)) {  // generators that use the storage format while drawing
-    inputs::GenerateChunks(gen, n, seed, RoundStorage, &t.storage, {},
-                           [&](std::span<const double> v) {
-                             CountOverflows(v, at, in);
-                             at += v.size();
-                             column.Append(v);
-                           });
+    const std::vector<double> v = inputs::Generate(gen, n, seed, RoundStorage, &t.storage);
+    CountOverflows(v, offset, in);
+    column.Append(v);
     return column.Finish();
   }
-  // The counter-based ones draw each value and then round it: drawn unrounded, then rounded a
-  // piece at a time by RoundArray (its block arithmetic, which the compiler vectorises, instead
-  // of a call per value) on the pass thread that drew the piece, while it is in cache: the same
-  // values as RoundStorage's.
-  inputs::GenerateChunks(
-      gen, n, seed, nullptr, nullptr,
-      [&](std::span<double> piece) { RoundArray(piece, piece, t.storage, Rounding::kNearestEven); },
-      [&](std::span<const double> v) {
-        CountOverflows(v, at, in);
-        at += v.size();
-        column.Append(v);
-      });
+  // The counter-based ones draw each value and then round it, a piece at a time on the pass
+  // thread that drew it, while it is in cache: rounded by RoundArray (its block arithmetic,
+  // which the compiler vectorises, instead of a call per value: the same values as
+  // RoundStorage's), its overflows counted, and encoded into its place in the column. No block
+  // of doubles is held, written out to memory and read back.
+  column.Size(n);
+  std::mutex overflow_mutex;
+  inputs::DrawPieces(gen, n, seed, [&](std::uint64_t lo, std::span<double> piece) {
+    RoundArray(piece, piece, t.storage, Rounding::kNearestEven);
+    std::uint64_t count = 0, first = 0;
+    for (std::size_t i = piece.size(); i-- > 0;) {
+      if (std::isfinite(piece[i])) continue;
+      ++count;
+      first = i;
+    }
+    if (count > 0) {  // pieces come out of order: keep the least index
+      const std::lock_guard<std::mutex> lock(overflow_mutex);
+      if (in.storage_overflows == 0 || offset + lo + first < in.first_overflow) {
+        in.first_overflow = offset + lo + first;
+        in.first_overflow_value = NAN;  // the drawn value is not kept
+      }
+      in.storage_overflows += count;
+    }
+    column.Put(lo, piece);
+  });
   return column.Finish();
 }
 

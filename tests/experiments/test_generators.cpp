@@ -174,23 +174,24 @@ TEST_CASE("carrier-gen/2: the vectorised block gives the scalar function's bits"
         bad += Bits(lognormal[i]) != Bits(inputs::PortableExp(z));
         bad += Bits(uniform[i]) != Bits(u);
       }
-      // GenerateChunks hands the same values over in order, each first passed through
-      // `finish` (here: negated) in place, in pieces of at most kDrawPiece.
-      std::vector<double> chunked;
+      // DrawPieces hands every value over once, at its index, in pieces of at most
+      // kDrawPiece that its callback may change in place (here: negated, then kept).
+      std::vector<double> drawn(n, 0.0);
+      std::vector<int> times(n, 0);
       std::mutex piece_mutex;
       std::size_t largest_piece = 0;
-      inputs::GenerateChunks(
-          inputs::ParseGenerator("lognormal"), n, seed, nullptr, nullptr,
-          [&](std::span<double> piece) {
-            {
-              const std::lock_guard<std::mutex> lock(piece_mutex);
-              largest_piece = std::max(largest_piece, piece.size());
-            }
-            for (double& v : piece) v = -v;
-          },
-          [&](std::span<const double> v) { chunked.insert(chunked.end(), v.begin(), v.end()); });
-      REQUIRE(chunked.size() == n);
-      for (std::uint64_t i = 0; i < n; ++i) bad += Bits(chunked[i]) != Bits(-lognormal[i]);
+      inputs::DrawPieces(inputs::ParseGenerator("lognormal"), n, seed,
+                         [&](std::uint64_t lo, std::span<double> piece) {
+                           for (double& v : piece) v = -v;
+                           const std::lock_guard<std::mutex> lock(piece_mutex);
+                           largest_piece = std::max(largest_piece, piece.size());
+                           for (std::size_t j = 0; j < piece.size(); ++j) {
+                             drawn[lo + j] = piece[j];
+                             ++times[lo + j];
+                           }
+                         });
+      for (std::uint64_t i = 0; i < n; ++i)
+        bad += times[i] != 1 || Bits(drawn[i]) != Bits(-lognormal[i]);
       INFO("seed " << seed << ", n " << n << ", pass threads " << t << ", largest piece "
                    << largest_piece);
       CHECK(bad == 0);
