@@ -1,6 +1,7 @@
 // precision/stored_column.cpp: StoredColumn (contract in stored_column.hpp).
 #include "precision/stored_column.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -117,17 +118,53 @@ std::uint64_t CodeOf(double v, const StoredColumn::CodeLayout& c) {
   return ((b >> 63) << (c.bits - 1)) | idx;
 }
 
+// The codes of values[0 .. count) into out, where every value is a normal value of layout c
+// that the table gives back; false (out then holds codes of no meaning) where any is not. The
+// common case of a column, without a branch per value: CodeOf's normal branch, the same
+// expression, and the same table check, so a code written here is the one CodeOf writes.
+template <class Code>
+bool NormalCodes(const double* values, std::size_t count, const StoredColumn::CodeLayout& c,
+                 const double* table, Code* out) {
+  const std::uint64_t min_e = static_cast<std::uint64_t>(c.emin + 1023);  // biased, >= 1
+  const int shift = 53 - c.p;
+  const std::uint64_t low_mask = (std::uint64_t{1} << shift) - 1;
+  const std::uint64_t frac_mask = (std::uint64_t{1} << 52) - 1;
+  const std::uint64_t code_mask = (std::uint64_t{1} << c.bits) - 1;
+  const std::uint64_t idx_limit = std::min(c.last_finite, (std::uint64_t{1} << (c.bits - 1)) - 1);
+  std::uint64_t bad = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint64_t b = std::bit_cast<std::uint64_t>(values[i]);
+    const std::uint64_t a = b & kAbsMask;
+    const std::uint64_t e = a >> 52;
+    const std::uint64_t idx = ((e - min_e + 1) << (c.p - 1)) | ((a & frac_mask) >> shift);
+    const std::uint64_t code = (((b >> 63) << (c.bits - 1)) | idx) & code_mask;
+    bad |= static_cast<std::uint64_t>(e < min_e) | static_cast<std::uint64_t>(e == 2047) |
+           static_cast<std::uint64_t>((a & low_mask) != 0) |
+           static_cast<std::uint64_t>(idx > idx_limit) |
+           static_cast<std::uint64_t>(std::bit_cast<std::uint64_t>(table[code]) != b);
+    out[i] = static_cast<Code>(code);
+  }
+  return bad == 0;
+}
+
 // Writes the codes of values[0 .. count) to out while each gives its value back; returns where
-// it stopped (count: every one).
+// it stopped (count: every one). Blocks of normal values go through NormalCodes; a block with
+// any other value (zero, subnormal, inf, NaN, or one without a code) value by value by CodeOf.
 template <class Code>
 std::size_t WriteCodes(const double* values, std::size_t count, const StoredColumn::CodeLayout& c,
                        const double* table, Code* out) {
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::uint64_t code = CodeOf(values[i], c);
-    if (code >= (std::uint64_t{1} << c.bits) ||
-        std::bit_cast<std::uint64_t>(table[code]) != std::bit_cast<std::uint64_t>(values[i]))
-      return i;
-    out[i] = static_cast<Code>(code);
+  constexpr std::size_t kBlock = 256;
+  const bool normals = c.emin + 1023 >= 1 && c.p >= 1 && c.p <= 53;
+  for (std::size_t lo = 0; lo < count; lo += kBlock) {
+    const std::size_t hi = std::min(count, lo + kBlock);
+    if (normals && NormalCodes(values + lo, hi - lo, c, table, out + lo)) continue;
+    for (std::size_t i = lo; i < hi; ++i) {
+      const std::uint64_t code = CodeOf(values[i], c);
+      if (code >= (std::uint64_t{1} << c.bits) ||
+          std::bit_cast<std::uint64_t>(table[code]) != std::bit_cast<std::uint64_t>(values[i]))
+        return i;
+      out[i] = static_cast<Code>(code);
+    }
   }
   return count;
 }
