@@ -10,7 +10,9 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "core/cpu_features.hpp"
 #include "precision/parallel_pass.hpp"
+#include "precision/stored_column_x86.hpp"
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -118,29 +120,46 @@ std::uint64_t CodeOf(double v, const StoredColumn::CodeLayout& c) {
   return ((b >> 63) << (c.bits - 1)) | idx;
 }
 
+struct CodesFamily;
+bool ColumnCodesVectorised() { return Avx512FDqSwitch<CodesFamily>::On(); }
+
 // The codes of values[0 .. count) into out, where every value is a normal value of layout c
 // that the table gives back; false (out then holds codes of no meaning) where any is not. The
 // common case of a column, without a branch per value: CodeOf's normal branch, the same
-// expression, and the same table check, so a code written here is the one CodeOf writes.
+// expression, and the same table check, so a code written here is the one CodeOf writes. Eight
+// values at a time where ColumnCodesVectorised (precision/stored_column_x86.hpp).
 template <class Code>
 bool NormalCodes(const double* values, std::size_t count, const StoredColumn::CodeLayout& c,
                  const double* table, Code* out) {
-  const std::uint64_t min_e = static_cast<std::uint64_t>(c.emin + 1023);  // biased, >= 1
   const int shift = 53 - c.p;
-  const std::uint64_t low_mask = (std::uint64_t{1} << shift) - 1;
-  const std::uint64_t frac_mask = (std::uint64_t{1} << 52) - 1;
-  const std::uint64_t code_mask = (std::uint64_t{1} << c.bits) - 1;
-  const std::uint64_t idx_limit = std::min(c.last_finite, (std::uint64_t{1} << (c.bits - 1)) - 1);
+  const stored_column_x86::NormalLayout l = {
+      .min_e = static_cast<std::uint64_t>(c.emin + 1023),
+      .index_shift = c.p - 1,
+      .fraction_shift = shift,
+      .sign_shift = c.bits - 1,
+      .low_mask = (std::uint64_t{1} << shift) - 1,
+      .code_mask = (std::uint64_t{1} << c.bits) - 1,
+      .idx_limit = std::min(c.last_finite, (std::uint64_t{1} << (c.bits - 1)) - 1)};
+  std::size_t i = 0;
+#if CARRIER_X86_KERNELS
+  if (ColumnCodesVectorised()) {
+    bool good = true;
+    i = stored_column_x86::NormalCodes8(values, count, l, table, out, good);
+    if (!good) return false;
+  }
+#endif
+  constexpr std::uint64_t kFracMask = (std::uint64_t{1} << 52) - 1;
   std::uint64_t bad = 0;
-  for (std::size_t i = 0; i < count; ++i) {
+  for (; i < count; ++i) {
     const std::uint64_t b = std::bit_cast<std::uint64_t>(values[i]);
     const std::uint64_t a = b & kAbsMask;
     const std::uint64_t e = a >> 52;
-    const std::uint64_t idx = ((e - min_e + 1) << (c.p - 1)) | ((a & frac_mask) >> shift);
-    const std::uint64_t code = (((b >> 63) << (c.bits - 1)) | idx) & code_mask;
-    bad |= static_cast<std::uint64_t>(e < min_e) | static_cast<std::uint64_t>(e == 2047) |
-           static_cast<std::uint64_t>((a & low_mask) != 0) |
-           static_cast<std::uint64_t>(idx > idx_limit) |
+    const std::uint64_t idx =
+        ((e - l.min_e + 1) << l.index_shift) | ((a & kFracMask) >> l.fraction_shift);
+    const std::uint64_t code = (((b >> 63) << l.sign_shift) | idx) & l.code_mask;
+    bad |= static_cast<std::uint64_t>(e < l.min_e) | static_cast<std::uint64_t>(e == 2047) |
+           static_cast<std::uint64_t>((a & l.low_mask) != 0) |
+           static_cast<std::uint64_t>(idx > l.idx_limit) |
            static_cast<std::uint64_t>(std::bit_cast<std::uint64_t>(table[code]) != b);
     out[i] = static_cast<Code>(code);
   }
@@ -209,7 +228,11 @@ std::size_t AppendSplit(std::span<const double> values, std::vector<T>& out, Wri
 
 template <class Code>
 void Decode(const Code* codes, std::size_t count, const double* table, double* out) {
-  for (std::size_t i = 0; i < count; ++i) out[i] = table[codes[i]];
+  std::size_t i = 0;
+#if CARRIER_X86_KERNELS
+  if (ColumnCodesVectorised()) i = stored_column_x86::Decode8(codes, count, table, out);
+#endif
+  for (; i < count; ++i) out[i] = table[codes[i]];
 }
 
 }  // namespace stored_column_detail
@@ -464,6 +487,10 @@ StoredColumn StoredColumn::Builder::Finish() {
   }
   c_ = StoredColumn{};
   return c;
+}
+
+bool UseColumnCodesVectorised(bool on) {
+  return Avx512FDqSwitch<stored_column_detail::CodesFamily>::Use(on);
 }
 
 }  // namespace carrier

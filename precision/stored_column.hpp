@@ -139,6 +139,11 @@ class StoredColumn::Builder {
   std::vector<std::pair<std::uint64_t, std::vector<double>>> aside_;  // Put's refused ranges
 };
 
+// For tests: encode and decode coded columns with the portable loops (false) or, where the CPU
+// has AVX-512 F+DQ, eight values at a time (true; precision/stored_column_x86.hpp); returns
+// whether the vector forms now run. Not thread-safe: call it outside any encoding or reading.
+bool UseColumnCodesVectorised(bool on);
+
 // A column given as a span of doubles or as a StoredColumn, read the same way by the code that
 // takes either: its length, and f(lo, values) over it in order (the span whole in one call, the
 // column a chunk at a time as ForEachChunk).
