@@ -7,8 +7,9 @@
 //     baseline x86-64), which g++ and clang accept on x86-64; nvcc's host pass does not take
 //     them, so CUDA translation units see 0.
 //   HostAvx512() (run time): which AVX-512 subsets this CPU has, read once per process. Each
-//     kernel family asks for the subsets it needs (random splits F+DQ, the emulated batches F and
-//     VL, the fixed-point exp F+IFMA) and nothing else decides.
+//     kernel family asks for the subsets it needs (random splits, shape hashes and the stored
+//     columns' codes F+DQ, the emulated batches F and VL, the fixed-point exp F+IFMA) and nothing
+//     else decides.
 // Off x86-64, or under nvcc, every answer is "no" and the portable code runs.
 #pragma once
 
