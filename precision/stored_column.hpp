@@ -114,12 +114,12 @@ class StoredColumn {
 };
 
 // Appends values in order; Finish gives the column. Reserve n to avoid regrowth.
-// Or fills a column of known length out of order: Size(n) makes it n values long (after what was
-// appended; the new values are unset), then Put(lo, values) stores values at [lo, lo + size),
-// each index once. Put may run on several threads at once for disjoint ranges (the generator's
-// pass threads encode the pieces they drew while these are in cache). A range the layout cannot
-// give back is kept aside as doubles and Finish then gives the double layout: the same column as
-// appending the values in index order.
+// Or fills a column of known length out of order: Size(n) makes it n values long (after what
+// was appended; the new values are zero until Put), then Put(lo, values) stores the values at
+// lo onwards, each index once. Put may run on several threads at once for disjoint ranges (the
+// generator's pass threads encode the pieces they drew while these are in cache). A range the
+// layout cannot give back is kept aside as doubles and Finish then gives the double layout: the
+// same column as appending the values in index order.
 class StoredColumn::Builder {
  public:
   Builder(const Format* format, std::uint64_t reserve);
