@@ -100,6 +100,15 @@ std::optional<std::string> ManifestField(const std::string& json, const std::str
   return io::JsonMemberText(json, key);
 }
 
+std::string ManifestGenerator(const std::string& json) {
+  const auto g = ManifestField(json, "generator");
+  return !g || *g == "null" ? std::string() : io::JsonUnquote(*g);
+}
+
+std::string GeneratorName(const std::string& generator) {
+  return generator.empty() ? std::string("none recorded") : generator;
+}
+
 std::string UtcNow() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};

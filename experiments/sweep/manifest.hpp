@@ -36,6 +36,12 @@ std::string ManifestJson(const ManifestRun& run);
 // string; io::JsonMemberText, nlohmann-json); nullopt when absent or when the text is not a JSON
 // object (a damaged manifest: resume and merge then give their one-line error).
 std::optional<std::string> ManifestField(const std::string& json, const std::string& key);
+// The input generator a manifest records (its "generator"), or "" where it records none: a
+// manifest written before the field (carrier-gen/1), or a merge of such folders (null). The same
+// config under another generator draws other inputs, so --resume and merge compare these.
+std::string ManifestGenerator(const std::string& json);
+// A recorded generator as messages name it: its text, or "none recorded".
+std::string GeneratorName(const std::string& generator);
 std::string UtcNow();
 
 }  // namespace carrier::sweep

@@ -331,14 +331,12 @@ int RunSweep(const Config& cfg, const SweepOptions& opt) {
     if (!ms || (*ms == "null" ? "" : io::JsonUnquote(*ms)) != shard)
       throw cli::UsageError("carrier sweep: --resume: " + dir + " was run as shard '" +
                             (ms ? io::JsonUnquote(*ms) : "?") + "', not '" + shard + "'");
-    // The same config under another input generator draws other inputs: its rows and this
-    // binary's would not be one run. A manifest without the field predates it (carrier-gen/1).
-    const auto mg = ManifestField(m, "generator");
-    const std::string drew = !mg || *mg == "null" ? std::string() : io::JsonUnquote(*mg);
+    // Rows drawn by another input generator and this binary's would not be one run.
+    const std::string drew = ManifestGenerator(m);
     if (drew != inputs::kGeneratorVersion)
       throw cli::UsageError("carrier sweep: --resume: " + dir + " drew its inputs with generator " +
-                            (drew.empty() ? std::string("none recorded") : drew) +
-                            ", this binary draws with " + inputs::kGeneratorVersion +
+                            GeneratorName(drew) + ", this binary draws with " +
+                            inputs::kGeneratorVersion +
                             ": its rows and new ones would not be one run; give -o another folder");
     CsvFile f;
     try {

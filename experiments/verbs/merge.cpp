@@ -72,17 +72,14 @@ int RunMerge(const std::vector<std::string>& argv) {
     const std::string h = Field(m, "config_hash");
     const std::string t = Field(m, "trials_total");
     if (h.empty() || t.empty()) args.Fail(d + "/manifest.json lacks config_hash or trials_total");
-    // The same config under another generator drew other inputs: such shards are not one run.
-    // A manifest without the field predates it (carrier-gen/1).
-    const std::string g = Field(m, "generator");
-    auto name = [](const std::string& text) {
-      return text.empty() ? std::string("none recorded") : text;
-    };
+    // Shards drawn by different input generators are not one run.
+    const std::string g = sweep::ManifestGenerator(m);
     if (hash.empty()) {
       generator = g;
     } else if (g != generator) {
-      args.Fail(d + " drew its inputs with generator " + name(g) + ", " + dirs[0] + " with " +
-                name(generator) + ": shards of one sweep must share one generator");
+      args.Fail(d + " drew its inputs with generator " + sweep::GeneratorName(g) + ", " + dirs[0] +
+                " with " + sweep::GeneratorName(generator) +
+                ": shards of one sweep must share one generator");
     }
     if (hash.empty()) {
       hash = h;
