@@ -123,23 +123,15 @@ std::uint64_t CodeOf(double v, const StoredColumn::CodeLayout& c) {
 struct CodesFamily;
 bool ColumnCodesVectorised() { return Avx512FDqSwitch<CodesFamily>::On(); }
 
-// The codes of values[0 .. count) into out, where every value is a normal value of layout c
-// that the table gives back; false (out then holds codes of no meaning) where any is not. The
-// common case of a column, without a branch per value: CodeOf's normal branch, the same
-// expression, and the same table check, so a code written here is the one CodeOf writes. Eight
-// values at a time where ColumnCodesVectorised (precision/stored_column_x86.hpp).
+// The codes of values[0 .. count) into out, where every value is a normal value of the layout
+// (l: its constants, from WriteCodes) that the table gives back; false (out then holds codes of no
+// meaning) where any is not. The common case of a column, without a branch per value: CodeOf's
+// normal branch, the same expression, and the same table check, so a code written here is the one
+// CodeOf writes. Eight values at a time where ColumnCodesVectorised
+// (precision/stored_column_x86.hpp).
 template <class Code>
-bool NormalCodes(const double* values, std::size_t count, const StoredColumn::CodeLayout& c,
+bool NormalCodes(const double* values, std::size_t count, const stored_column_x86::NormalLayout& l,
                  const double* table, Code* out) {
-  const int shift = 53 - c.p;
-  const stored_column_x86::NormalLayout l = {
-      .min_e = static_cast<std::uint64_t>(c.emin + 1023),
-      .index_shift = c.p - 1,
-      .fraction_shift = shift,
-      .sign_shift = c.bits - 1,
-      .low_mask = (std::uint64_t{1} << shift) - 1,
-      .code_mask = (std::uint64_t{1} << c.bits) - 1,
-      .idx_limit = std::min(c.last_finite, (std::uint64_t{1} << (c.bits - 1)) - 1)};
   std::size_t i = 0;
 #if CARRIER_X86_KERNELS
   if (ColumnCodesVectorised()) {
@@ -174,9 +166,18 @@ std::size_t WriteCodes(const double* values, std::size_t count, const StoredColu
                        const double* table, Code* out) {
   constexpr std::size_t kBlock = 256;
   const bool normals = c.emin + 1023 >= 1 && c.p >= 1 && c.p <= 53;
+  const int shift = 53 - c.p;
+  const stored_column_x86::NormalLayout l = {
+      .min_e = static_cast<std::uint64_t>(c.emin + 1023),
+      .index_shift = c.p - 1,
+      .fraction_shift = shift,
+      .sign_shift = c.bits - 1,
+      .low_mask = normals ? (std::uint64_t{1} << shift) - 1 : 0,
+      .code_mask = (std::uint64_t{1} << c.bits) - 1,
+      .idx_limit = std::min(c.last_finite, (std::uint64_t{1} << (c.bits - 1)) - 1)};
   for (std::size_t lo = 0; lo < count; lo += kBlock) {
     const std::size_t hi = std::min(count, lo + kBlock);
-    if (normals && NormalCodes(values + lo, hi - lo, c, table, out + lo)) continue;
+    if (normals && NormalCodes(values + lo, hi - lo, l, table, out + lo)) continue;
     for (std::size_t i = lo; i < hi; ++i) {
       const std::uint64_t code = CodeOf(values[i], c);
       if (code >= (std::uint64_t{1} << c.bits) ||

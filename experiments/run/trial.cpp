@@ -496,11 +496,12 @@ void MeasureRoleBound(const ResolvedTrial& t, const BoundInputs& bi, const TreeS
 }
 
 // Counts the stored values of one generated chunk that are not finite: the generators draw
-// finite values only, so each is a storage overflow. `offset` is the chunk's first index.
+// finite values only, so each is a storage overflow. `offset` is the chunk's first index; chunks
+// may come in any order (the least index is kept as the first).
 void CountOverflows(std::span<const double> stored, std::uint64_t offset, TrialInput& in) {
   for (std::size_t i = 0; i < stored.size(); ++i) {
     if (std::isfinite(stored[i])) continue;
-    if (in.storage_overflows++ == 0) {
+    if (in.storage_overflows++ == 0 || offset + i < in.first_overflow) {
       in.first_overflow = offset + i;
       in.first_overflow_value = NAN;  // the drawn value is not kept
     }
@@ -530,19 +531,9 @@ StoredColumn GenerateColumn(const ResolvedTrial& t, const inputs::GeneratorSpec&
   std::mutex overflow_mutex;
   inputs::DrawPieces(gen, n, seed, [&](std::uint64_t lo, std::span<double> piece) {
     RoundArray(piece, piece, t.storage, Rounding::kNearestEven);
-    std::uint64_t count = 0, first = 0;
-    for (std::size_t i = piece.size(); i-- > 0;) {
-      if (std::isfinite(piece[i])) continue;
-      ++count;
-      first = i;
-    }
-    if (count > 0) {  // pieces come out of order: keep the least index
+    if (!std::all_of(piece.begin(), piece.end(), [](double v) { return std::isfinite(v); })) {
       const std::lock_guard<std::mutex> lock(overflow_mutex);
-      if (in.storage_overflows == 0 || offset + lo + first < in.first_overflow) {
-        in.first_overflow = offset + lo + first;
-        in.first_overflow_value = NAN;  // the drawn value is not kept
-      }
-      in.storage_overflows += count;
+      CountOverflows(piece, offset + lo, in);
     }
     column.Put(lo, piece);
   });
