@@ -26,6 +26,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "core/cpu_features.hpp"
 #include "core/orders/random.hpp"
@@ -126,6 +127,47 @@ inline void RandomPlaceLevel(RandomQueue& q, std::uint32_t j, std::uint32_t end)
   if (RandomSplitsVectorised()) return random_splits_x86::Place(q, j, end);
 #endif
   RandomPlaceScalar(q, j, end);
+}
+
+// The queue arrays of regions of at most `largest` inputs, and the levels of the last one.
+struct RandomScratch {
+  explicit RandomScratch(std::uint32_t largest)
+      : cap(largest),
+        a(cap + kRandomQueueSlack),
+        b(cap + kRandomQueueSlack),
+        mid(cap + kRandomQueueSlack),
+        left(cap + kRandomQueueSlack),
+        right(cap + kRandomQueueSlack),
+        pair(cap + kRandomQueueSlack) {}
+  // The largest region. Slots: leaves [0, cap), pairs [cap, 2 cap), nodes [2 cap, 3 cap).
+  std::uint32_t cap;
+  // RandomQueue's arrays
+  std::vector<std::uint32_t> a, b, mid, left, right, pair;
+  // The first queue index of each level of the last region.
+  std::vector<std::uint32_t> level;
+};
+
+// Every split of the region [lo, lo + m), 3 <= m <= w.cap (offsets from lo; the splits use
+// the absolute lo), breadth first: the queue of its nodes (node 0 the region's root, a node's
+// children at the next level, so later in the queue) with their children's slots, and
+// w.level[l] the first node of level l. The queue lives in w's arrays.
+inline RandomQueue RandomSplitRegion(const RandomSplitter& split, std::uint64_t lo, std::uint32_t m,
+                                     RandomScratch& w) {
+  RandomQueue q{w.cap,         w.a.data(), w.b.data(), w.mid.data(), w.left.data(), w.right.data(),
+                w.pair.data(), 1,          0};
+  // Every write is inside cap (plus the vector path's slack): of the m - 1 internal nodes at
+  // least one is a pair (the deepest), so tail <= m - 2, and pairs <= m / 2 (disjoint pairs).
+  q.a[0] = 0;
+  q.b[0] = m;
+  w.level.clear();
+  for (std::uint32_t j = 0; j < q.tail;) {
+    const std::uint32_t level_end = q.tail;
+    RandomSplitLevel(split, lo, q.a + j, q.b + j, q.mid + j, level_end - j);
+    RandomPlaceLevel(q, j, level_end);
+    w.level.push_back(j);
+    j = level_end;
+  }
+  return q;
 }
 
 // r[k] = h[k] % d[k] for 1 <= d[k] < 2^20: the remainder step alone, for its tests.

@@ -472,43 +472,13 @@ StateOf<C> StridedRows(std::uint64_t n, const orders::StridedParams& s, std::uin
 // keeps the scratch (six 32-bit queue arrays and 3 x 8192 states) near L2 for large states.
 inline constexpr std::uint32_t kRandomRegion = 8192;
 
-struct RandomScratch {
-  explicit RandomScratch(std::uint32_t largest)
-      : cap(largest),
-        a(cap + kRandomQueueSlack),
-        b(cap + kRandomQueueSlack),
-        mid(cap + kRandomQueueSlack),
-        left(cap + kRandomQueueSlack),
-        right(cap + kRandomQueueSlack),
-        pair(cap + kRandomQueueSlack) {}
-  // The largest region. State slots: leaves [0, cap), pairs [cap, 2 cap), nodes [2 cap, 3 cap).
-  std::uint32_t cap;
-  // core/random_splits.hpp RandomQueue's arrays
-  std::vector<std::uint32_t> a, b, mid, left, right, pair;
-  // The first queue index of each level of the current region (HasVectorCombine carriers).
-  std::vector<std::uint32_t> level;
-};
-
 // The subtree over [lo, lo + m), 3 <= m <= w.cap, whose inputs are x[0 .. m) (x[i] is input
 // lo + i; the splits use the absolute lo); S holds 3 w.cap states.
 template <Carrier C>
 StateOf<C> RandomRegion(const InputOf<C>* x, const RandomSplitter& split, std::uint64_t lo,
                         std::uint32_t m, RandomScratch& w, StateOf<C>* S) {
   const std::uint32_t cap = w.cap;
-  RandomQueue q{cap,           w.a.data(), w.b.data(), w.mid.data(), w.left.data(), w.right.data(),
-                w.pair.data(), 1,          0};
-  // Every write is inside cap (plus the vector path's slack): of the m - 1 internal nodes at
-  // least one is a pair (the deepest), so tail <= m - 2, and pairs <= m / 2 (disjoint pairs).
-  q.a[0] = 0;
-  q.b[0] = m;
-  w.level.clear();
-  for (std::uint32_t j = 0; j < q.tail;) {
-    const std::uint32_t level_end = q.tail;
-    RandomSplitLevel(split, lo, q.a + j, q.b + j, q.mid + j, level_end - j);
-    RandomPlaceLevel(q, j, level_end);
-    w.level.push_back(j);
-    j = level_end;
-  }
+  const RandomQueue q = RandomSplitRegion(split, lo, m, w);
   // Leaves; then the pairs (for a HasCheapAdjacent carrier every adjacent pair of leaves in
   // one contiguous pass, the tree's pairs among them: a pair's slot is cap + its first input);
   // then the nodes, each level's independent of one another (their children are pairs, leaves

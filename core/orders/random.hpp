@@ -45,22 +45,33 @@ struct Random {
   }
   static std::string Print(const Params& s) { return "random:" + std::to_string(s.seed); }
   // One chain per input (chain id = input), then the splits' combines in post-order. The
-  // splits use positions relative to the walked range (an omp chunk's tree is its own).
+  // splits use positions relative to the walked range (an omp chunk's tree is its own). A
+  // visitor with RandomRegion(seed, lo, m, first) (the shape walk: a level at a time) takes
+  // subtrees of 3 to its kRandomRegion inputs without lift whole: relative [lo, lo + m), inputs
+  // first + i.
   template <class V>
   static std::optional<NodeOf<V>> Walk(const Params& s, std::uint64_t n, std::uint64_t off, V& v) {
     if (n == 0) return std::nullopt;
     const SinglesOf<V> x(v, off, n, LeafMode(s.lift));
-    return Over(v, x, s.seed, 0, n);
+    return Over(v, x, s.seed, 0, n, off, !s.lift);
   }
 
  private:
   template <class V>
   static NodeOf<V> Over(V& v, const SinglesOf<V>& x, std::uint64_t seed, std::uint64_t lo,
-                        std::uint64_t hi) {  // NOLINT(misc-no-recursion)
+                        std::uint64_t hi, std::uint64_t off,
+                        bool push) {  // NOLINT(misc-no-recursion)
     if (hi - lo == 1) return x.at(lo);
+    if constexpr (requires {
+                    v.RandomRegion(seed, lo, 3u, off);
+                    V::kRandomRegion;
+                  }) {
+      if (push && hi - lo >= 3 && hi - lo <= V::kRandomRegion)
+        return v.RandomRegion(seed, lo, static_cast<std::uint32_t>(hi - lo), off + lo);
+    }
     const std::uint64_t mid = tree_detail::RandomSplit(seed, lo, hi);
-    const NodeOf<V> a = Over(v, x, seed, lo, mid);
-    const NodeOf<V> b = Over(v, x, seed, mid, hi);
+    const NodeOf<V> a = Over(v, x, seed, lo, mid, off, push);
+    const NodeOf<V> b = Over(v, x, seed, mid, hi, off, push);
     return v.Combine(a, b);
   }
 };

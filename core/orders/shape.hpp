@@ -15,8 +15,9 @@
 //   strided:K, O(chunks) for the partitions), not O(n). The orders from outside (cuda,
 //   canonical, file, mma, numpy, torch), alone or nested, are left to their tree.
 //   Cost: a few hashes per input (about 10 ns per input on the 2-core machine); pairwise:1 is
-//   walked a level at a time in regions of core/pairwise_plan.hpp, so that independent nodes'
-//   hashes overlap in the CPU.
+//   walked a level at a time in regions of core/pairwise_plan.hpp, and random:S (no lift) in
+//   regions of at most kRandomRegion inputs split breadth first as the fast replay splits them
+//   (core/random_splits.hpp), so that independent nodes' hashes overlap in the CPU.
 #pragma once
 
 #include <algorithm>
@@ -31,6 +32,7 @@
 #include "core/merge_tree.hpp"
 #include "core/orders/shape_x86.hpp"
 #include "core/pairwise_plan.hpp"
+#include "core/random_splits.hpp"
 #include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
 
@@ -138,32 +140,62 @@ class ShapeWalker {
   // TreeHash's hashes of the pairwise:1 region of plan p over inputs [first, first + p.m): h[i]
   // for leaf i, h[p.m + t] for node t (t = 0: the root). Vectorised where ShapeHashesVectorised.
   static void PairwiseRegionHashes(const PairwisePlan& p, std::uint64_t first, std::uint64_t* h) {
-    using namespace tree_hash_detail;
     const std::uint32_t m = p.m;
-    const std::uint64_t leaf_tag = Absorb(Mix(kTagPush), 1);  // Chain's push chain of one input
-    const bool vector = ShapeHashesVectorised();
-    std::uint32_t i = 0;
-#if CARRIER_X86_KERNELS
-    if (vector) i = shape_x86::AbsorbIndices(leaf_tag, first, m, kAbsorbOffset, h);
-#endif
-    for (; i < m; ++i) h[i] = Absorb(leaf_tag, first + i);
+    LeafHashes(first, m, h);
     std::uint32_t end = m - 1;  // nodes
     for (std::size_t l = p.level.size(); l-- > 0;) {
       const std::uint32_t start = p.level[l];
-      std::uint32_t t = start;
-#if CARRIER_X86_KERNELS
-      if (vector)
-        t += shape_x86::CombineHashes(Mix(kTagCombine), kAbsorbOffset, p.left.data() + start,
-                                      p.right.data() + start, end - start, h, h + m + start);
-#endif
-      for (; t < end; ++t) h[m + t] = CombineHash(h[p.left[t]], h[p.right[t]]);
+      NodeHashes(p.left.data() + start, p.right.data() + start, end - start, h, h + m + start);
       end = start;
     }
-    (void)vector;
   }
 
-  // Whether PairwiseRegionHashes runs its vector form: where the CPU has it
-  // (core/cpu_features.hpp), unless a test switched it off.
+  static constexpr std::uint32_t kRandomRegion = 8192;
+  static_assert(kRandomRegion <= replay_detail::kRandomSplitMaxSize);
+
+  // random:SEED without lift over [lo, lo + m) of its walk (the splits' positions), 3 <= m <=
+  // kRandomRegion, inputs first + i: Chain's and Combine's records without the recursion. The
+  // splits come a level at a time (core/random_splits.hpp RandomSplitRegion, as in the fast
+  // replay), then the hashes: every leaf, the tree's pairs, then each level's nodes, deepest
+  // first; then the nodes' statistics by Join in reverse queue order (a node's children come
+  // later in the queue). Same expressions, same operands: same bits.
+  Node RandomRegion(std::uint64_t seed, std::uint64_t lo, std::uint32_t m, std::uint64_t first) {
+    using tree_hash_detail::CombineHash;
+    if (!random_) {
+      random_.emplace(kRandomRegion);
+      random_hashes_.resize(3 * std::size_t{kRandomRegion});
+      random_recs_.resize(3 * std::size_t{kRandomRegion});  // leaves, then pairs, fixed
+      for (std::uint32_t i = 0; i < kRandomRegion; ++i) random_recs_[i].count = 1;
+      const Node pair = Join(random_recs_[0], random_recs_[0]);
+      std::fill_n(random_recs_.begin() + kRandomRegion, kRandomRegion, pair);
+    }
+    replay_detail::RandomScratch& w = *random_;
+    const std::uint32_t cap = w.cap;
+    const replay_detail::RandomQueue q =
+        replay_detail::RandomSplitRegion({tree_detail::Mix(seed)}, lo, m, w);
+    std::uint64_t* h = random_hashes_.data();
+    LeafHashes(first, m, h);
+    for (std::uint32_t k = 0; k < q.pairs; ++k)
+      h[cap + q.pair[k]] = CombineHash(h[q.pair[k]], h[q.pair[k] + 1]);
+    std::uint32_t end = q.tail;
+    for (std::size_t l = w.level.size(); l-- > 0;) {
+      const std::uint32_t start = w.level[l];
+      NodeHashes(q.left + start, q.right + start, end - start, h, h + 2 * cap + start);
+      end = start;
+    }
+    Node* r = random_recs_.data();
+    for (std::uint32_t t = q.tail; t-- > 0;) r[2 * cap + t] = Join(r[q.left[t]], r[q.right[t]]);
+    Node root = r[2 * cap];
+    root.hash = h[2 * cap];
+    chains += m;
+    combines += m - 1;
+    longest = std::max<std::uint64_t>(longest, 1);
+    return root;
+  }
+
+  // Whether the region hashes (PairwiseRegion's, RandomRegion's) run their vector form: where
+  // the CPU has it (core/cpu_features.hpp), unless a test switched it off. RandomRegion's
+  // splits have their own switch (core/random_splits.hpp UseRandomSplitsVectorised).
   struct HashFamily;
   static bool ShapeHashesVectorised() { return Avx512FDqSwitch<HashFamily>::On(); }
   // For tests: the scalar form (false) or, where the CPU has it, the vector form (true); returns
@@ -171,6 +203,29 @@ class ShapeWalker {
   static bool UseShapeHashesVectorised(bool on) { return Avx512FDqSwitch<HashFamily>::Use(on); }
 
  private:
+  // h[i] = the hash of the push chain of input first + i, i < m.
+  static void LeafHashes(std::uint64_t first, std::uint32_t m, std::uint64_t* h) {
+    using namespace tree_hash_detail;
+    const std::uint64_t leaf_tag = Absorb(Mix(kTagPush), 1);  // Chain's push chain of one input
+    std::uint32_t i = 0;
+#if CARRIER_X86_KERNELS
+    if (ShapeHashesVectorised()) i = shape_x86::AbsorbIndices(leaf_tag, first, m, kAbsorbOffset, h);
+#endif
+    for (; i < m; ++i) h[i] = Absorb(leaf_tag, first + i);
+  }
+
+  // out[t] = CombineHash(h[left[t]], h[right[t]]), t < count (independent nodes).
+  static void NodeHashes(const std::uint32_t* left, const std::uint32_t* right, std::uint32_t count,
+                         const std::uint64_t* h, std::uint64_t* out) {
+    using namespace tree_hash_detail;
+    std::uint32_t t = 0;
+#if CARRIER_X86_KERNELS
+    if (ShapeHashesVectorised())
+      t = shape_x86::CombineHashes(Mix(kTagCombine), kAbsorbOffset, left, right, count, h, out);
+#endif
+    for (; t < count; ++t) out[t] = CombineHash(h[left[t]], h[right[t]]);
+  }
+
   // Combine's record without the hash: ComputeStats' depths of a node from its children's.
   static Node Join(const Node& a, const Node& b) {
     Node r;
@@ -213,6 +268,10 @@ class ShapeWalker {
   PairwisePlans plans_;
   std::vector<std::uint64_t> hashes_;
   std::vector<std::pair<std::uint32_t, Node>> region_stats_;
+  // RandomRegion's queue, hashes and records (slots as in RandomScratch), made on first use.
+  std::optional<replay_detail::RandomScratch> random_;
+  std::vector<std::uint64_t> random_hashes_;
+  std::vector<Node> random_recs_;
 };
 
 // Whether WalkShape walks s over n inputs: n > 0 and an order with a walk of its own (a

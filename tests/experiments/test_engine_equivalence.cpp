@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "core/merge_tree.hpp"
+#include "core/random_splits.hpp"
 #include "core/schedule.hpp"
 #include "core/tree_hash.hpp"
 #include "inputs/generators.hpp"
@@ -253,14 +254,19 @@ TEST_CASE("walked tree shapes equal BuildTree's statistics, hash and text", "[fa
       REQUIRE(shape.stats.combine_depth == want.stats.combine_depth);
       REQUIRE(shape.stats.max_leaf_depth == want.stats.max_leaf_depth);
       REQUIRE(SameBits(shape.stats.mean_leaf_depth, want.stats.mean_leaf_depth));
-      // The pairwise regions' hashes in the other form (scalar where the vector one ran).
+      // The pairwise and random regions' hashes and the random regions' splits in the other
+      // form (scalar where the vector one ran).
       const bool vector = carrier::ShapeWalker::ShapeHashesVectorised();
       if (vector || carrier::ShapeWalker::UseShapeHashesVectorised(true)) {
         carrier::ShapeWalker::UseShapeHashesVectorised(!vector);
+        const bool splits_were = carrier::replay_detail::RandomSplitsVectorised();
+        const bool splits = carrier::replay_detail::UseRandomSplitsVectorised(!vector);
         carrier::TreeShape other;
         REQUIRE(carrier::WalkShape(s, n, other));
         carrier::ShapeWalker::UseShapeHashesVectorised(vector);
-        INFO("region hashes " << (vector ? "scalar" : "vectorised"));
+        carrier::replay_detail::UseRandomSplitsVectorised(splits_were);
+        INFO("region hashes and splits " << (vector ? "scalar" : "vectorised") << " (splits "
+                                         << (splits ? "vectorised" : "scalar") << ")");
         REQUIRE(other.hash == want.hash);
         REQUIRE(SameBits(other.stats.mean_leaf_depth, want.stats.mean_leaf_depth));
         ++both_forms;
