@@ -278,8 +278,9 @@ StoredColumn PackColumn(const ResolvedTrial& t, std::vector<double>& values);
 // backend replay): both columns cut into parts, each listed pair of parts run as a dot of its
 // own in fp32 through the trial's schedule (the same replay, engine and tree as any fp32 dot;
 // the parts' products are exact in fp32), the partial dots added in the algorithm's order.
-// `seconds` covers the splitting, the partial dots' replays (as Execute times a replay: not the
-// schedule's shape) and their sum.
+// `seconds` covers the splitting, the partial dots' replays (each as Execute times a replay,
+// getting the schedule's tree or shape included: the walked shape is kept per schedule and n,
+// so the parts after the first find it) and their sum.
 registry::Replayed ExecuteSplit(const ResolvedTrial& t, const TrialInput& in, MergeTree& tree,
                                 TreeShape& shape, double& seconds) {
   const DotSplitAlgorithm* alg = FindDotSplit(t.policy->split);
