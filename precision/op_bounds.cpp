@@ -106,14 +106,28 @@ struct SoftmaxParts {
 // f(x, e) over in's values in order, a block at a time, with e[k] = exp(x[k] - m) in long
 // double: the exps (the cost of Parts) split across PassThreads() (precision/parallel_pass.hpp),
 // each a function of x[k] and m alone, so the same values on any thread; f then reads them in
-// index order on the calling thread, as the one loop did.
+// index order on the calling thread, as the one loop did. A packed column of codes (bf16, fp16,
+// fp8: at most 2^16 values) at least twice as long as its code table takes each code's exp once
+// (x[k] is the table's entry for its code, the same double) and looks them up.
 template <class F>
 void ForEachExpBlock(const BoundInputs& in, long double m, F&& f) {
   constexpr std::size_t kPart = std::size_t{1} << 17;
   const std::size_t threads = static_cast<std::size_t>(PassThreads());
   const std::uint64_t n = in.Count();
+  const std::span<const double> values =
+      in.column != nullptr ? in.column->CodeValues() : std::span<const double>();
+  const bool by_code = !values.empty() && n / 2 >= values.size();
+  std::vector<long double> code_exp(by_code ? values.size() : 0);
+  auto exps = [&](std::span<const double> x, long double* e) {
+    const std::size_t parts = std::clamp<std::size_t>(x.size() / kPart, 1, threads);
+    SplitPass(x.size(), parts, [&](std::size_t, std::uint64_t a, std::uint64_t b) {
+      for (std::uint64_t k = a; k < b; ++k) e[k] = std::exp(static_cast<long double>(x[k]) - m);
+    });
+  };
+  if (by_code) exps(values, code_exp.data());
   const std::size_t block = static_cast<std::size_t>(std::min<std::uint64_t>(n, kPart * threads));
   std::vector<double> buf(in.column != nullptr ? block : 0);
+  std::vector<std::uint16_t> codes(by_code ? block : 0);
   std::vector<long double> e(block);
   for (std::uint64_t lo = 0; lo < n; lo += block) {
     const std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(block, n - lo));
@@ -124,10 +138,12 @@ void ForEachExpBlock(const BoundInputs& in, long double m, F&& f) {
     } else {
       x = in.x.subspan(static_cast<std::size_t>(lo), len);
     }
-    const std::size_t parts = std::clamp<std::size_t>(len / kPart, 1, threads);
-    SplitPass(len, parts, [&](std::size_t, std::uint64_t a, std::uint64_t b) {
-      for (std::uint64_t k = a; k < b; ++k) e[k] = std::exp(static_cast<long double>(x[k]) - m);
-    });
+    if (by_code) {
+      in.column->ReadCodes(lo, len, codes.data());
+      for (std::size_t k = 0; k < len; ++k) e[k] = code_exp[codes[k]];
+    } else {
+      exps(x, e.data());
+    }
     f(x, e.data());
   }
 }

@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 #include <tuple>
 
 #include "core/cpu_features.hpp"
@@ -323,6 +324,19 @@ const void* StoredColumn::Identity() const {
 std::span<const double> StoredColumn::CodeValues() const {
   if ((layout_ != Layout::kCode8 && layout_ != Layout::kCode16) || !table_) return {};
   return {table_->data(), table_->size()};
+}
+
+void StoredColumn::ReadCodes(std::uint64_t lo, std::size_t count, std::uint16_t* out) const {
+  if (lo > n_ || count > n_ - lo)
+    throw std::out_of_range("StoredColumn::ReadCodes past the end of the column");
+  if (layout_ == Layout::kCode8) {
+    std::copy_n(b_->data() + lo, count, out);
+  } else if (layout_ == Layout::kCode16) {
+    std::copy_n(h_->data() + lo, count, out);
+  } else {
+    throw std::logic_error(std::string("StoredColumn::ReadCodes on a column of layout ") +
+                           LayoutName(layout_));
+  }
 }
 
 std::vector<double> StoredColumn::ToDoubles() const {

@@ -65,6 +65,9 @@ class StoredColumn {
   // table, indexed by code); empty for kFloat and kDouble. Each stored value is one of them, so
   // a property every entry has, every value has.
   std::span<const double> CodeValues() const;
+  // The codes of [lo, lo + count) (kCode8, kCode16): value i is CodeValues()[out[i]], the very
+  // double Read gives. Throws std::logic_error for the other layouts.
+  void ReadCodes(std::uint64_t lo, std::size_t count, std::uint16_t* out) const;
   // The address of the values' storage (shared by copies): identifies the column's data.
   const void* Identity() const;
   // f(lo, span of the values [lo, lo + span.size())) over [begin, end), in order, in chunks of

@@ -91,6 +91,19 @@ void RequireGivesBack(const StoredColumn& c, const std::vector<double>& v,
                                          v.begin() + static_cast<std::ptrdiff_t>(lo + count)),
                      at));
   }
+  // The codes, where the layout has them, name the same doubles in the code table.
+  const std::span<const double> table = c.CodeValues();
+  if (table.empty()) {
+    std::uint16_t code = 0;
+    if (!v.empty()) CHECK_THROWS_AS(c.ReadCodes(0, 1, &code), std::logic_error);
+  } else {
+    std::vector<std::uint16_t> codes(v.size());
+    c.ReadCodes(0, v.size(), codes.data());
+    std::vector<double> named(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) named[i] = table[codes[i]];
+    REQUIRE(SameBits(named, v, at));
+    CHECK_THROWS_AS(c.ReadCodes(v.size(), 1, codes.data()), std::out_of_range);
+  }
   std::vector<double> chunks;
   std::uint64_t next = v.size() / 4;
   c.ForEachChunk(v.size() / 4, v.size(), [&](std::uint64_t lo, std::span<const double> s) {
@@ -306,53 +319,59 @@ TEST_CASE("The softmax weights' statistics are the one loop's on any number of p
           "[fast][stored_column]") {
   // SoftmaxSpreadOf and the lse bound (precision/op_bounds.cpp) take exp(x_i - M) split across
   // PassThreads() and sum in index order: every statistic equals, bit for bit, the one loop in
-  // long double written here, for the values given as a span and as a packed column.
+  // long double written here, for the values given as a span and as a packed column; for bf16
+  // and fp8e4m3 the packed column (a table of 2^16 and 2^8 codes, here under half of n) takes
+  // each code's exp once and looks them up.
   const std::uint64_t seed = 31337;
   Rng rng(seed);
-  const Format f = ParseFormat("fp32");
   const std::size_t n = 3 * (std::size_t{1} << 17) + 5;  // three exp parts and a remainder
-  std::vector<double> v(n);
-  for (auto& x : v) x = RoundToFormat(2 * rng.Normal() + 1, f, Rounding::kNearestEven);
-  long double m = -INFINITY, d = 0, spread = 0, weighted_abs = 0;
-  for (double x : v) m = std::max<long double>(m, x);
-  for (double x : v) d += std::exp(static_cast<long double>(x) - m);
-  for (double x : v) {
-    const long double w = std::exp(static_cast<long double>(x) - m) / d;
-    if (w > 0) {
-      spread += w * (m - x);
-      weighted_abs += w * std::fabs(static_cast<long double>(x));
-    }
-  }
-  const long double lse[1] = {m + std::log(d)};
-  const StoredColumn c = Build(&f, v, n);
-  for (const int threads : {1, 2, 3}) {
-    const PassThreadsScope scope(threads);
-    for (const bool packed : {false, true}) {
-      INFO("reproduce: seed=" << seed << " threads=" << threads << " packed=" << packed);
-      BoundInputs in;
-      if (packed) {
-        in.column = &c;
-      } else {
-        in.x = v;
-      }
-      in.exact = lse;
-      BoundMemo memo;
-      for (BoundMemo* through : {static_cast<BoundMemo*>(nullptr), &memo, &memo}) {
-        in.memo = through;
-        const SoftmaxSpread s = SoftmaxSpreadOf(in);
-        REQUIRE(s.finite);
-        INFO("spread " << test::Exact(static_cast<double>(s.spread)) << " want "
-                       << test::Exact(static_cast<double>(spread)) << "; sum w|x| "
-                       << test::Exact(static_cast<double>(s.weighted_abs)) << " want "
-                       << test::Exact(static_cast<double>(weighted_abs)));
-        CHECK(std::memcmp(&s.m, &m, 10) == 0);
-        CHECK(std::memcmp(&s.spread, &spread, 10) == 0);
-        CHECK(std::memcmp(&s.weighted_abs, &weighted_abs, 10) == 0);
+  for (const char* name : {"fp32", "bf16", "fp8e4m3"}) {
+    const Format f = ParseFormat(name);
+    std::vector<double> v(n);
+    for (auto& x : v) x = RoundToFormat(2 * rng.Normal() + 1, f, Rounding::kNearestEven);
+    long double m = -INFINITY, d = 0, spread = 0, weighted_abs = 0;
+    for (double x : v) m = std::max<long double>(m, x);
+    for (double x : v) d += std::exp(static_cast<long double>(x) - m);
+    for (double x : v) {
+      const long double w = std::exp(static_cast<long double>(x) - m) / d;
+      if (w > 0) {
+        spread += w * (m - x);
+        weighted_abs += w * std::fabs(static_cast<long double>(x));
       }
     }
+    const long double lse[1] = {m + std::log(d)};
+    const StoredColumn c = Build(&f, v, n);
+    CHECK(c.CodeValues().empty() == (std::string(name) == "fp32"));
+    for (const int threads : {1, 2, 3}) {
+      const PassThreadsScope scope(threads);
+      for (const bool packed : {false, true}) {
+        INFO("reproduce: seed=" << seed << " format=" << name << " n=" << n
+                                << " threads=" << threads << " packed=" << packed);
+        BoundInputs in;
+        if (packed) {
+          in.column = &c;
+        } else {
+          in.x = v;
+        }
+        in.exact = lse;
+        BoundMemo memo;
+        for (BoundMemo* through : {static_cast<BoundMemo*>(nullptr), &memo, &memo}) {
+          in.memo = through;
+          const SoftmaxSpread s = SoftmaxSpreadOf(in);
+          REQUIRE(s.finite);
+          INFO("spread " << test::Exact(static_cast<double>(s.spread)) << " want "
+                         << test::Exact(static_cast<double>(spread)) << "; sum w|x| "
+                         << test::Exact(static_cast<double>(s.weighted_abs)) << " want "
+                         << test::Exact(static_cast<double>(weighted_abs)));
+          CHECK(std::memcmp(&s.m, &m, 10) == 0);
+          CHECK(std::memcmp(&s.spread, &spread, 10) == 0);
+          CHECK(std::memcmp(&s.weighted_abs, &weighted_abs, 10) == 0);
+        }
+      }
+    }
+    std::cout << name << ": softmax spread " << static_cast<double>(spread) << ", sum w|x| "
+              << static_cast<double>(weighted_abs) << " equal on 1, 2, 3 threads\n";
   }
-  std::cout << "softmax spread " << static_cast<double>(spread) << ", sum w|x| "
-            << static_cast<double>(weighted_abs) << " equal on 1, 2, 3 threads\n";
 }
 
 TEST_CASE("A column filled by Put out of order, on two threads, is the appended column",
