@@ -380,13 +380,13 @@ TEST_CASE("carrier equiv: same trees, and constructed witnesses that separate th
   std::uint64_t k = 0, differ = 0;
   for (std::string line; std::getline(lines, line);) {
     ++k;
-    const bool same = line == std::to_string(k) + " same";
-    CHECK((same || line == std::to_string(k) + " different"));
-    if (!same) ++differ;
-    if (k % 7 == 0 || !same) {  // the single-n verb agrees
+    const bool alike = line == std::to_string(k) + " same";
+    CHECK((alike || line == std::to_string(k) + " different"));
+    if (!alike) ++differ;
+    if (k % 7 == 0 || !alike) {  // the single-n verb agrees
       const Run one = Carrier("equiv canonical:1 pairwise --n " + std::to_string(k));
       INFO("n " << k << ": " << line << "\n" << one.out);
-      CHECK(one.code == (same ? 0 : 1));
+      CHECK(one.code == (alike ? 0 : 1));
     }
   }
   CHECK(k == 70);
