@@ -147,10 +147,10 @@ struct RandomScratch {
   std::vector<std::uint32_t> level;
 };
 
-// Every split of the region [lo, lo + m), 3 <= m <= w.cap (offsets from lo; the splits use
-// the absolute lo), breadth first: the queue of its nodes (node 0 the region's root, a node's
-// children at the next level, so later in the queue) with their children's slots, and
-// w.level[l] the first node of level l. The queue lives in w's arrays.
+// Every split of the region [lo, lo + m), 3 <= m <= w.cap (queued as offsets from lo; the
+// split function sees lo + offset), breadth first: the queue of its nodes (node 0 the region's
+// root, a node's children at the next level, so later in the queue) with their children's slots,
+// and w.level[l] the first node of level l. The queue lives in w's arrays.
 inline RandomQueue RandomSplitRegion(const RandomSplitter& split, std::uint64_t lo, std::uint32_t m,
                                      RandomScratch& w) {
   RandomQueue q{w.cap,         w.a.data(), w.b.data(), w.mid.data(), w.left.data(), w.right.data(),
