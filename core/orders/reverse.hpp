@@ -26,9 +26,14 @@ struct Reverse {
   }
   static std::string Print(const Params&) { return "reverse"; }
   // Chains 0 .. n-1 (one input each, chain id = input), then Combine(x_i, acc) for i = n-2 .. 0.
+  // A visitor with ReverseFold(first, n) (the shape walk: its leaves' hashes a block at a time)
+  // takes the whole fold without lift over inputs first + i.
   template <class V>
   static std::optional<NodeOf<V>> Walk(const Params& p, std::uint64_t n, std::uint64_t off, V& v) {
     if (n == 0) return std::nullopt;
+    if constexpr (requires { v.ReverseFold(off, n); }) {
+      if (!p.lift) return v.ReverseFold(off, n);
+    }
     const SinglesOf<V> x(v, off, n, LeafMode(p.lift));
     NodeOf<V> acc = x.at(n - 1);
     for (std::uint64_t i = n - 1; i-- > 0;) acc = v.Combine(x.at(i), acc);

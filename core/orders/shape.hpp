@@ -17,7 +17,9 @@
 //   Cost: a few hashes per input (about 10 ns per input on the 2-core machine); pairwise:1 is
 //   walked a level at a time in regions of core/pairwise_plan.hpp, and random:S (no lift) in
 //   regions of at most kRandomRegion inputs split breadth first as the fast replay splits them
-//   (core/random_splits.hpp), so that independent nodes' hashes overlap in the CPU.
+//   (core/random_splits.hpp), so that independent nodes' hashes overlap in the CPU; reverse's
+//   fold hashes its leaves a block at a time and keeps only the dependent half of each combine
+//   in its serial chain.
 #pragma once
 
 #include <algorithm>
@@ -193,9 +195,47 @@ class ShapeWalker {
     return root;
   }
 
-  // Whether the region hashes (PairwiseRegion's, RandomRegion's) run their vector form: where
-  // the CPU has it (core/cpu_features.hpp), unless a test switched it off. RandomRegion's
-  // splits have their own switch (core/random_splits.hpp UseRandomSplitsVectorised).
+  // reverse without lift over inputs [first, first + n), n >= 1: Chain's and Combine's records
+  // of the right fold x0 + (x1 + (... + x_{n-1})) without a call per node. A block of leaves at
+  // a time, from the right: their hashes, then each one's half of its combine's hash,
+  // Absorb(Mix(kTagCombine), leaf) (both vectorised where ShapeHashesVectorised); then the fold,
+  // which absorbs the accumulated hash into each half and joins the statistics: CombineHash's
+  // and Join's expressions with the same operands, the same bits.
+  Node ReverseFold(std::uint64_t first, std::uint64_t n) {
+    using namespace tree_hash_detail;
+    constexpr std::uint32_t kBlock = 4096;
+    Node leaf;  // Chain's record of a push chain of one input, hash aside
+    leaf.count = 1;
+    Node acc = leaf;
+    acc.hash = Absorb(Absorb(Mix(kTagPush), 1), first + n - 1);
+    const std::uint64_t start = Mix(kTagCombine);
+    hashes_.resize(kBlock);
+    std::uint64_t* h = hashes_.data();
+    for (std::uint64_t hi = n - 1; hi > 0;) {  // leaves [lo, hi), folded from hi - 1 down to lo
+      const std::uint64_t lo = hi > kBlock ? hi - kBlock : 0;
+      const auto m = static_cast<std::uint32_t>(hi - lo);
+      LeafHashes(first + lo, m, h);
+      std::uint32_t i = 0;
+#if CARRIER_X86_KERNELS
+      if (ShapeHashesVectorised()) i = shape_x86::AbsorbValues(start, h, m, kAbsorbOffset, h);
+#endif
+      for (; i < m; ++i) h[i] = Absorb(start, h[i]);
+      for (std::uint32_t k = m; k-- > 0;) {
+        const std::uint64_t hash = Absorb(h[k], acc.hash);
+        acc = Join(leaf, acc);
+        acc.hash = hash;
+      }
+      hi = lo;
+    }
+    chains += n;
+    combines += n - 1;
+    longest = std::max<std::uint64_t>(longest, 1);
+    return acc;
+  }
+
+  // Whether the block hashes (PairwiseRegion's, RandomRegion's, ReverseFold's) run their vector
+  // form: where the CPU has it (core/cpu_features.hpp), unless a test switched it off.
+  // RandomRegion's splits have their own switch (core/random_splits.hpp UseRandomSplitsVectorised).
   struct HashFamily;
   static bool ShapeHashesVectorised() { return Avx512FDqSwitch<HashFamily>::On(); }
   // For tests: the scalar form (false) or, where the CPU has it, the vector form (true); returns

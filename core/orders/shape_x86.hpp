@@ -44,6 +44,18 @@ CARRIER_X86_AVX512_DQ inline std::uint32_t AbsorbIndices(std::uint64_t tag, std:
   return i;
 }
 
+// out[i] = Absorb(h, v[i]) for i < count (whole vectors; out may be v); returns how many.
+CARRIER_X86_AVX512_DQ inline std::uint32_t AbsorbValues(std::uint64_t h, const std::uint64_t* v,
+                                                        std::uint32_t count, std::uint64_t offset,
+                                                        std::uint64_t* out) {
+  const __m512i vh = _mm512_set1_epi64(static_cast<long long>(h));
+  const __m512i voff = _mm512_set1_epi64(static_cast<long long>(offset));
+  std::uint32_t i = 0;
+  for (; i + 8 <= count; i += 8)
+    _mm512_storeu_si512(out + i, Absorb8(vh, _mm512_loadu_si512(v + i), voff));
+  return i;
+}
+
 // out[t] = Absorb(Absorb(start, h[left[t]]), h[right[t]]) for t < count (whole vectors), where
 // start = Mix(kTagCombine): CombineHash of the slots' hashes. Returns how many.
 CARRIER_X86_AVX512_DQ inline std::uint32_t CombineHashes(

@@ -43,9 +43,9 @@ namespace {
 // The replay matrix plus the kinds whose trees come from outside (walked: never; fallbacks).
 std::vector<std::string> Schedules() {
   std::vector<std::string> s = test::ReplaySchedules();
-  for (const char* extra :
-       {"canonical:4", "numpy", "strided:64", "omp:64", "omp:2:seq:pairwise:3:lift", "blocked:1024",
-        "pairwise:1024", "reverse", "omp:3:seq:pairwise", "omp:2:pairwise:pairwise"})
+  for (const char* extra : {"canonical:4", "numpy", "strided:64", "omp:64",
+                            "omp:2:seq:pairwise:3:lift", "blocked:1024", "pairwise:1024", "reverse",
+                            "omp:3:seq:pairwise", "omp:2:pairwise:pairwise", "splitk:5:reverse"})
     s.push_back(extra);
   return s;
 }
