@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -103,50 +105,73 @@ struct SoftmaxParts {
   long double m = -INFINITY, lse = 0, spread = 0, min_x = 0, weighted_abs = 0;
   bool finite = false;
 };
-// f(x, e) over in's values in order, a block at a time, with e[k] = exp(x[k] - m) in long
-// double: the exps (the cost of Parts) split across PassThreads() (precision/parallel_pass.hpp),
-// each a function of x[k] and m alone, so the same values on any thread; f then reads them in
-// index order on the calling thread, as the one loop did. A packed column of codes (bf16, fp16,
-// fp8: at most 2^16 values) at least twice as long as its code table takes each code's exp once
-// (x[k] is the table's entry for its code, the same double) and looks them up.
-template <class F>
-void ForEachExpBlock(const BoundInputs& in, long double m, F&& f) {
-  constexpr std::size_t kPart = std::size_t{1} << 17;
-  const std::size_t threads = static_cast<std::size_t>(PassThreads());
-  const std::uint64_t n = in.Count();
-  const std::span<const double> values =
-      in.column != nullptr ? in.column->CodeValues() : std::span<const double>();
-  const bool by_code = !values.empty() && n / 2 >= values.size();
-  std::vector<long double> code_exp(by_code ? values.size() : 0);
-  auto exps = [&](std::span<const double> x, long double* e) {
-    const std::size_t parts = std::clamp<std::size_t>(x.size() / kPart, 1, threads);
-    SplitPass(x.size(), parts, [&](std::size_t, std::uint64_t a, std::uint64_t b) {
-      for (std::uint64_t k = a; k < b; ++k) e[k] = std::exp(static_cast<long double>(x[k]) - m);
-    });
-  };
-  if (by_code) exps(values, code_exp.data());
-  const std::size_t block = static_cast<std::size_t>(std::min<std::uint64_t>(n, kPart * threads));
-  std::vector<double> buf(in.column != nullptr ? block : 0);
-  std::vector<std::uint16_t> codes(by_code ? block : 0);
-  std::vector<long double> e(block);
-  for (std::uint64_t lo = 0; lo < n; lo += block) {
-    const std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(block, n - lo));
-    std::span<const double> x;
-    if (in.column != nullptr) {
-      in.column->Read(lo, len, buf.data());
-      x = std::span<const double>(buf.data(), len);
-    } else {
-      x = in.x.subspan(static_cast<std::size_t>(lo), len);
+// The passes of Parts over in's values with e[k] = exp(x[k] - m) in long double. ForEach(f)
+// calls f(x, e) a block at a time, in order: the exps (the cost of Parts) split across
+// PassThreads() (precision/parallel_pass.hpp), each a function of x[k] and m alone, so the same
+// values on any thread; f then reads them in index order on the calling thread, as the one loop
+// did. A packed column of codes (bf16, fp16, fp8: at most 2^16 values) at least twice as long as
+// its code table takes each code's exp once, when constructed, for every pass; a pass then
+// reads the codes alone, and x[k] and e[k] are the table entries of its code (x[k] the same
+// double Read gives, so e[k] the same exp).
+class ExpBlocks {
+ public:
+  ExpBlocks(const BoundInputs& in, long double m) : in_(in), m_(m) {
+    if (in.column != nullptr) values_ = in.column->CodeValues();
+    if (values_.empty() || in.Count() / 2 < values_.size()) {
+      values_ = {};
+      return;
     }
-    if (by_code) {
-      in.column->ReadCodes(lo, len, codes.data());
-      for (std::size_t k = 0; k < len; ++k) e[k] = code_exp[codes[k]];
-    } else {
-      exps(x, e.data());
-    }
-    f(x, e.data());
+    code_exp_.resize(values_.size());
+    Exps(values_, code_exp_.data());
   }
-}
+
+  template <class F>
+  void ForEach(F&& f) const {
+    const std::uint64_t n = in_.Count();
+    const bool by_code = !values_.empty();
+    const std::size_t block =
+        static_cast<std::size_t>(std::min<std::uint64_t>(n, kPart * Threads()));
+    std::vector<double> buf(in_.column != nullptr ? block : 0);
+    std::vector<std::uint16_t> codes(by_code ? block : 0);
+    std::vector<long double> e(block);
+    for (std::uint64_t lo = 0; lo < n; lo += block) {
+      const std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(block, n - lo));
+      std::span<const double> x;
+      if (by_code) {
+        in_.column->ReadCodes(lo, len, codes.data());
+        for (std::size_t k = 0; k < len; ++k) {
+          buf[k] = values_[codes[k]];
+          e[k] = code_exp_[codes[k]];
+        }
+        x = std::span<const double>(buf.data(), len);
+      } else {
+        if (in_.column != nullptr) {
+          in_.column->Read(lo, len, buf.data());
+          x = std::span<const double>(buf.data(), len);
+        } else {
+          x = in_.x.subspan(static_cast<std::size_t>(lo), len);
+        }
+        Exps(x, e.data());
+      }
+      f(x, e.data());
+    }
+  }
+
+ private:
+  static constexpr std::size_t kPart = std::size_t{1} << 17;
+  static std::size_t Threads() { return static_cast<std::size_t>(PassThreads()); }
+  void Exps(std::span<const double> x, long double* e) const {
+    const std::size_t parts = std::clamp<std::size_t>(x.size() / kPart, 1, Threads());
+    SplitPass(x.size(), parts, [&](std::size_t, std::uint64_t a, std::uint64_t b) {
+      for (std::uint64_t k = a; k < b; ++k) e[k] = std::exp(static_cast<long double>(x[k]) - m_);
+    });
+  }
+
+  const BoundInputs& in_;
+  long double m_;
+  std::span<const double> values_;  // the code table, where the passes go by code
+  std::vector<long double> code_exp_;
+};
 
 SoftmaxParts Parts(const BoundInputs& in, long double exact, bool recompute) {
   SoftmaxParts p;
@@ -154,8 +179,10 @@ SoftmaxParts Parts(const BoundInputs& in, long double exact, bool recompute) {
     for (double v : x) p.m = std::max<long double>(p.m, v);
   });
   long double d = 0;
+  std::optional<ExpBlocks> blocks;  // both passes' (p.finite below implies a finite p.m)
   if (std::isfinite(p.m)) {
-    ForEachExpBlock(in, p.m, [&](std::span<const double> x, const long double* e) {
+    blocks.emplace(in, p.m);
+    blocks->ForEach([&](std::span<const double> x, const long double* e) {
       for (std::size_t k = 0; k < x.size(); ++k) d += e[k];
     });
   }
@@ -164,7 +191,7 @@ SoftmaxParts Parts(const BoundInputs& in, long double exact, bool recompute) {
   p.finite = std::isfinite(p.m) && std::isfinite(p.lse) && d > 0;
   if (!p.finite) return p;
   p.min_x = p.m;
-  ForEachExpBlock(in, p.m, [&](std::span<const double> x, const long double* e) {
+  blocks->ForEach([&](std::span<const double> x, const long double* e) {
     for (std::size_t k = 0; k < x.size(); ++k) {
       const double v = x[k];
       const long double w = e[k] / d;
