@@ -22,27 +22,32 @@
 // Specialise ReplayOrderFree for a new scalar type whose operations carry hidden state.
 //
 // How it is fast
-//   Structured schedules (the Schedule overloads) are evaluated by recursion over the
-//   schedule's structure without building the tree: O(depth) states of memory beyond the input
-//   (plus O(K) for strided:K, O(P) for omp:P, O(kRandomRegion) for random:S and, for the
-//   level-batched carriers below, O(kPairwiseRegion) for pairwise:1), no allocation per node.
-//   One evaluator per kind reads the input through an InputSource (an array in memory is one
-//   window of all n inputs, handed out in place; a fill callback is read a window at a time),
-//   so Replay and ReplayWindowed run the same code:
-//     seq, reverse      one loop;
-//     pairwise[:L]      recursion on [lo, hi) with the tree's split rule (the left half takes
-//                       the extra element); subtrees of at most kPairwiseUnrolled elements
-//                       under pairwise:1 are straight-line code for their exact shape;
-//     blocked:T         tiles evaluated kLanes at a time (independent chains in lanes), then
-//                       merged seq or pairwise over tile indices;
-//     strided:K[:tile]  all K lane chains advanced together row by row (lane k = chain k);
-//     random:S          the tree's own split function (tree_detail::RandomSplit), so the
-//                       shape is the tree's by construction: recursion down to subtrees of
-//                       at most kRandomRegion inputs, each evaluated breadth first (all its
-//                       splits, then its states bottom up) in O(kRandomRegion) scratch;
-//     omp:P, splitk:S   each chunk by its nested order, then the outer merge of chunk roots
-//                       (any partition: core/orders/partition.hpp, read through PartitionOf);
-//     cuda and kinds this file does not know: BuildTree, then the tree overload.
+//   Structured schedules (the Schedule overloads) are evaluated without building the tree: the
+//   kind's own walk (core/orders/<kind>.hpp, the same walk the tree builder and the shape walk
+//   follow) emits its chains and combines into ReplayWalker, whose nodes are the carrier
+//   states. Memory: O(depth) states beyond the input (plus O(K) for strided:K, O(P) for omp:P,
+//   O(kRandomRegion) for random:S, O(kTileBatch) for blocked:T and, for the level-batched
+//   carriers below, O(kPairwiseRegion) for pairwise:1), no allocation per node. The visitor
+//   reads the input through an InputSource (an array in memory is one window of all n inputs,
+//   handed out in place; a fill callback is read a window at a time), so Replay and
+//   ReplayWindowed run the same code. Where a walk offers a piece of its shape whole, the
+//   visitor evaluates that piece's nodes together:
+//     seq               one chain: one loop;
+//     reverse           the fold, one loop a window at a time;
+//     pairwise[:L]      subtrees within a window: under pairwise:1 straight-line code for
+//                       their exact shape up to kPairwiseUnrolled inputs (two such halves up
+//                       to twice that), two sibling leaf chains of pairwise:L in one loop;
+//     blocked:T         tiles kTileBatch<C> at a time (independent chains in lanes), asked for
+//                       by the walk's seq or pairwise merge over tile indices;
+//     strided:K[:tile]  all K lane chains advanced together row by row (lane k = chain k),
+//                       the walk merging the lanes;
+//     random:S          subtrees of at most kRandomRegion inputs (and a window), each
+//                       evaluated breadth first (all its splits by the tree's own split
+//                       function, then its states bottom up) in O(kRandomRegion) scratch;
+//     omp:P, splitk:S   the partition's walk: each chunk by its nested order's walk, then the
+//                       outer merge of chunk roots (core/orders/partition.hpp);
+//     cuda and the orders from outside, as a partition's nested order: their tree, evaluated
+//                       by the tree overload; at the top level, BuildTree and the tree overload.
 //   Carriers with a vector batch (HasVectorCombine: Sum over Emulated in a deterministic
 //   mode) evaluate pairwise:1 subtrees of at most kPairwiseRegion inputs and random:S regions
 //   a level at a time: all leaves in one FirstPushes, then every level's combines (independent
@@ -61,13 +66,12 @@
 //   fill describes: fill(lo, count, out) writes inputs [lo, lo + count) into out[0 .. count), so
 //   a caller may keep x packed and never hold it whole. It makes Replay's checks, in its
 //   order, and the same decisions (not IsStructured: BuildTree; empty: Identity; not
-//   ReplayOrderFree: ReplayOracle). The structured kinds evaluated without a tree run the
-//   evaluators above on decoded windows, where the shape does not depend on where the window
-//   starts (a pairwise subtree, a batch of blocked tiles, a block of strided rows, an omp
-//   chunk), and continue a chain from one window to the next (a chain pushed piece by piece in
-//   order is the same chain: ChainsContinue); random:S follows the tree's splits of absolute
-//   positions down to subtrees of at most a window (RandomOver reads a subtree's inputs from
-//   wherever they are). Every input is asked for exactly once, in requests of at most `window`
+//   ReplayOrderFree: ReplayOracle). The walk's pieces are evaluated on decoded windows where
+//   the piece fits one (a pairwise subtree, a batch of blocked tiles, a block of strided rows,
+//   a random:S region), the walk's own recursion above them, and a chain longer than a window
+//   continues from one window to the next (a chain pushed piece by piece in order is the same
+//   chain: ChainsContinue); random:S's splits take positions in its own range, wherever the
+//   windows fall. Every input is asked for exactly once, in requests of at most `window`
 //   inputs (kReplayWindow = 2^16 by default) except where a longer piece is needed whole: a
 //   strided:K row (K inputs), a lifted leaf or tile (LiftTile takes it at once: the whole input
 //   for seq:lift, T rows of K for strided:K:tile:T:lift). Where Replay builds a tree (cuda,
@@ -249,7 +253,7 @@ constexpr std::array<PairwiseFixedFn<C>, sizeof...(I)> PairwiseTable(std::index_
 
 // pairwise:1 for a HasVectorCombine carrier: subtrees of at most kPairwiseRegion inputs are
 // evaluated a level at a time from a plan of their shape (core/pairwise_plan.hpp), the combines
-// above them by the recursion.
+// above them by the walk.
 using carrier::BuildPairwisePlan;
 using carrier::kPairwiseRegion;
 using carrier::PairwisePlan;
@@ -262,70 +266,20 @@ struct PairwiseLevelsWork : PairwisePlans {
   std::unique_ptr<StateOf<C>[]> S;  // a region's leaves, then its nodes
 };
 
+// The pairwise:1 region x[0 .. m) (2 <= m <= kPairwiseRegion), a level at a time.
 template <Carrier C>
-StateOf<C> PairwiseLevels(const InputOf<C>* x, std::uint64_t lo, std::uint64_t hi,
-                          PairwiseLevelsWork<C>& w) {  // NOLINT(misc-no-recursion)
-  const std::uint64_t m = hi - lo;
-  if (m == 1) return PushOne<C>(C::Identity(), x[lo]);
-  if (m <= kPairwiseRegion) {
-    const auto m32 = static_cast<std::uint32_t>(m);
-    const PairwisePlan& p = w.Plan(m32);
-    StateOf<C>* S = w.S.get();
-    C::FirstPushes(x + lo, S, m32);
-    std::uint32_t end = m32 - 1;  // nodes
-    for (std::size_t l = p.level.size(); l-- > 0;) {
-      const std::uint32_t start = p.level[l];
-      C::CombineGathered(S, p.left.data() + start, S, p.right.data() + start, S + m32 + start,
-                         end - start);
-      end = start;
-    }
-    return S[m32];
+StateOf<C> PairwiseRegionLevels(const InputOf<C>* x, std::uint32_t m, PairwiseLevelsWork<C>& w) {
+  const PairwisePlan& p = w.Plan(m);
+  StateOf<C>* S = w.S.get();
+  C::FirstPushes(x, S, m);
+  std::uint32_t end = m - 1;  // nodes
+  for (std::size_t l = p.level.size(); l-- > 0;) {
+    const std::uint32_t start = p.level[l];
+    C::CombineGathered(S, p.left.data() + start, S, p.right.data() + start, S + m + start,
+                       end - start);
+    end = start;
   }
-  const std::uint64_t mid = PairwiseMid(lo, hi);
-  const StateOf<C> a = PairwiseLevels<C>(x, lo, mid, w);
-  const StateOf<C> b = PairwiseLevels<C>(x, mid, hi, w);
-  return C::Combine(a, b);
-}
-
-// pairwise:LEAF[:lift] over [lo, hi) (hi > lo), the recursion of BuildTree's
-// PairwiseLeaves/PairwiseFromLeaves.
-template <Carrier C>
-StateOf<C> Pairwise(const InputOf<C>* x, std::uint64_t lo, std::uint64_t hi, std::uint64_t leaf,
-                    bool lift) {  // NOLINT(misc-no-recursion)
-  const std::uint64_t m = hi - lo;
-  if (m <= leaf) return Chain1<C>(x, lo, m, 1, lift);
-  if constexpr (HasVectorCombine<C>) {
-    if (leaf == 1 && !lift && m > kPairwiseUnrolled) {
-      PairwiseLevelsWork<C> w(m);
-      return PairwiseLevels<C>(x, lo, hi, w);
-    }
-  }
-  if (leaf == 1 && !lift && m <= kPairwiseUnrolled) {
-    static constexpr auto kTable = PairwiseTable<C>(std::make_index_sequence<kPairwiseUnrolled>{});
-    return kTable[m - 1](x + lo);
-  }
-  const std::uint64_t mid = PairwiseMid(lo, hi);
-  if (!lift && mid - lo <= leaf && hi - mid <= leaf && mid - lo == hi - mid) {
-    // Two sibling leaf chains of the same length: one loop, two lanes.
-    StateOf<C> two[2];
-    const std::uint64_t first[2] = {lo, mid};
-    ChainsTogether<C, 2>(x, first, mid - lo, 1, two);
-    return C::Combine(two[0], two[1]);
-  }
-  const StateOf<C> a = Pairwise<C>(x, lo, mid, leaf, lift);
-  const StateOf<C> b = Pairwise<C>(x, mid, hi, leaf, lift);
-  return C::Combine(a, b);
-}
-
-// Halving over the states s[lo, hi) (hi > lo): BuildTree's PairwiseOver.
-template <Carrier C>
-StateOf<C> PairwiseOverStates(const StateOf<C>* s, std::size_t lo,
-                              std::size_t hi) {  // NOLINT(misc-no-recursion)
-  if (hi - lo == 1) return s[lo];
-  const std::size_t mid = PairwiseMid(lo, hi);
-  const StateOf<C> a = PairwiseOverStates<C>(s, lo, mid);
-  const StateOf<C> b = PairwiseOverStates<C>(s, mid, hi);
-  return C::Combine(a, b);
+  return S[m];
 }
 
 // Tiles of blocked:T per batch: kLanes, or for a HasBatchChains carrier 32 (four vectors of
@@ -364,21 +318,6 @@ void BlockedTiles(const InputOf<C>* x, std::uint64_t n, std::uint64_t tile, bool
   }
 }
 
-// blocked:T:pairwise over tiles [a, b): tiles evaluated kLanes at a time at the bottom.
-template <Carrier C>
-StateOf<C> BlockedPairwise(const InputOf<C>* x, std::uint64_t n, std::uint64_t tile, bool lift,
-                           std::uint64_t a, std::uint64_t b) {  // NOLINT(misc-no-recursion)
-  if (b - a <= kLanes) {
-    StateOf<C> s[kLanes];
-    BlockedTiles<C>(x, n, tile, lift, a, b, s);
-    return PairwiseOverStates<C>(s, 0, b - a);
-  }
-  const std::uint64_t mid = PairwiseMid(a, b);
-  const StateOf<C> l = BlockedPairwise<C>(x, n, tile, lift, a, mid);
-  const StateOf<C> r = BlockedPairwise<C>(x, n, tile, lift, mid, b);
-  return C::Combine(l, r);
-}
-
 // Full rows x[0 .. rows K) pushed onto the K lane chains cur[0 .. K), row after row.
 template <Carrier C>
 void PushRows(StateOf<C>* __restrict cur, const InputOf<C>* __restrict x, std::uint64_t rows,
@@ -395,13 +334,14 @@ void PushRows(StateOf<C>* __restrict cur, const InputOf<C>* __restrict x, std::u
 
 // strided:K[:tile:T][:lift]: lane k holds x[k], x[k + K], ...; tile j of lane k its elements
 // jT .. jT + T - 1. All lanes advance together (one row of K inputs at a time), which is each
-// lane's own chain in its own order; lanes merge pairwise in lane order.
+// lane's own chain in its own order; returns the K lane states, each lane's tiles merged in
+// order (the walk merges the lanes).
 // The inputs come by rows: rows(r0, r1) returns a pointer to inputs r0 K .. min(n, r1 K) - 1
 // (input r0 K first). Pushed tiles ask for at most `block` rows at a time (each lane's chain
 // continues from one block to the next), lifted tiles for all rows of the tile at once.
 template <Carrier C, class Rows>
-StateOf<C> StridedRows(std::uint64_t n, const orders::StridedParams& s, std::uint64_t block,
-                       Rows&& rows) {
+std::vector<StateOf<C>> StridedLaneStates(std::uint64_t n, const orders::StridedParams& s,
+                                          std::uint64_t block, Rows&& rows) {
   const std::uint64_t K = s.lanes;
   auto lane_count = [&](std::uint64_t k) { return k < n ? (n - k + K - 1) / K : 0; };
   std::vector<StateOf<C>> lane(K, C::Identity());
@@ -444,7 +384,7 @@ StateOf<C> StridedRows(std::uint64_t n, const orders::StridedParams& s, std::uin
     }
     if (rows_n == 0) break;
   }
-  return PairwiseOverStates<C>(lane.data(), 0, K);
+  return lane;
 }
 
 // random:SEED. The split of [lo, hi) is tree_detail::RandomSplit(seed, lo, hi) through
@@ -473,10 +413,11 @@ StateOf<C> StridedRows(std::uint64_t n, const orders::StridedParams& s, std::uin
 inline constexpr std::uint32_t kRandomRegion = 8192;
 
 // The subtree over [lo, lo + m), 3 <= m <= w.cap, whose inputs are x[0 .. m) (x[i] is input
-// lo + i; the splits use the absolute lo); S holds 3 w.cap states.
+// lo + i; the splits use lo, the position in the random order's own range); S holds 3 w.cap
+// states.
 template <Carrier C>
-StateOf<C> RandomRegion(const InputOf<C>* x, const RandomSplitter& split, std::uint64_t lo,
-                        std::uint32_t m, RandomScratch& w, StateOf<C>* S) {
+StateOf<C> RandomRegionStates(const InputOf<C>* x, const RandomSplitter& split, std::uint64_t lo,
+                              std::uint32_t m, RandomScratch& w, StateOf<C>* S) {
   const std::uint32_t cap = w.cap;
   const RandomQueue q = RandomSplitRegion(split, lo, m, w);
   // Leaves; then the pairs (for a HasCheapAdjacent carrier every adjacent pair of leaves in
@@ -507,23 +448,6 @@ StateOf<C> RandomRegion(const InputOf<C>* x, const RandomSplitter& split, std::u
       S[2 * cap + t] = C::Combine(S[q.left[t]], S[q.right[t]]);
   }
   return S[2 * cap];
-}
-
-// [lo, hi), hi > lo, whose inputs are x[0 .. hi - lo) (x[i] is input lo + i; the splits use
-// the absolute lo and hi): recursion down to regions.
-template <Carrier C>
-StateOf<C> RandomOver(const InputOf<C>* x, const RandomSplitter& split, std::uint64_t lo,
-                      std::uint64_t hi, RandomScratch& w,
-                      StateOf<C>* S) {  // NOLINT(misc-no-recursion)
-  const std::uint64_t m = hi - lo;
-  if (m == 1) return PushOne<C>(C::Identity(), x[0]);
-  if (m == 2)  // two inputs: the only split
-    return C::Combine(PushOne<C>(C::Identity(), x[0]), PushOne<C>(C::Identity(), x[1]));
-  if (m <= w.cap) return RandomRegion<C>(x, split, lo, static_cast<std::uint32_t>(m), w, S);
-  const std::uint64_t mid = split(lo, hi);
-  const StateOf<C> l = RandomOver<C>(x, split, lo, mid, w, S);
-  const StateOf<C> r = RandomOver<C>(x + (mid - lo), split, mid, hi, w, S);
-  return C::Combine(l, r);
 }
 
 // Whether BuildTree(s, n) has no node, permutes its inputs, or lifts tiles, without building
@@ -588,7 +512,8 @@ inline Shape ShapeOf(const Schedule& s, std::uint64_t n) {  // NOLINT(misc-no-re
   }
 }
 
-// The kinds Structured evaluates without a tree.
+// The kinds ReplayWalker evaluates without building their tree at the top level (a
+// partition's nested order from outside is still built, by the walk: ReplayWalker::Tree).
 inline bool IsStructured(const Schedule& s) {
   switch (s.kind()) {
     case ScheduleKind::kSeq:
@@ -614,30 +539,6 @@ void CheckShape(const Schedule& s, const Shape& sh) {
       throw ScheduleError("replay: schedule '" + ToString(s) + "' lifts whole tiles, but " +
                           C::kName + " defines no tile lift");
   }
-}
-
-// A partition (omp:P, splitk:S; core/orders/partition.hpp) over n inputs: chunk(inner, lo, hi)
-// is the state of chunk [lo, hi) by the nested order (asked only for chunks whose tree has a
-// node), then the outer merge of the roots. Chunks are visited as WalkPartition visits them:
-// where empty chunks have no node they are skipped without being enumerated.
-template <Carrier C, class Chunk>
-StateOf<C> PartitionOver(const Schedule& s, std::uint64_t n, Chunk&& chunk) {
-  const Partition p = *PartitionOf(s, n);
-  const Schedule& inner = *p.inner;
-  const bool skip_empty = SkipEmptyChunks(p, ToString(s));
-  std::vector<StateOf<C>> roots;
-  roots.reserve(std::min(p.parts, n + 1));
-  for (std::uint64_t c = skip_empty ? (n > 0 ? p.ChunkOf(0) : p.parts) : 0; c < p.parts;) {
-    const std::uint64_t lo = p.Start(c);
-    const std::uint64_t hi = p.Start(c + 1);
-    c = skip_empty ? (hi < n ? p.ChunkOf(hi) : p.parts) : c + 1;
-    if (ShapeOf(inner, hi - lo).empty) continue;  // an empty chunk tree has no root
-    roots.push_back(chunk(inner, lo, hi));
-  }
-  if (p.outer == OuterOrder::kPairwise) return PairwiseOverStates<C>(roots.data(), 0, roots.size());
-  StateOf<C> acc = roots[0];
-  for (std::size_t i = 1; i < roots.size(); ++i) acc = C::Combine(acc, roots[i]);
-  return acc;
 }
 
 // Any explicit tree, order-free scalars: chains (in lanes where they are alike), then combines
@@ -677,15 +578,14 @@ StateOf<C> TreeOrderFree(const MergeTree& t, std::span<const InputOf<C>> x) {
   return state[t.Root()];
 }
 
-// ---- The evaluators: every structured kind, over an InputSource ----
-// Each kind below reads its inputs through an InputSource: an array in memory (Replay), which
-// is one window holding all n inputs, handed out in place, or a fill callback (ReplayWindowed),
-// read a window at a time. The evaluators above run on each window where the tree's shape is
-// shift-invariant (PairwiseMid(lo, hi) - lo depends on hi - lo only; blocked tiles and strided
-// rows start at multiples of T and K), chains continue across windows (ChainsContinue), and
-// random:S reads a subtree through RandomOver, whose splits take the absolute lo and hi. No
-// state is computed from other operands or in another shape. Over an array every request
-// fits the one window, so each kind takes its in-memory path with no copy.
+// ---- Reading the inputs: InputSource, and the pieces that span windows ----
+// An InputSource is an array in memory (Replay), one window holding all n inputs, handed out
+// in place, or a fill callback (ReplayWindowed), read a window at a time. The pieces above run
+// on each window where the tree's shape is shift-invariant (PairwiseMid(lo, hi) - lo depends on
+// hi - lo only; blocked tiles and strided rows start at multiples of T and K), and chains
+// continue across windows (ChainsContinue). No state is computed from other operands or in
+// another shape. Over an array every request fits the one window, so each piece takes its
+// in-memory path with no copy.
 
 // Where one evaluation reads its inputs. Decode(lo, count) returns inputs [base + lo, base + lo
 // + count): in place for an array, else read by the fill into one buffer (reallocated only when
@@ -764,49 +664,21 @@ void ChainFrom(InputSource<C>& w, StateOf<C>& s, std::uint64_t lo, std::uint64_t
   s = chain[0];
 }
 
-// reverse (n > 0): BuildTree's order, acc = x[n - 1], then acc = Combine(x[i], acc) for i from
-// n - 2 down to 0, over windows taken from the end (over an array: the one window).
+// reverse without lift (n > 0): BuildTree's order, acc = x[n - 1], then acc = Combine(x[i], acc)
+// for i from n - 2 down to 0, over windows taken from the end (over an array: the one window).
 template <Carrier C>
-StateOf<C> ReverseFrom(InputSource<C>& w, std::uint64_t n, bool lift) {
+StateOf<C> ReverseFrom(InputSource<C>& w, std::uint64_t n) {
   StateOf<C> acc{};
   for (std::uint64_t hi = n; hi > 0;) {
     const std::uint64_t lo = hi - std::min(w.window, hi);
     const InputOf<C>* x = w.Decode(lo, hi - lo);
     for (std::uint64_t i = hi; i-- > lo;) {
-      const StateOf<C> e = Chain1<C>(x, i - lo, 1, 1, lift);
+      const StateOf<C> e = Chain1<C>(x, i - lo, 1, 1, false);
       acc = i == n - 1 ? e : C::Combine(e, acc);
     }
     hi = lo;
   }
   return acc;
-}
-
-// pairwise:LEAF[:lift] over [lo, hi): Pairwise's recursion down to subtrees of at most a window,
-// each decoded and evaluated by Pairwise (or, for a HasVectorCombine carrier, PairwiseLevels
-// with one work area for all windows: `levels`, non-null for pairwise:1). A leaf longer than
-// the window is pushed across windows, or decoded whole where it is lifted.
-template <Carrier C>
-StateOf<C> PairwiseFrom(InputSource<C>& w, std::uint64_t lo, std::uint64_t hi, std::uint64_t leaf,
-                        bool lift,
-                        PairwiseLevelsWork<C>* levels) {  // NOLINT(misc-no-recursion)
-  const std::uint64_t m = hi - lo;
-  if (m <= w.window) {
-    const InputOf<C>* x = w.Decode(lo, m);
-    if constexpr (HasVectorCombine<C>) {
-      if (levels && m > kPairwiseUnrolled) return PairwiseLevels<C>(x, 0, m, *levels);
-    }
-    return Pairwise<C>(x, 0, m, leaf, lift);
-  }
-  if (m <= leaf) {
-    if (lift) return Chain1<C>(w.Decode(lo, m), 0, m, 1, true);
-    StateOf<C> s = C::Identity();
-    ChainFrom<C>(w, s, lo, hi);
-    return s;
-  }
-  const std::uint64_t mid = PairwiseMid(lo, hi);
-  const StateOf<C> a = PairwiseFrom<C>(w, lo, mid, leaf, lift, levels);
-  const StateOf<C> b = PairwiseFrom<C>(w, mid, hi, leaf, lift, levels);
-  return C::Combine(a, b);
 }
 
 // BlockedTiles for tiles [t0, t1) (at most kTileBatch<C>) through windows. A batch that fits a
@@ -877,160 +749,6 @@ void BlockedTilesFrom(InputSource<C>& w, std::uint64_t n, std::uint64_t tile, bo
   }
 }
 
-// BlockedPairwise over tiles [a, b) through windows: a range of tiles that fits a window is
-// decoded and handed to BlockedPairwise (tile indices from a, inputs from a T).
-template <Carrier C>
-StateOf<C> BlockedPairwiseFrom(InputSource<C>& w, std::uint64_t n, std::uint64_t tile, bool lift,
-                               std::uint64_t a, std::uint64_t b) {  // NOLINT(misc-no-recursion)
-  const std::uint64_t r0 = a * tile, r1 = std::min(n, b * tile);
-  if (r1 - r0 <= w.window)
-    return BlockedPairwise<C>(w.Decode(r0, r1 - r0), n - r0, tile, lift, 0, b - a);
-  if (b - a <= kLanes) {
-    StateOf<C> s[kLanes];
-    BlockedTilesFrom<C>(w, n, tile, lift, a, b, s);
-    return PairwiseOverStates<C>(s, 0, b - a);
-  }
-  const std::uint64_t mid = PairwiseMid(a, b);
-  const StateOf<C> l = BlockedPairwiseFrom<C>(w, n, tile, lift, a, mid);
-  const StateOf<C> r = BlockedPairwiseFrom<C>(w, n, tile, lift, mid, b);
-  return C::Combine(l, r);
-}
-
-// Blocked through windows: the same batches of kTileBatch<C> tiles merged in the same order,
-// as many whole batches per decoded window as it holds.
-template <Carrier C>
-StateOf<C> BlockedFrom(InputSource<C>& w, std::uint64_t n, const orders::BlockedParams& s) {
-  const std::uint64_t tile = s.tile;
-  const std::uint64_t tiles = (n + tile - 1) / tile;
-  if (s.outer == OuterOrder::kPairwise) return BlockedPairwiseFrom<C>(w, n, tile, s.lift, 0, tiles);
-  constexpr std::uint64_t kBatch = kTileBatch<C>;
-  const std::uint64_t per_window = w.window / tile / kBatch * kBatch;  // tiles per window
-  StateOf<C> buf[kBatch];
-  StateOf<C> acc{};
-  auto merge = [&](std::uint64_t t, std::uint64_t end) {  // Blocked's merge of a batch
-    std::size_t i = 0;
-    if (t == 0) acc = buf[i++];
-    for (; i < end - t; ++i) acc = C::Combine(acc, buf[i]);
-  };
-  for (std::uint64_t t = 0; t < tiles;) {
-    if (per_window > 0) {
-      const std::uint64_t end = std::min(tiles, t + per_window);
-      const std::uint64_t r0 = t * tile;
-      const InputOf<C>* x = w.Decode(r0, std::min(n, end * tile) - r0);
-      for (std::uint64_t u = t; u < end; u += kBatch) {
-        const std::uint64_t v = std::min(end, u + kBatch);
-        BlockedTiles<C>(x, n - r0, tile, s.lift, u - t, v - t, buf);
-        merge(u, v);
-      }
-      t = end;
-    } else {
-      const std::uint64_t end = std::min(tiles, t + kBatch);
-      BlockedTilesFrom<C>(w, n, tile, s.lift, t, end, buf);
-      merge(t, end);
-      t = end;
-    }
-  }
-  return acc;
-}
-
-// RandomOver through windows: the tree's own splits (absolute lo, hi) down to subtrees of at
-// most a window, each decoded and handed to RandomOver.
-template <Carrier C>
-StateOf<C> RandomOverFrom(InputSource<C>& w, const RandomSplitter& split, std::uint64_t lo,
-                          std::uint64_t hi, RandomScratch& scratch,
-                          StateOf<C>* S) {  // NOLINT(misc-no-recursion)
-  const std::uint64_t m = hi - lo;
-  if (m <= w.window) return RandomOver<C>(w.Decode(lo, m), split, lo, hi, scratch, S);
-  const std::uint64_t mid = split(lo, hi);
-  const StateOf<C> l = RandomOverFrom<C>(w, split, lo, mid, scratch, S);
-  const StateOf<C> r = RandomOverFrom<C>(w, split, mid, hi, scratch, S);
-  return C::Combine(l, r);
-}
-
-template <Carrier C>
-StateOf<C> RandomFrom(InputSource<C>& w, std::uint64_t seed, std::uint64_t n) {
-  const RandomSplitter split{tree_detail::Mix(seed)};
-  const auto cap = static_cast<std::uint32_t>(
-      std::min({n, w.window, std::uint64_t{kRandomRegion}}));  // regions lie inside windows
-  RandomScratch scratch(cap);
-  std::unique_ptr<StateOf<C>[]> S(new StateOf<C>[3 * std::size_t{cap}]);
-  return RandomOverFrom<C>(w, split, 0, n, scratch, S.get());
-}
-
-// The evaluation of a non-empty schedule (ShapeOf(s, n).empty is false) over w. seq:lift (one
-// LiftTile of the whole input), random:S:lift (not in the grammar) and the kinds without an
-// evaluator here (cuda as a partition chunk's inner schedule, unknown kinds) read all n inputs
-// at once; the last two go through their tree.
-template <Carrier C>
-StateOf<C> Structured(const Schedule& s, std::uint64_t n,
-                      InputSource<C>& w) {  // NOLINT(misc-no-recursion)
-  switch (s.kind()) {
-    case ScheduleKind::kSeq: {
-      if (s.As<orders::SeqParams>().lift) break;
-      if (n <= w.window) return Chain1<C>(w.Decode(0, n), 0, n, 1, false);
-      StateOf<C> acc = C::Identity();
-      ChainFrom<C>(w, acc, 0, n);
-      return acc;
-    }
-    case ScheduleKind::kReverse:
-      return ReverseFrom<C>(w, n, s.As<orders::ReverseParams>().lift);
-    case ScheduleKind::kPairwise: {
-      const orders::PairwiseParams& q = s.As<orders::PairwiseParams>();
-      std::unique_ptr<PairwiseLevelsWork<C>> levels;
-      if constexpr (HasVectorCombine<C>) {
-        if (q.leaf == 1 && !q.lift && n > kPairwiseUnrolled)
-          levels = std::make_unique<PairwiseLevelsWork<C>>(std::min(n, w.window));
-      }
-      return PairwiseFrom<C>(w, 0, n, q.leaf, q.lift, levels.get());
-    }
-    case ScheduleKind::kBlocked:
-      return BlockedFrom<C>(w, n, s.As<orders::BlockedParams>());
-    case ScheduleKind::kStrided: {
-      const orders::StridedParams& q = s.As<orders::StridedParams>();
-      // StridedRows asks for rows in increasing order, each tile from its first row: whole
-      // tiles (T <= block rows) or blocks of a tile. Where tiles are short, one window holds as
-      // many whole tiles as fit and serves the requests inside it, so no request straddles two
-      // windows and each row is read once. Over an array the one window holds every row.
-      const std::uint64_t K = q.lanes;
-      const std::uint64_t rows_n = (n + K - 1) / K;
-      const std::uint64_t block = n <= w.window ? std::max<std::uint64_t>(rows_n, 1)
-                                                : std::max<std::uint64_t>(1, w.window / K);
-      const std::uint64_t T = q.tile == 0 ? rows_n : q.tile;
-      const std::uint64_t span = T > 0 && T <= block ? block / T * T : 0;  // rows per window
-      std::uint64_t w0 = 0, w1 = 0;                                        // the rows decoded
-      const InputOf<C>* rows = nullptr;                                    // input w0 K
-      return StridedRows<C>(n, q, block, [&](std::uint64_t r0, std::uint64_t r1) {
-        if (r0 < w0 || r1 > w1) {
-          w0 = r0;
-          w1 = std::min(rows_n, r0 + std::max(r1 - r0, span));
-          rows = w.Decode(w0 * K, std::min(n, w1 * K) - w0 * K);
-        }
-        return rows + (r0 - w0) * K;
-      });
-    }
-    case ScheduleKind::kRandom: {
-      const orders::RandomParams& q = s.As<orders::RandomParams>();
-      if (q.lift) break;
-      return RandomFrom<C>(w, q.seed, n);
-    }
-    default:
-      if (!PartitionOf(s, n)) break;
-      return PartitionOver<C>(s, n, [&](const Schedule& inner, std::uint64_t lo, std::uint64_t hi) {
-        const std::uint64_t base = w.base;
-        w.base += lo;
-        const StateOf<C> root = Structured<C>(inner, hi - lo, w);
-        w.base = base;
-        return root;
-      });
-  }
-  const InputOf<C>* x = w.Decode(0, n);
-  if (s.kind() == ScheduleKind::kSeq) return Chain1<C>(x, 0, n, 1, true);
-  const MergeTree t = BuildTree(s, n);
-  CheckReplayable<C>(t, n);
-  if (t.Empty()) return C::Identity();
-  return TreeOrderFree<C>(t, std::span<const InputOf<C>>(x, n));
-}
-
 // Replay<C>(t, x) once CheckReplayable<C>(t, x.size()) has passed.
 template <Carrier C>
 StateOf<C> TreeChecked(const MergeTree& t, std::span<const InputOf<C>> x) {
@@ -1041,6 +759,201 @@ StateOf<C> TreeChecked(const MergeTree& t, std::span<const InputOf<C>> x) {
     if (c.mode == ChainMode::kFused) return ReplayOracle<C>(t, x);
   return TreeOrderFree<C>(t, x);
 }
+
+// ---- The fast replay as a walk visitor ----
+// ReplayWalker's nodes are the carrier states themselves: each kind's walk (core/orders/) says
+// which chains and combines make its tree, in which order, and the visitor computes each as it
+// is emitted (Chain, Combine), reading inputs through its InputSource. Where a walk offers a
+// piece of its shape whole (core/orders/order.hpp), the visitor evaluates the piece's nodes
+// together, with the same operands: a pairwise subtree (a region a level at a time, a
+// straight-line subtree, two sibling leaf chains in one loop), a random:S region (breadth
+// first), the reverse fold (a window at a time), a batch of blocked tiles (kTileBatch chains
+// per pass), strided:K's lanes (a row of K inputs at a time) and the explicit tree of an order
+// from outside (TreeChecked over its inputs, read at once). Positions are absolute in the walk;
+// the helpers above that read relative to w.base run with base at the piece's first input.
+template <Carrier C>
+class ReplayWalker {
+ public:
+  using Node = StateOf<C>;
+  // w: the inputs; n: how many the whole walk covers (bounds the scratch of the region hooks).
+  ReplayWalker(InputSource<C>& w, std::uint64_t n) : w_(w), n_(n) {}
+
+  Node Chain(std::uint64_t first, std::uint64_t count, std::uint64_t stride, ChainMode mode) {
+    if (count == 0) return C::Identity();
+    const bool lift = mode == ChainMode::kLiftTile;  // kFused chains come only in a Tree
+    if (stride == 1) {
+      if (lift || count <= w_.window) return Chain1<C>(w_.Decode(first, count), 0, count, 1, lift);
+      StateOf<C> s = C::Identity();
+      ChainFrom<C>(w_, s, first, first + count);
+      return s;
+    }
+    // A strided chain alone (the walks hand strided:K's chains over as StridedLanes): its own
+    // inputs, one request each, gathered.
+    std::vector<InputOf<C>> x(count);
+    for (std::uint64_t j = 0; j < count; ++j) w_.Read(first + j * stride, 1, &x[j]);
+    return Chain1<C>(x.data(), 0, count, 1, lift);
+  }
+  Node Combine(const Node& a, const Node& b) { return C::Combine(a, b); }
+  void Permutes() {}  // ShapeOf and CheckShape decided before the walk
+
+  // pairwise[:LEAF]: subtrees inside one window of m > leaf pushed inputs: of pairwise:1 a
+  // region (HasVectorCombine) or up to two straight-line halves of kPairwiseUnrolled (one
+  // recursion step fewer per 64 inputs: 10% of a Sum<float> replay at 2^22), of a longer leaf
+  // two leaf chains.
+  bool TakesPairwise(std::uint64_t m, std::uint64_t leaf, ChainMode mode) const {
+    if (m > w_.window || mode != ChainMode::kPush) return false;
+    if (leaf == 1) return m <= (HasVectorCombine<C> ? kPairwiseRegion : 2 * kPairwiseUnrolled);
+    return m - leaf <= leaf;
+  }
+  Node PairwiseSubtree(std::uint64_t first, std::uint64_t m, std::uint64_t leaf, ChainMode) {
+    const InputOf<C>* x = w_.Decode(first, m);
+    if (leaf == 1) {
+      if constexpr (HasVectorCombine<C>) {
+        if (m > kPairwiseUnrolled) {
+          if (!levels_) levels_ = std::make_unique<PairwiseLevelsWork<C>>(std::min(n_, w_.window));
+          return PairwiseRegionLevels<C>(x, static_cast<std::uint32_t>(m), *levels_);
+        }
+      }
+      static constexpr auto kTable =
+          PairwiseTable<C>(std::make_index_sequence<kPairwiseUnrolled>{});
+      if (m <= kPairwiseUnrolled) return kTable[m - 1](x);
+      const std::uint64_t mid = PairwiseMid<std::uint64_t>(0, m);  // two straight-line halves
+      const StateOf<C> a = kTable[mid - 1](x);
+      const StateOf<C> b = kTable[m - mid - 1](x + mid);
+      return C::Combine(a, b);
+    }
+    const std::uint64_t mid = PairwiseMid<std::uint64_t>(0, m);  // both halves are leaves
+    if (mid == m - mid) {  // two sibling leaf chains of one length: one loop, two lanes
+      StateOf<C> two[2];
+      const std::uint64_t firsts[2] = {0, mid};
+      ChainsTogether<C, 2>(x, firsts, mid, 1, two);
+      return C::Combine(two[0], two[1]);
+    }
+    const StateOf<C> a = Chain1<C>(x, 0, mid, 1, false);
+    const StateOf<C> b = Chain1<C>(x, mid, m - mid, 1, false);
+    return C::Combine(a, b);
+  }
+
+  // random:SEED: regions of at most kRandomRegion inputs inside one window.
+  std::uint64_t RandomRegionLimit() const {
+    return std::min({n_, w_.window, std::uint64_t{kRandomRegion}});
+  }
+  Node RandomRegion(std::uint64_t seed, std::uint64_t lo, std::uint32_t m, std::uint64_t first) {
+    if (!random_) {
+      const auto cap = static_cast<std::uint32_t>(RandomRegionLimit());
+      random_.emplace(cap);
+      random_states_.reset(new StateOf<C>[3 * std::size_t{cap}]);
+    }
+    const RandomSplitter split{tree_detail::Mix(seed)};
+    return RandomRegionStates<C>(w_.Decode(first, m), split, lo, m, *random_, random_states_.get());
+  }
+
+  // reverse: the fold, windows from the end.
+  Node ReverseFold(std::uint64_t first, std::uint64_t n) {
+    const At at(w_, first);
+    return ReverseFrom<C>(w_, n);
+  }
+
+  // blocked:T: its tiles kTileBatch<C> at a time, as many batches per decoded window as it holds.
+  class TileBatch {
+   public:
+    TileBatch(InputSource<C>& w, std::uint64_t first, std::uint64_t n, std::uint64_t len, bool lift)
+        : w_(w),
+          first_(first),
+          n_(n),
+          len_(len),
+          tiles_((n + len - 1) / len),
+          per_window_(w.window / len / kBatch * kBatch),
+          lift_(lift) {}
+    Node at(std::uint64_t t) {  // t: the tile after the last batch's, or in it
+      if (t - b0_ >= b1_ - b0_) [[unlikely]]
+        Next(t);
+      return buf_[t - b0_];
+    }
+
+   private:
+    static constexpr std::uint64_t kBatch = kTileBatch<C>;
+    [[gnu::noinline]] void Next(std::uint64_t t) {
+      const std::uint64_t end = std::min(tiles_, t + kBatch);
+      const At at(w_, first_);
+      if (per_window_ > 0) {
+        if (t < d0_ || end > d1_) {
+          d0_ = t;
+          d1_ = std::min(tiles_, t + per_window_);
+          x_ = w_.Decode(d0_ * len_, std::min(n_, d1_ * len_) - d0_ * len_);
+        }
+        BlockedTiles<C>(x_, n_ - d0_ * len_, len_, lift_, t - d0_, end - d0_, buf_.data());
+      } else {
+        BlockedTilesFrom<C>(w_, n_, len_, lift_, t, end, buf_.data());
+      }
+      b0_ = t;
+      b1_ = end;
+    }
+    InputSource<C>& w_;
+    std::uint64_t first_, n_, len_, tiles_, per_window_;
+    bool lift_;
+    std::uint64_t b0_ = 0, b1_ = 0;  // the tiles in buf_
+    std::uint64_t d0_ = 0, d1_ = 0;  // the tiles decoded at x_
+    const InputOf<C>* x_ = nullptr;
+    std::array<StateOf<C>, kBatch> buf_;
+  };
+  TileBatch Tiles(std::uint64_t first, std::uint64_t n, std::uint64_t len, ChainMode mode) {
+    return TileBatch(w_, first, n, len, mode == ChainMode::kLiftTile);
+  }
+
+  // strided:K[:tile:T]: every lane advanced a row at a time. StridedLaneStates asks for rows
+  // in increasing order, each tile from its first row: whole tiles (T <= block rows) or blocks
+  // of a tile. Where tiles are short, one window holds as many whole tiles as fit and serves
+  // the requests inside it, so no request straddles two windows and each row is read once.
+  // Over an array the one window holds every row.
+  std::vector<Node> StridedLanes(const orders::StridedParams& q, std::uint64_t n,
+                                 std::uint64_t first) {
+    const At at(w_, first);
+    const std::uint64_t K = q.lanes;
+    const std::uint64_t rows_n = (n + K - 1) / K;
+    const std::uint64_t block = n <= w_.window ? std::max<std::uint64_t>(rows_n, 1)
+                                               : std::max<std::uint64_t>(1, w_.window / K);
+    const std::uint64_t T = q.tile == 0 ? rows_n : q.tile;
+    const std::uint64_t span = T > 0 && T <= block ? block / T * T : 0;  // rows per window
+    std::uint64_t w0 = 0, w1 = 0;                                        // the rows decoded
+    const InputOf<C>* rows = nullptr;                                    // input w0 K
+    return StridedLaneStates<C>(n, q, block, [&](std::uint64_t r0, std::uint64_t r1) {
+      if (r0 < w0 || r1 > w1) {
+        w0 = r0;
+        w1 = std::min(rows_n, r0 + std::max(r1 - r0, span));
+        rows = w_.Decode(w0 * K, std::min(n, w1 * K) - w0 * K);
+      }
+      return rows + (r0 - w0) * K;
+    });
+  }
+
+  // The orders from outside (cuda, and any kind with Build only, as a partition's inner
+  // order): their tree over inputs [off, off + t.n), read at once.
+  std::optional<Node> Tree(const MergeTree& t, std::uint64_t off) {
+    CheckReplayable<C>(t, t.n);
+    if (t.Empty()) return std::nullopt;
+    const At at(w_, off);
+    return TreeChecked<C>(t, std::span<const InputOf<C>>(w_.Decode(0, t.n), t.n));
+  }
+
+ private:
+  // w.base moved to `first` for the scope of one piece.
+  struct At {
+    At(InputSource<C>& source, std::uint64_t first) : w(source), base(source.base) {
+      w.base = base + first;
+    }
+    ~At() { w.base = base; }
+    At(const At&) = delete;
+    At& operator=(const At&) = delete;
+    InputSource<C>& w;
+    std::uint64_t base;
+  };
+  InputSource<C>& w_;
+  std::uint64_t n_;
+  std::unique_ptr<PairwiseLevelsWork<C>> levels_;
+  std::optional<RandomScratch> random_;
+  std::unique_ptr<StateOf<C>[]> random_states_;
+};
 
 // Schedule s over the n inputs of w: Replay(schedule, x) and ReplayWindowed alike, so the two
 // make the same checks in the same order and the same decisions. The schedule is checked
@@ -1062,7 +975,8 @@ StateOf<C> ReplayFrom(const Schedule& s, std::uint64_t n, InputSource<C>& w) {
     const MergeTree t = BuildTree(s, n);
     return ReplayOracle<C>(t, all());
   }
-  return Structured<C>(s, n, w);
+  ReplayWalker<C> v(w, n);
+  return *WalkSchedule(s, n, 0, v);
 }
 
 }  // namespace replay_detail

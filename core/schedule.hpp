@@ -343,6 +343,8 @@ std::optional<NodeOf<V>> WalkSchedule(const Schedule& s, std::uint64_t n, std::u
   return VisitParams(s, [&]<class K>(K, const auto& p) -> std::optional<NodeOf<V>> {
     if constexpr (schedule_detail::WalkedOrder<K, V>) {
       return K::Walk(p, n, off, v);
+    } else if constexpr (requires(const MergeTree& t) { v.Tree(t, off); }) {
+      return v.Tree(K::Build(p, n), off);  // a visitor that takes the explicit tree whole
     } else {
       return WalkTree(K::Build(p, n), off, v);
     }

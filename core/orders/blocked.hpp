@@ -48,10 +48,8 @@ struct Blocked {
   static std::optional<NodeOf<V>> Walk(const Params& s, std::uint64_t n, std::uint64_t off, V& v) {
     if (n == 0) return std::nullopt;
     const std::uint64_t tiles = (n + s.tile - 1) / s.tile;
-    return WalkOuter(v, s.outer, tiles, [&](std::uint64_t t) {
-      const std::uint64_t lo = t * s.tile;
-      return WalkChain(v, off, lo, std::min(s.tile, n - lo), 1, LeafMode(s.lift));
-    });
+    auto chains = TilesOf(v, off, n, s.tile, LeafMode(s.lift));  // asked for in tile order
+    return WalkOuter(v, s.outer, tiles, [&](std::uint64_t t) { return chains.at(t); });
   }
 };
 

@@ -10,8 +10,9 @@
 //   Build(p, n)          an explicit MergeTree, for the orders that come from outside (a CUDA
 //                        kernel, P4016, numpy, torch, a matrix unit, a file)
 // and optionally Chunks(p, n), where the order is a partition of the input into contiguous
-// chunks, each reduced by a nested order (omp, splitk): the fast replay then runs each chunk
-// with the nested order's own evaluator. core/schedule.hpp lists the kinds (Orders), builds the
+// chunks, each reduced by a nested order (omp, splitk): its walk is WalkPartition
+// (core/orders/partition.hpp), and the fast replay's ShapeOf reads the chunks' nested order to
+// check a schedule before any input is read. core/schedule.hpp lists the kinds (Orders), builds the
 // variant from that list and dispatches on it; a new kind is its file plus one line there (and
 // its enumerator below).
 //
@@ -21,14 +22,22 @@
 //   void Permutes()                               the tree merges interleaved inputs
 // and optionally Singles(first, count, mode), declaring `count` one-input chains at once (a
 // batch of independent chains: the tree builder numbers them in one step; others make each
-// node when the walk asks for it). Walks emit chains in chain-id order and combines in
-// combine-id order of the tree BuildTree has always built for the kind (ids, and so saved
-// trees and order-sensitive replays, are unchanged); a node is emitted before it is used.
+// node when the walk asks for it), and Tiles(first, n, len, mode), a batch of contiguous chains
+// of `len` inputs asked in increasing order (TilesOf below). Walks emit chains in chain-id
+// order and combines in combine-id order of the tree BuildTree has always built for the kind
+// (ids, and so saved trees and order-sensitive replays, are unchanged); a node is emitted
+// before it is used. A visitor that evaluates several nodes faster together may also take a
+// whole piece of a kind's shape at once, where the kind's walk offers it (each kind's file
+// says which): a pairwise subtree (TakesPairwise / PairwiseSubtree), a random:S region
+// (RandomRegionLimit / RandomRegion), the reverse fold (ReverseFold), strided:K's lanes
+// (StridedLanes) and an explicit tree of an order from outside (Tree, core/schedule.hpp
+// WalkSchedule). Each returns the node the walk would have reached, by the same operations.
 // Visitors: the tree builder (core/schedule.hpp TreeBuilder), the shape and hash walk
-// (core/orders/shape.hpp). The fast replay (core/replay.hpp) keeps evaluators of its
-// own for the structured kinds and reads Chunks for the partitions.
+// (core/orders/shape.hpp) and the fast replay (core/replay.hpp ReplayWalker, the carrier
+// states themselves).
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <memory>
@@ -190,6 +199,36 @@ class SinglesOf {
   ChainMode mode_;
   NodeOf<V> base_{};
 };
+
+// `count` chains of one stride over [first, first + n): chain i holds inputs first + i len ..
+// first + min(n, (i + 1) len) - 1 (n > 0, len > 0), a batch of independent chains whose nodes
+// are asked for in increasing i (at(i)). A visitor with Tiles(first, n, len, mode) returns an
+// object that evaluates them together (the fast replay: a batch of tiles per vector pass); for
+// the others at(i) makes chain i when it is asked for.
+template <class V>
+class ChainTiles {
+ public:
+  ChainTiles(V& v, std::uint64_t first, std::uint64_t n, std::uint64_t len, ChainMode mode)
+      : v_(v), first_(first), n_(n), len_(len), mode_(mode) {}
+  NodeOf<V> at(std::uint64_t i) {
+    const std::uint64_t lo = i * len_;
+    return v_.Chain(first_ + lo, std::min(len_, n_ - lo), 1, mode_);
+  }
+
+ private:
+  V& v_;
+  std::uint64_t first_, n_, len_;
+  ChainMode mode_;
+};
+
+template <class V>
+auto TilesOf(V& v, std::uint64_t first, std::uint64_t n, std::uint64_t len, ChainMode mode) {
+  if constexpr (requires { v.Tiles(first, n, len, mode); }) {
+    return v.Tiles(first, n, len, mode);
+  } else {
+    return ChainTiles<V>(v, first, n, len, mode);
+  }
+}
 
 // Combines item(0) .. item(count - 1) left to right (count >= 1); each item is asked for just
 // before it is merged.

@@ -37,8 +37,10 @@ struct Pairwise {
            (s.lift ? ":lift" : "");
   }
   // The leaves left to right, each subtree's combines after its children's (post-order). A
-  // visitor with PairwiseRegion(first, m) (the shape walk: a level at a time) takes subtrees of
-  // pairwise:1 without lift of at most its kPairwiseRegion inputs whole.
+  // visitor with PairwiseSubtree(first, m, leaf, mode) takes every subtree of m > leaf inputs
+  // for which its TakesPairwise(m, leaf, mode) holds whole, inputs [first, first + m) (the
+  // shape walk: pairwise:1 regions a level at a time; the fast replay: regions, straight-line
+  // subtrees and sibling leaf chains).
   template <class V>
   static std::optional<NodeOf<V>> Walk(const Params& s, std::uint64_t n, std::uint64_t off, V& v) {
     if (n == 0) return std::nullopt;
@@ -51,11 +53,11 @@ struct Pairwise {
                         std::uint64_t leaf, ChainMode mode) {  // NOLINT(misc-no-recursion)
     if (hi - lo <= leaf) return WalkChain(v, off, lo, hi - lo, 1, mode);
     if constexpr (requires {
-                    v.PairwiseRegion(lo, 2u);
-                    V::kPairwiseRegion;
+                    v.TakesPairwise(lo, leaf, mode);
+                    v.PairwiseSubtree(lo, lo, leaf, mode);
                   }) {
-      if (leaf == 1 && mode == ChainMode::kPush && hi - lo <= V::kPairwiseRegion)
-        return v.PairwiseRegion(off + lo, static_cast<std::uint32_t>(hi - lo));
+      if (v.TakesPairwise(hi - lo, leaf, mode))
+        return v.PairwiseSubtree(off + lo, hi - lo, leaf, mode);
     }
     const std::uint64_t mid = PairwiseMid(lo, hi);
     const NodeOf<V> a = Over(v, off, lo, mid, leaf, mode);

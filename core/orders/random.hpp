@@ -46,9 +46,9 @@ struct Random {
   static std::string Print(const Params& s) { return "random:" + std::to_string(s.seed); }
   // One chain per input (chain id = input), then the splits' combines in post-order. The
   // splits use positions relative to the walked range (an omp chunk's tree is its own). A
-  // visitor with RandomRegion(seed, lo, m, first) (the shape walk: a level at a time) takes
-  // subtrees of 3 to its kRandomRegion inputs without lift whole: relative [lo, lo + m), inputs
-  // first + i.
+  // visitor with RandomRegion(seed, lo, m, first) (the shape walk and the fast replay: a level
+  // at a time) takes subtrees of 3 to its RandomRegionLimit() inputs without lift whole:
+  // relative [lo, lo + m), inputs first + i.
   template <class V>
   static std::optional<NodeOf<V>> Walk(const Params& s, std::uint64_t n, std::uint64_t off, V& v) {
     if (n == 0) return std::nullopt;
@@ -64,9 +64,9 @@ struct Random {
     if (hi - lo == 1) return x.at(lo);
     if constexpr (requires {
                     v.RandomRegion(seed, lo, 3u, off);
-                    V::kRandomRegion;
+                    v.RandomRegionLimit();
                   }) {
-      if (push && hi - lo >= 3 && hi - lo <= V::kRandomRegion)
+      if (push && hi - lo >= 3 && hi - lo <= v.RandomRegionLimit())
         return v.RandomRegion(seed, lo, static_cast<std::uint32_t>(hi - lo), off + lo);
     }
     const std::uint64_t mid = tree_detail::RandomSplit(seed, lo, hi);

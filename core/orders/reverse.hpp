@@ -26,8 +26,9 @@ struct Reverse {
   }
   static std::string Print(const Params&) { return "reverse"; }
   // Chains 0 .. n-1 (one input each, chain id = input), then Combine(x_i, acc) for i = n-2 .. 0.
-  // A visitor with ReverseFold(first, n) (the shape walk: its leaves' hashes a block at a time)
-  // takes the whole fold without lift over inputs first + i.
+  // A visitor with ReverseFold(first, n) (the shape walk: its leaves' hashes a block at a time;
+  // the fast replay: a window at a time) takes the whole fold without lift over inputs
+  // first + i.
   template <class V>
   static std::optional<NodeOf<V>> Walk(const Params& p, std::uint64_t n, std::uint64_t off, V& v) {
     if (n == 0) return std::nullopt;

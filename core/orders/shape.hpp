@@ -122,6 +122,14 @@ class ShapeWalker {
   void Permutes() { permutes = true; }
   void Fused(const MmaNode& node) { fused_ = node; }
 
+  // The pairwise walk's hook: the regions below, whole.
+  bool TakesPairwise(std::uint64_t m, std::uint64_t leaf, ChainMode mode) const {
+    return leaf == 1 && mode == ChainMode::kPush && m <= kPairwiseRegion;
+  }
+  Node PairwiseSubtree(std::uint64_t first, std::uint64_t m, std::uint64_t, ChainMode) {
+    return PairwiseRegion(first, static_cast<std::uint32_t>(m));
+  }
+
   // pairwise:1 (no lift) over inputs [first, first + m), 2 <= m <= kPairwiseRegion: Chain's and
   // Combine's records without the recursion. The root's statistics depend on m alone (the
   // region's shape), so they are folded once per m, by Join over the plan, and kept; the hashes,
@@ -154,6 +162,7 @@ class ShapeWalker {
 
   static constexpr std::uint32_t kRandomRegion = 8192;
   static_assert(kRandomRegion <= replay_detail::kRandomSplitMaxSize);
+  static constexpr std::uint64_t RandomRegionLimit() { return kRandomRegion; }
 
   // random:SEED without lift over [lo, lo + m) of its walk (the splits' positions), 3 <= m <=
   // kRandomRegion, inputs first + i: Chain's and Combine's records without the recursion. The

@@ -47,7 +47,9 @@ struct Strided {
   }
   // Always K lanes, empty ones included: a SIMD kernel's idle lanes hold Identity and are merged
   // like the others, and replay must see the same combines. Chains lane by lane (a lane with no
-  // input is one empty chain), each lane's tiles merged in order, then the lanes pairwise.
+  // input is one empty chain), each lane's tiles merged in order, then the lanes pairwise. A
+  // visitor with StridedLanes(params, n, first) (the fast replay: every lane advanced a row at
+  // a time) returns the K lanes' nodes, each lane's chains and tile merges done, in lane order.
   template <class V>
   static std::optional<NodeOf<V>> Walk(const Params& s, std::uint64_t n, std::uint64_t off, V& v) {
     const std::uint64_t K = s.lanes;
@@ -55,6 +57,20 @@ struct Strided {
       throw ScheduleError("bad schedule '" + Print(s) + "': " + std::to_string(K) + " lanes over " +
                           std::to_string(n) + " inputs would make over " +
                           std::to_string(kMaxEmptyNodes) + " empty lanes");
+    std::vector<NodeOf<V>> lanes;
+    if constexpr (requires { v.StridedLanes(s, n, off); }) {
+      lanes = v.StridedLanes(s, n, off);
+    } else {
+      lanes = Lanes(s, n, off, v);
+    }
+    if (n > 1 && K > 1) v.Permutes();
+    return WalkPairwiseOver(v, 0, K, [&](std::uint64_t k) { return lanes[k]; });
+  }
+
+ private:
+  template <class V>
+  static std::vector<NodeOf<V>> Lanes(const Params& s, std::uint64_t n, std::uint64_t off, V& v) {
+    const std::uint64_t K = s.lanes;
     const ChainMode mode = LeafMode(s.lift);
     std::vector<NodeOf<V>> lanes;
     lanes.reserve(K);
@@ -68,8 +84,7 @@ struct Strided {
         return WalkChain(v, off, k + j * s.tile * K, std::min(s.tile, count - j * s.tile), K, mode);
       }));
     }
-    if (n > 1 && K > 1) v.Permutes();
-    return WalkPairwiseOver(v, 0, K, [&](std::uint64_t k) { return lanes[k]; });
+    return lanes;
   }
 };
 
