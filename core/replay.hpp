@@ -451,83 +451,71 @@ StateOf<C> RandomRegionStates(const InputOf<C>* x, const RandomSplitter& split, 
 }
 
 // Whether BuildTree(s, n) has no node, permutes its inputs, or lifts tiles, without building
-// it (omp: from its chunks' inner schedules).
+// it and before any input is read: the kind's walk into ShapeProbe, which takes every piece a
+// walk offers whole without evaluating it (a pairwise subtree, a random region, the reverse
+// fold, the strided lanes: O(1) each), so the walk costs O(1) for seq, pairwise, reverse and
+// strided, O(n / T) for blocked:T, O(n / kRandomRegion) splits for random:S, and its chunks'
+// walks for a partition. An order from outside (cuda as a partition's nested order) reports
+// its built tree.
 struct Shape {
   bool empty = false;
   bool permutes = false;
   bool lifts = false;
 };
 
-inline Shape ShapeOf(const Schedule& s, std::uint64_t n) {  // NOLINT(misc-no-recursion)
-  Shape sh;
-  if (const std::optional<Partition> part = PartitionOf(s, n)) {
-    // A partition (omp, splitk, any kind with Chunks): from its chunks' nested order.
-    const Partition& p = *part;
-    {
-      // Chunk lengths take at most three values (omp: floor and ceil of n / P, or 0 and 1 when
-      // P > n; splitk: the slice, the last one, 0), all of them among the first nonempty + 1
-      // chunks and the chunks of the first and the last input (omp with P > n: the non-empty
-      // chunks lie anywhere), so asking once per length there is enough.
-      std::uint64_t asked[3];
-      std::size_t nasked = 0;
-      sh.empty = true;
-      auto ask = [&](std::uint64_t c) {
-        const std::uint64_t len = p.Start(c + 1) - p.Start(c);
-        if (std::find(asked, asked + nasked, len) != asked + nasked) return;
-        asked[nasked++] = len;
-        const Shape in = ShapeOf(*p.inner, len);
-        sh.empty = sh.empty && in.empty;
-        sh.permutes = sh.permutes || in.permutes;
-        sh.lifts = sh.lifts || in.lifts;
-      };
-      if (n > 0) {
-        ask(p.ChunkOf(0));
-        ask(p.ChunkOf(n - 1));
-      }
-      for (std::uint64_t c = 0; c < std::min(p.parts, p.nonempty + 1) && nasked < 3; ++c) ask(c);
-      return sh;
-    }
+class ShapeProbe {
+ public:
+  using Node = std::uint64_t;
+  Shape shape;
+
+  Node Chain(std::uint64_t, std::uint64_t, std::uint64_t, ChainMode mode) { return Saw(mode); }
+  Node Singles(std::uint64_t, std::uint64_t, ChainMode mode) { return Saw(mode); }
+  Node Combine(Node, Node) { return 0; }
+  void Permutes() { shape.permutes = true; }
+  static bool TakesPairwise(std::uint64_t, std::uint64_t, ChainMode) { return true; }
+  Node PairwiseSubtree(std::uint64_t, std::uint64_t, std::uint64_t, ChainMode mode) {
+    return Saw(mode);
   }
-  switch (s.kind()) {
-    case ScheduleKind::kStrided:
-      sh.empty = false;  // always K chains, empty ones included
-      sh.permutes = n > 1 && s.As<orders::StridedParams>().lanes > 1;
-      sh.lifts = s.Lift();
-      return sh;
-    case ScheduleKind::kSeq:
-    case ScheduleKind::kReverse:
-    case ScheduleKind::kPairwise:
-    case ScheduleKind::kBlocked:
-    case ScheduleKind::kRandom:  // one chain or more exactly when n > 0
-      sh.empty = n == 0;
-      sh.lifts = s.Lift() && n > 0;
-      return sh;
-    default: {  // cuda, and kinds this file does not know: ask their tree
-      const MergeTree t = BuildTree(s, n);
-      sh.empty = t.Empty();
-      sh.permutes = t.permutes;
-      sh.lifts = t.UsesTileLift();
-      return sh;
-    }
+  static std::uint64_t RandomRegionLimit() { return kRandomRegion; }
+  static Node RandomRegion(std::uint64_t, std::uint64_t, std::uint32_t, std::uint64_t) {
+    return 0;  // pushed inputs only
   }
+  static Node ReverseFold(std::uint64_t, std::uint64_t) { return 0; }  // pushed inputs only
+  struct Tiles0 {
+    static Node at(std::uint64_t) { return 0; }
+  };
+  Tiles0 Tiles(std::uint64_t, std::uint64_t, std::uint64_t, ChainMode mode) {
+    Saw(mode);
+    return {};
+  }
+  std::vector<Node> StridedLanes(const orders::StridedParams& p, std::uint64_t, std::uint64_t) {
+    shape.lifts = shape.lifts || p.lift;  // K chains, empty ones included
+    return std::vector<Node>(p.lanes, 0);
+  }
+  std::optional<Node> Tree(const MergeTree& t, std::uint64_t) {
+    shape.permutes = shape.permutes || t.permutes;
+    shape.lifts = shape.lifts || t.UsesTileLift();
+    if (t.Empty()) return std::nullopt;
+    return 0;
+  }
+
+ private:
+  Node Saw(ChainMode mode) {
+    shape.lifts = shape.lifts || mode == ChainMode::kLiftTile;
+    return 0;
+  }
+};
+
+inline Shape ShapeOf(const Schedule& s, std::uint64_t n) {
+  ShapeProbe probe;
+  probe.shape.empty = !WalkSchedule(s, n, 0, probe).has_value();
+  return probe.shape;
 }
 
-// The kinds ReplayWalker evaluates without building their tree at the top level (a
-// partition's nested order from outside is still built, by the walk: ReplayWalker::Tree).
-inline bool IsStructured(const Schedule& s) {
-  switch (s.kind()) {
-    case ScheduleKind::kSeq:
-    case ScheduleKind::kReverse:
-    case ScheduleKind::kPairwise:
-    case ScheduleKind::kBlocked:
-    case ScheduleKind::kStrided:
-      return true;
-    case ScheduleKind::kRandom:
-      return !s.Lift();
-    default:  // the partitions (omp, splitk): each chunk by its nested order
-      return PartitionOf(s, 0).has_value();
-  }
-}
+// The kinds ReplayWalker evaluates without building their tree at the top level: every kind
+// with a walk (a partition's nested order from outside is still built, by the walk:
+// ReplayWalker::Tree).
+inline bool IsStructured(const Schedule& s) { return IsWalkedOrder(s); }
 
 template <Carrier C>
 void CheckShape(const Schedule& s, const Shape& sh) {

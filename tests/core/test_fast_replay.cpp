@@ -201,6 +201,33 @@ TEST_CASE("Replay refuses what ReplayOracle refuses, with the same message",
   CHECK(!std::signbit(Replay<Sum<float>>(ParseSchedule("strided:3"), none).s));
 }
 
+TEST_CASE("Replay's shape probe says of each schedule what its built tree says",
+          "[fast][fast_replay]") {
+  // replay_detail::ShapeOf walks a schedule without evaluating the pieces its walk offers
+  // whole; before any input is read, Replay takes from it whether the tree is empty, permutes
+  // its inputs or lifts tiles (the refusals and the empty case). Each must be BuildTree's.
+  std::vector<std::string> schedules = test::ReplaySchedules();
+  for (const char* extra : {"strided:7:lift", "splitk:4:strided:3:lift", "omp:5:seq:cuda:32:2",
+                            "omp:9:pairwise:reverse", "splitk:3:blocked:2:pairwise:lift"})
+    schedules.emplace_back(extra);
+  long checked = 0;
+  for (const std::string& text : schedules) {
+    const Schedule s = ParseSchedule(text);
+    for (std::uint64_t n : {0, 1, 2, 3, 5, 17, 64, 100, 1001}) {
+      const MergeTree t = BuildTree(s, n);
+      const replay_detail::Shape got = replay_detail::ShapeOf(s, n);
+      INFO("reproduce: schedule=" << text << " n=" << n << ": probe empty/permutes/lifts "
+                                  << got.empty << got.permutes << got.lifts << ", tree "
+                                  << t.Empty() << t.permutes << t.UsesTileLift());
+      REQUIRE(got.empty == t.Empty());
+      REQUIRE(got.permutes == t.permutes);
+      REQUIRE(got.lifts == t.UsesTileLift());
+      ++checked;
+    }
+  }
+  std::cout << "shape probe: " << checked << " (schedule, n) pairs equal to BuildTree's\n";
+}
+
 TEST_CASE("Replay's random:S splitter is tree_detail::RandomSplit", "[fast][fast_replay]") {
   // The hoisted Mix(seed) must not change a single split: edge intervals (the 3-input minimum,
   // the region bound kRandomRegion, 32-bit and 64-bit sizes) and random ones, several seeds.
