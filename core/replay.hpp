@@ -251,6 +251,28 @@ constexpr std::array<PairwiseFixedFn<C>, sizeof...(I)> PairwiseTable(std::index_
   return {&PairwiseFixed<C, I + 1>...};
 }
 
+// pairwise:LEAF (LEAF > 1, pushed) over x[lo, hi), hi > lo: the split rule's recursion down to
+// the leaf chains, two sibling leaves of one length in one loop (two lanes).
+template <Carrier C>
+StateOf<C> PairwiseLeaves(const InputOf<C>* x, std::uint64_t lo, std::uint64_t hi,
+                          std::uint64_t leaf) {  // NOLINT(misc-no-recursion)
+  const std::uint64_t m = hi - lo;
+  if (m <= leaf) return Chain1<C>(x, lo, m, 1, false);
+  const std::uint64_t mid = PairwiseMid(lo, hi);
+  if (mid - lo <= leaf && mid - lo == hi - mid) {
+    StateOf<C> two[2];
+    const std::uint64_t first[2] = {lo, mid};
+    ChainsTogether<C, 2>(x, first, mid - lo, 1, two);
+    return C::Combine(two[0], two[1]);
+  }
+  const StateOf<C> a = PairwiseLeaves<C>(x, lo, mid, leaf);
+  const StateOf<C> b = PairwiseLeaves<C>(x, mid, hi, leaf);
+  return C::Combine(a, b);
+}
+
+// Leaves of pairwise:LEAF (LEAF > 1) per subtree the fast replay takes from the walk whole.
+inline constexpr std::uint64_t kPairwiseLeavesTaken = 16;
+
 // pairwise:1 for a HasVectorCombine carrier: subtrees of at most kPairwiseRegion inputs are
 // evaluated a level at a time from a plan of their shape (core/pairwise_plan.hpp), the combines
 // above them by the walk.
@@ -787,11 +809,12 @@ class ReplayWalker {
   // pairwise[:LEAF]: subtrees inside one window of m > leaf pushed inputs: of pairwise:1 a
   // region (HasVectorCombine) or up to two straight-line halves of kPairwiseUnrolled (one
   // recursion step fewer per 64 inputs: 10% of a Sum<float> replay at 2^22), of a longer leaf
-  // two leaf chains.
+  // up to about kPairwiseLeavesTaken leaves (the walk's recursion down to every pair of
+  // leaves made pairwise:4 over Sum<float> 17% slower).
   bool TakesPairwise(std::uint64_t m, std::uint64_t leaf, ChainMode mode) const {
     if (m > w_.window || mode != ChainMode::kPush) return false;
     if (leaf == 1) return m <= (HasVectorCombine<C> ? kPairwiseRegion : 2 * kPairwiseUnrolled);
-    return m - leaf <= leaf;
+    return m / kPairwiseLeavesTaken <= leaf;
   }
   Node PairwiseSubtree(std::uint64_t first, std::uint64_t m, std::uint64_t leaf, ChainMode) {
     const InputOf<C>* x = w_.Decode(first, m);
@@ -810,16 +833,7 @@ class ReplayWalker {
       const StateOf<C> b = kTable[m - mid - 1](x + mid);
       return C::Combine(a, b);
     }
-    const std::uint64_t mid = PairwiseMid<std::uint64_t>(0, m);  // both halves are leaves
-    if (mid == m - mid) {  // two sibling leaf chains of one length: one loop, two lanes
-      StateOf<C> two[2];
-      const std::uint64_t firsts[2] = {0, mid};
-      ChainsTogether<C, 2>(x, firsts, mid, 1, two);
-      return C::Combine(two[0], two[1]);
-    }
-    const StateOf<C> a = Chain1<C>(x, 0, mid, 1, false);
-    const StateOf<C> b = Chain1<C>(x, mid, m - mid, 1, false);
-    return C::Combine(a, b);
+    return PairwiseLeaves<C>(x, 0, m, leaf);
   }
 
   // random:SEED: regions of at most kRandomRegion inputs inside one window.
