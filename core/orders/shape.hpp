@@ -23,6 +23,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -172,13 +173,14 @@ class ShapeWalker {
   // later in the queue). Same expressions, same operands: same bits.
   Node RandomRegion(std::uint64_t seed, std::uint64_t lo, std::uint32_t m, std::uint64_t first) {
     using tree_hash_detail::CombineHash;
-    if (!random_) {
-      random_.emplace(kRandomRegion);
-      random_hashes_.resize(3 * std::size_t{kRandomRegion});
-      random_recs_.resize(3 * std::size_t{kRandomRegion});  // leaves, then pairs, fixed
-      for (std::uint32_t i = 0; i < kRandomRegion; ++i) random_recs_[i].count = 1;
+    if (!random_ || random_->cap < m) {  // sized for the largest region so far, not 8192
+      const std::uint32_t cap = std::min(kRandomRegion, std::bit_ceil(m));
+      random_.emplace(cap);
+      random_hashes_.assign(3 * std::size_t{cap}, 0);
+      random_recs_.assign(3 * std::size_t{cap}, Node{});  // leaves, then pairs, fixed
+      for (std::uint32_t i = 0; i < cap; ++i) random_recs_[i].count = 1;
       const Node pair = Join(random_recs_[0], random_recs_[0]);
-      std::fill_n(random_recs_.begin() + kRandomRegion, kRandomRegion, pair);
+      std::fill_n(random_recs_.begin() + cap, cap, pair);
     }
     replay_detail::RandomScratch& w = *random_;
     const std::uint32_t cap = w.cap;
