@@ -200,8 +200,8 @@ class SinglesOf {
   NodeOf<V> base_{};
 };
 
-// `count` chains of one stride over [first, first + n): chain i holds inputs first + i len ..
-// first + min(n, (i + 1) len) - 1 (n > 0, len > 0), a batch of independent chains whose nodes
+// The ceil(n / len) contiguous chains of [first, first + n): chain i holds inputs first + i len
+// .. first + min(n, (i + 1) len) - 1 (n > 0, len > 0), a batch of independent chains whose nodes
 // are asked for in increasing i (at(i)). A visitor with Tiles(first, n, len, mode) returns an
 // object that evaluates them together (the fast replay: a batch of tiles per vector pass); for
 // the others at(i) makes chain i when it is asked for.
