@@ -1,6 +1,6 @@
 // core/pairwise_plan.hpp: the shape of pairwise:1 over m inputs as a breadth-first plan, so
 // that a region's independent combines can be evaluated a level at a time: the fast replay's
-// vector batches (core/replay.hpp PairwiseLevels) and the shape walk's hash records
+// vector batches (core/replay.hpp PairwiseRegionLevels) and the shape walk's hash records
 // (core/orders/shape.hpp) both read it.
 #pragma once
 

@@ -214,7 +214,7 @@ TEST_CASE("Replay == ReplayOracle: level-batched trees and batched chains over E
           "[fast][fast_replay]") {
   // Sum over a Emulated has a vector batch (HasVectorCombine, HasBatchChains): its
   // pairwise:1 subtrees up to kPairwiseRegion inputs and its random:S regions are evaluated a
-  // level at a time (core/replay.hpp PairwiseLevels, RandomRegion), and its push chains
+  // level at a time (core/replay.hpp PairwiseRegionLevels, RandomRegionStates), and its chains
   // (seq, blocked tiles 32 at a time, strided rows, pairwise:4's sibling leaves) go to
   // GatheredAdd::Chains. Every n to 300 (every small shape), the region bounds and their
   // multiples (regions reached by recursion, up to three plan sizes), random larger n; bf16
