@@ -475,8 +475,8 @@ StateOf<C> RandomRegionStates(const InputOf<C>* x, const RandomSplitter& split, 
 // Whether BuildTree(s, n) has no node, permutes its inputs, or lifts tiles, without building
 // it and before any input is read: the kind's walk into ShapeProbe, which takes every piece a
 // walk offers whole without evaluating it (a pairwise subtree, a random region, the reverse
-// fold, the strided lanes: O(1) each), so the walk costs O(1) for seq, pairwise, reverse and
-// strided, O(n / T) for blocked:T, O(n / kRandomRegion) splits for random:S, and its chunks'
+// fold, the strided lanes), so the walk costs O(1) for seq, pairwise and reverse, O(K) for
+// strided:K, O(n / T) for blocked:T, O(n / kRandomRegion) splits for random:S, and its chunks'
 // walks for a partition. An order from outside (cuda as a partition's nested order) reports
 // its built tree.
 struct Shape {
