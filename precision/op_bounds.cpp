@@ -111,9 +111,9 @@ struct SoftmaxParts {
 // PassThreads() (precision/parallel_pass.hpp), each a function of x[k] and m alone, so the same
 // values on any thread; f then reads them in index order on the calling thread, as the one loop
 // did. A packed column of codes (bf16, fp16, fp8: at most 2^16 values) at least twice as long as
-// its code table takes each code's exp once, when constructed, for every pass; a pass then
-// reads the codes alone, and x[k] and e[k] are the table entries of its code (x[k] the same
-// double Read gives, so e[k] the same exp).
+// its code table takes each code's exp once, when constructed, for every pass (ByCode); its
+// passes then read the codes alone (ForEachCodes), and a value and its exp are the table entries
+// of its code (the value the same double Read gives, so the same exp).
 class ExpBlocks {
  public:
   ExpBlocks(const BoundInputs& in, long double m) : in_(in), m_(m) {
@@ -126,40 +126,31 @@ class ExpBlocks {
     Exps(values_, code_exp_.data());
   }
 
+  // Where the passes do not go by code (ByCode() is false).
   template <class F>
   void ForEach(F&& f) const {
     const std::uint64_t n = in_.Count();
-    const bool by_code = !values_.empty();
     const std::size_t block =
         static_cast<std::size_t>(std::min<std::uint64_t>(n, kPart * Threads()));
     std::vector<double> buf(in_.column != nullptr ? block : 0);
-    std::vector<std::uint16_t> codes(by_code ? block : 0);
     std::vector<long double> e(block);
     for (std::uint64_t lo = 0; lo < n; lo += block) {
       const std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(block, n - lo));
       std::span<const double> x;
-      if (by_code) {
-        in_.column->ReadCodes(lo, len, codes.data());
-        for (std::size_t k = 0; k < len; ++k) {
-          buf[k] = values_[codes[k]];
-          e[k] = code_exp_[codes[k]];
-        }
+      if (in_.column != nullptr) {
+        in_.column->Read(lo, len, buf.data());
         x = std::span<const double>(buf.data(), len);
       } else {
-        if (in_.column != nullptr) {
-          in_.column->Read(lo, len, buf.data());
-          x = std::span<const double>(buf.data(), len);
-        } else {
-          x = in_.x.subspan(static_cast<std::size_t>(lo), len);
-        }
-        Exps(x, e.data());
+        x = in_.x.subspan(static_cast<std::size_t>(lo), len);
       }
+      Exps(x, e.data());
       f(x, e.data());
     }
   }
 
   // Where the passes go by code: the code table (values and their exps), and f(codes, len)
-  // called a block of codes at a time, in order.
+  // called a block of codes at a time, in order; value k is Values()[codes[k]], its exp
+  // CodeExps()[codes[k]].
   bool ByCode() const { return !values_.empty(); }
   std::span<const double> Values() const { return values_; }
   std::span<const long double> CodeExps() const { return code_exp_; }
@@ -200,9 +191,16 @@ SoftmaxParts Parts(const BoundInputs& in, long double exact, bool recompute) {
   std::optional<ExpBlocks> blocks;  // both passes' (p.finite below implies a finite p.m)
   if (std::isfinite(p.m)) {
     blocks.emplace(in, p.m);
-    blocks->ForEach([&](std::span<const double> x, const long double* e) {
-      for (std::size_t k = 0; k < x.size(); ++k) d += e[k];
-    });
+    if (blocks->ByCode()) {
+      const std::span<const long double> exps = blocks->CodeExps();
+      blocks->ForEachCodes([&](const std::uint16_t* codes, std::size_t len) {
+        for (std::size_t k = 0; k < len; ++k) d += exps[codes[k]];
+      });
+    } else {
+      blocks->ForEach([&](std::span<const double> x, const long double* e) {
+        for (std::size_t k = 0; k < x.size(); ++k) d += e[k];
+      });
+    }
   }
   p.lse = exact;
   if (recompute || !std::isfinite(p.lse)) p.lse = p.m + std::log(d);
