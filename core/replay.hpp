@@ -65,7 +65,7 @@
 //   carrier, scalar, rounding mode and schedule, ScheduleErrors included, where x is the array
 //   fill describes: fill(lo, count, out) writes inputs [lo, lo + count) into out[0 .. count), so
 //   a caller may keep x packed and never hold it whole. It makes Replay's checks, in its
-//   order, and the same decisions (not IsStructured: BuildTree; empty: Identity; not
+//   order, and the same decisions (not IsWalkedOrder: BuildTree; empty: Identity; not
 //   ReplayOrderFree: ReplayOracle). The walk's pieces are evaluated on decoded windows where
 //   the piece fits one (a pairwise subtree, a batch of blocked tiles, a block of strided rows,
 //   a random:S region), the walk's own recursion above them, and a chain longer than a window
@@ -534,11 +534,6 @@ inline Shape ShapeOf(const Schedule& s, std::uint64_t n) {
   return probe.shape;
 }
 
-// The kinds ReplayWalker evaluates without building their tree at the top level: every kind
-// with a walk (a partition's nested order from outside is still built, by the walk:
-// ReplayWalker::Tree).
-inline bool IsStructured(const Schedule& s) { return IsWalkedOrder(s); }
-
 template <Carrier C>
 void CheckShape(const Schedule& s, const Shape& sh) {
   if (sh.permutes && !C::kCommutative)
@@ -960,12 +955,12 @@ class ReplayWalker {
 // Schedule s over the n inputs of w: Replay(schedule, x) and ReplayWindowed alike, so the two
 // make the same checks in the same order and the same decisions. The schedule is checked
 // before any input is read (BuildTree and CheckReplayable, or ShapeOf and CheckShape); the
-// orders that go through a tree (not IsStructured: cuda, orders from outside, unknown kinds)
+// orders that go through a tree (not IsWalkedOrder: cuda and the other orders from outside)
 // and stochastic rounding (not ReplayOrderFree: ReplayOracle evaluates) read all n at once.
 template <Carrier C>
 StateOf<C> ReplayFrom(const Schedule& s, std::uint64_t n, InputSource<C>& w) {
   auto all = [&] { return std::span<const InputOf<C>>(w.Decode(0, n), n); };
-  if (!IsStructured(s)) {
+  if (!IsWalkedOrder(s)) {
     const MergeTree t = BuildTree(s, n);
     CheckReplayable<C>(t, n);
     return TreeChecked<C>(t, all());

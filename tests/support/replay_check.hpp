@@ -53,7 +53,7 @@ struct ReplayTally {
 inline std::uint64_t WindowedReadBound(const Schedule& s, std::uint64_t n, std::uint64_t window,
                                        bool order_free) {  // NOLINT(misc-no-recursion)
   window = std::max<std::uint64_t>(window, 1);
-  if (!order_free || !replay_detail::IsStructured(s)) return n;
+  if (!order_free || !IsWalkedOrder(s)) return n;
   using namespace carrier::orders;
   switch (s.kind()) {
     case ScheduleKind::kSeq:
