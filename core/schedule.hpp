@@ -72,6 +72,13 @@ template <class K, class V>
 concept WalkedOrder = requires(const typename K::Params& p, V& v) {
   K::template Walk<V>(p, 0, 0, v);
 };
+// A visitor that takes an explicit tree whole (the fast replay's Tree hook). A named concept,
+// not a requires-expression inside WalkSchedule's lambda: nvcc 13's front end took that one as
+// satisfied for visitors without Tree (NodeCounter) and compiled the call.
+template <class V>
+concept TakesTree = requires(V& v, const MergeTree& t, std::uint64_t off) {
+  v.Tree(t, off);
+};
 template <class K>
 concept PartitionOrder = requires(const typename K::Params& p) {
   K::Chunks(p, std::uint64_t{0});
@@ -343,7 +350,7 @@ std::optional<NodeOf<V>> WalkSchedule(const Schedule& s, std::uint64_t n, std::u
   return VisitParams(s, [&]<class K>(K, const auto& p) -> std::optional<NodeOf<V>> {
     if constexpr (schedule_detail::WalkedOrder<K, V>) {
       return K::Walk(p, n, off, v);
-    } else if constexpr (requires(const MergeTree& t) { v.Tree(t, off); }) {
+    } else if constexpr (schedule_detail::TakesTree<V>) {
       return v.Tree(K::Build(p, n), off);  // a visitor that takes the explicit tree whole
     } else {
       return WalkTree(K::Build(p, n), off, v);
