@@ -37,8 +37,9 @@
 //     pairwise[:L]      subtrees within a window: under pairwise:1 straight-line code for
 //                       their exact shape up to kPairwiseUnrolled inputs (two such halves up
 //                       to twice that), two sibling leaf chains of pairwise:L in one loop;
-//     blocked:T         tiles kTileBatch<C> at a time (independent chains in lanes), asked for
-//                       by the walk's seq or pairwise merge over tile indices;
+//     blocked:T         tiles kTileBatch<C> at a time (independent chains in lanes; blocked:1
+//                       one vector of first pushes), handed to the walk's seq or pairwise
+//                       merge a batch at a time;
 //     strided:K[:tile]  all K lane chains advanced together row by row (lane k = chain k),
 //                       the walk merging the lanes;
 //     random:S          subtrees of at most kRandomRegion inputs (and a window), each
@@ -314,6 +315,14 @@ inline constexpr std::size_t kTileBatch = HasBatchChains<C> ? 32 : kLanes;
 template <Carrier C>
 void BlockedTiles(const InputOf<C>* x, std::uint64_t n, std::uint64_t tile, bool lift,
                   std::uint64_t t0, std::uint64_t t1, StateOf<C>* out) {
+  if (tile == 1 && !lift) {  // blocked:1: every tile one push from Identity (Chain1's)
+    if constexpr (HasVectorCombine<C>) {
+      C::FirstPushes(x + t0, out, t1 - t0);
+    } else {
+      for (std::uint64_t t = t0; t < t1; ++t) out[t - t0] = PushOne<C>(C::Identity(), x[t]);
+    }
+    return;
+  }
   std::uint64_t t = t0;
   const std::uint64_t full_tiles = n / tile;  // tiles of exactly `tile` elements
   if constexpr (HasBatchChains<C>) {
@@ -862,24 +871,34 @@ class ReplayWalker {
           tiles_((n + len - 1) / len),
           per_window_(w.window / len / kBatch * kBatch),
           lift_(lift) {}
-    Node at(std::uint64_t t) {  // t: the tile after the last batch's, or in it
-      if (t - b0_ >= b1_ - b0_) [[unlikely]]
-        Next(t);
-      return buf_[t - b0_];
+    // The states of tiles t .. b1_ - 1 (t in the last batch or just after it); a new batch
+    // holds about `want` tiles (kBatch to kBuf) inside one decoded window.
+    std::span<const Node> Batch(std::uint64_t t, std::uint64_t want) {
+      if (t - b0_ >= b1_ - b0_) Next(t, want);
+      return std::span<const Node>(buf_.data() + (t - b0_), b1_ - t);
     }
 
    private:
     static constexpr std::uint64_t kBatch = kTileBatch<C>;
-    [[gnu::noinline]] void Next(std::uint64_t t) {
-      const std::uint64_t end = std::min(tiles_, t + kBatch);
+    // The most tiles one Next computes: several batches where states are small, so that the
+    // pairwise merge takes whole subtrees of short tiles at once (the seq merge asks for one
+    // batch at a time: its combines then overlap the next batch's chains).
+    static constexpr std::uint64_t kBuf = sizeof(Node) <= 16 ? 8 * kBatch : kBatch;
+    void Next(std::uint64_t t, std::uint64_t want) {
       const At at(w_, first_);
+      std::uint64_t end = std::min(tiles_, t + kBatch);
       if (per_window_ > 0) {
-        if (t < d0_ || end > d1_) {
+        // A batch ends at the decoded tiles' end, so the next one decodes from there: every
+        // input is asked for once, wherever the merge starts a batch.
+        if (t < d0_ || t >= d1_) {
           d0_ = t;
           d1_ = std::min(tiles_, t + per_window_);
           x_ = w_.Decode(d0_ * len_, std::min(n_, d1_ * len_) - d0_ * len_);
         }
-        BlockedTiles<C>(x_, n_ - d0_ * len_, len_, lift_, t - d0_, end - d0_, buf_.data());
+        end = std::min({d1_, t + kBuf, t + std::max(want, kBatch)});
+        for (std::uint64_t u = t; u < end; u += kBatch)
+          BlockedTiles<C>(x_, n_ - d0_ * len_, len_, lift_, u - d0_,
+                          std::min(end, u + kBatch) - d0_, buf_.data() + (u - t));
       } else {
         BlockedTilesFrom<C>(w_, n_, len_, lift_, t, end, buf_.data());
       }
@@ -892,7 +911,7 @@ class ReplayWalker {
     std::uint64_t b0_ = 0, b1_ = 0;  // the tiles in buf_
     std::uint64_t d0_ = 0, d1_ = 0;  // the tiles decoded at x_
     const InputOf<C>* x_ = nullptr;
-    std::array<StateOf<C>, kBatch> buf_;
+    std::array<StateOf<C>, kBuf> buf_;
   };
   TileBatch Tiles(std::uint64_t first, std::uint64_t n, std::uint64_t len, ChainMode mode) {
     return TileBatch(w_, first, n, len, mode == ChainMode::kLiftTile);

@@ -49,7 +49,8 @@ struct Blocked {
     if (n == 0) return std::nullopt;
     const std::uint64_t tiles = (n + s.tile - 1) / s.tile;
     auto chains = TilesOf(v, off, n, s.tile, LeafMode(s.lift));  // asked for in tile order
-    return WalkOuter(v, s.outer, tiles, [&](std::uint64_t t) { return chains.at(t); });
+    if (s.outer == OuterOrder::kSeq) return WalkSeqTiles(v, tiles, chains);
+    return WalkPairwiseTiles(v, 0, tiles, chains);
   }
 };
 

@@ -202,9 +202,10 @@ class SinglesOf {
 
 // The ceil(n / len) contiguous chains of [first, first + n): chain i holds inputs first + i len
 // .. first + min(n, (i + 1) len) - 1 (n > 0, len > 0), a batch of independent chains whose nodes
-// are asked for in increasing i (at(i)). A visitor with Tiles(first, n, len, mode) returns an
-// object that evaluates them together (the fast replay: a batch of tiles per vector pass); for
-// the others at(i) makes chain i when it is asked for.
+// are asked for in increasing i (at(i), or a batch at a time: Batch(i, want), WalkSeqTiles
+// below). A visitor with Tiles(first, n, len, mode) returns an object that evaluates them
+// together (the fast replay: batches of tiles per vector pass); for the others at(i) makes
+// chain i when it is asked for.
 template <class V>
 class ChainTiles {
  public:
@@ -254,6 +255,47 @@ NodeOf<V> WalkPairwiseOver(V& v, std::uint64_t lo, std::uint64_t hi,
   const NodeOf<V> a = WalkPairwiseOver(v, lo, mid, item);
   const NodeOf<V> b = WalkPairwiseOver(v, mid, hi, item);
   return v.Combine(a, b);
+}
+
+// Combines tiles.at(0) .. tiles.at(count - 1) left to right, as WalkSeqOver. A tile source
+// that computes its chains in batches (the fast replay's: Batch(t, want), the nodes of tiles t,
+// t + 1, ... it holds, t in its last batch or just after it, a new batch about `want` tiles)
+// hands each batch over whole, so the merge is one counted loop over it: the same combines in
+// the same order, without an at(t) call and its check per tile.
+template <class V, class Tiles>
+NodeOf<V> WalkSeqTiles(V& v, std::uint64_t count, Tiles& tiles) {
+  if constexpr (requires { tiles.Batch(std::uint64_t{0}, std::uint64_t{1}); }) {
+    NodeOf<V> acc{};
+    for (std::uint64_t t = 0; t < count;) {
+      const auto batch = tiles.Batch(t, 1);  // the smallest batch: computing overlaps merging
+      std::size_t i = 0;
+      if (t == 0) acc = batch[i++];
+      for (; i < batch.size(); ++i) acc = v.Combine(acc, batch[i]);
+      t += batch.size();
+    }
+    return acc;
+  } else {
+    return WalkSeqOver(v, count, [&](std::uint64_t t) { return tiles.at(t); });
+  }
+}
+
+// WalkPairwiseOver(v, lo, hi, tiles.at) for tiles asked left to right. A tile source with
+// Batch(t, want) hands each subtree whose tiles one batch holds over whole (the same recursion
+// over the batch's nodes, without a check per tile).
+template <class V, class Tiles>
+NodeOf<V> WalkPairwiseTiles(V& v, std::uint64_t lo, std::uint64_t hi,
+                            Tiles& tiles) {  // NOLINT(misc-no-recursion)
+  if constexpr (requires { tiles.Batch(std::uint64_t{0}, std::uint64_t{1}); }) {
+    const auto batch = tiles.Batch(lo, hi - lo);
+    if (batch.size() >= hi - lo)
+      return WalkPairwiseOver(v, 0, hi - lo, [&](std::uint64_t i) { return batch[i]; });
+    const std::uint64_t mid = lo + (hi - lo + 1) / 2;  // WalkPairwiseOver's split
+    const NodeOf<V> a = WalkPairwiseTiles(v, lo, mid, tiles);
+    const NodeOf<V> b = WalkPairwiseTiles(v, mid, hi, tiles);
+    return v.Combine(a, b);
+  } else {
+    return WalkPairwiseOver(v, lo, hi, [&](std::uint64_t t) { return tiles.at(t); });
+  }
 }
 
 template <class V, class Item>
