@@ -26,7 +26,7 @@
 //   kind's own walk (core/orders/<kind>.hpp, the same walk the tree builder and the shape walk
 //   follow) emits its chains and combines into ReplayWalker, whose nodes are the carrier
 //   states. Memory: O(depth) states beyond the input (plus O(K) for strided:K, O(P) for omp:P,
-//   O(kRandomRegion) for random:S, O(kTileBatch) for blocked:T and, for the level-batched
+//   O(kRandomRegion) for random:S, O(8 kTileBatch) for blocked:T and, for the level-batched
 //   carriers below, O(kPairwiseRegion) for pairwise:1), no allocation per node. The visitor
 //   reads the input through an InputSource (an array in memory is one window of all n inputs,
 //   handed out in place; a fill callback is read a window at a time), so Replay and
@@ -881,8 +881,9 @@ class ReplayWalker {
    private:
     static constexpr std::uint64_t kBatch = kTileBatch<C>;
     // The most tiles one Next computes: several batches where states are small, so that the
-    // pairwise merge takes whole subtrees of short tiles at once (the seq merge asks for one
-    // batch at a time: its combines then overlap the next batch's chains).
+    // pairwise merge takes whole subtrees of short tiles at once. The seq merge asks for one
+    // batch at a time (blocked:1 over Sum<float> at 2^22: 1.21 ns per input, 1.39 with whole
+    // kBuf batches).
     static constexpr std::uint64_t kBuf = sizeof(Node) <= 16 ? 8 * kBatch : kBatch;
     void Next(std::uint64_t t, std::uint64_t want) {
       const At at(w_, first_);
