@@ -49,8 +49,12 @@ struct Blocked {
     if (n == 0) return std::nullopt;
     const std::uint64_t tiles = (n + s.tile - 1) / s.tile;
     auto chains = TilesOf(v, off, n, s.tile, LeafMode(s.lift));  // asked for in tile order
-    if (s.outer == OuterOrder::kSeq) return WalkSeqTiles(v, tiles, chains);
-    return WalkPairwiseTiles(v, 0, tiles, chains);
+    if constexpr (requires { chains.Merged(); }) {
+      return chains.Merged();  // a visitor with nothing to see in the merge (the shape probe)
+    } else {
+      if (s.outer == OuterOrder::kSeq) return WalkSeqTiles(v, tiles, chains);
+      return WalkPairwiseTiles(v, 0, tiles, chains);
+    }
   }
 };
 

@@ -204,8 +204,9 @@ class SinglesOf {
 // .. first + min(n, (i + 1) len) - 1 (n > 0, len > 0), a batch of independent chains whose nodes
 // are asked for in increasing i (at(i), or a batch at a time: Batch(i, want), WalkSeqTiles
 // below). A visitor with Tiles(first, n, len, mode) returns an object that evaluates them
-// together (the fast replay: batches of tiles per vector pass); for the others at(i) makes
-// chain i when it is asked for.
+// together (the fast replay: batches of tiles per vector pass), or one whose Merged() is the
+// merged node itself (the shape probe, whose nodes carry nothing, so blocked:T's merge is not
+// walked); for the others at(i) makes chain i when it is asked for.
 template <class V>
 class ChainTiles {
  public:
