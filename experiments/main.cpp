@@ -202,7 +202,9 @@ const Verb kVerbs[] = {
      "\n"
      "Times, side by side in one run, the certified log-sum-exp reference (fast tier), the\n"
      "escalating MPFR reference and plain MPFR at 256 bits per element over the same N\n"
-     "(default 10^6) fp32 values, and prints the times, ratios and agreement.\n",
+     "(default 10^6) fp32 values, and prints the times, ratios and agreement. A last line\n"
+     "times the lse and softmax bounds' exps, exp(x - max) rounded to long double, against\n"
+     "glibc's expl on the same values.\n",
      RunReferenceBench},
     {"replay-bench",
      "time fast replay, fast emulation and the fast exact sum against oracle, SIMD and MPFR",

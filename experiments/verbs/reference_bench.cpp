@@ -7,6 +7,8 @@
 // element (not certified: the baseline). Each is run --repeats times, interleaved so that
 // machine noise hits all three alike; the table gives median times, the ratio to the fast tier,
 // the precision each used, and each value's relative difference from the mpfr tier's value.
+// A last line times the lse bound's exps (exp(x_i - max) to long double) by the fixed-point
+// kernel against glibc's expl, and counts the values where they differ.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -25,6 +27,7 @@
 #include "util/stats.hpp"
 
 #if defined(CARRIER_HAVE_MPFR) && CARRIER_HAVE_MPFR
+#include "precision/reference/fixed_exp.hpp"
 #include "precision/reference/reference.hpp"
 #endif
 
@@ -154,6 +157,30 @@ int RunReferenceBench(const std::vector<std::string>& argv) {
             << G3(t_fast)
             << " s); plain MPFR 256 / fast >= 20: " << (plain_ratio >= 20 ? "met" : "NOT met")
             << " (" << G3(plain_ratio) << "x)\n";
+  // The lse and softmax bounds' exps (precision/op_bounds.cpp): exp(x_i - M) rounded to long
+  // double by the fixed-point kernel (reference::ExpShiftedLongDouble), against glibc's expl
+  // of the same argument (what the bounds called before), one thread, interleaved.
+  {
+    const double mx = *std::max_element(x.begin(), x.end());
+    std::vector<long double> by_kernel(x.size()), by_expl(x.size());
+    std::vector<double> t_kernel, t_expl;
+    for (std::uint64_t r = 0; r < repeats; ++r) {
+      t_kernel.push_back(
+          Seconds([&] { reference::ExpShiftedLongDouble(x, mx, by_kernel.data()); }));
+      t_expl.push_back(Seconds([&] {
+        for (std::size_t i = 0; i < x.size(); ++i)
+          by_expl[i] = std::exp(static_cast<long double>(x[i]) - mx);
+      }));
+    }
+    std::uint64_t differ = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) differ += by_kernel[i] != by_expl[i] ? 1 : 0;
+    const double per = 1e9 / static_cast<double>(n);
+    std::cout << "\nbound exps, exp(x_i - max) to long double: fixed-point kernel "
+              << G3(Median(t_kernel) * per) << " ns/value, glibc expl " << G3(Median(t_expl) * per)
+              << " ns/value (" << G3(Median(t_expl) / Median(t_kernel)) << "x); they differ in "
+              << differ << " of " << n
+              << " values (the kernel's are correctly rounded; expl's x87 f2xm1 is not)\n";
+  }
   if (!fast_ref.cert.note.empty()) std::cout << "fast tier note: " << fast_ref.cert.note << "\n";
   if (!mpfr_ref.cert.note.empty()) std::cout << "mpfr tier note: " << mpfr_ref.cert.note << "\n";
   return 0;

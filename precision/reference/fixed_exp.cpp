@@ -10,6 +10,7 @@
 #include <atomic>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <vector>
@@ -87,6 +88,94 @@ void FixedExpNegBatch(const double* s, const double* e, std::size_t n, FixedExp*
   }
 #endif
   for (std::size_t i = 0; i < n; ++i) out[i] = FixedExpNeg(s[i], e[i]);
+}
+
+namespace {
+
+// x87 extended precision (64-bit significand with an explicit integer bit, then 15 exponent
+// bits and the sign, little-endian): ToLongDouble writes its bits directly.
+constexpr bool kX87LongDouble = std::numeric_limits<long double>::digits == 64 &&
+                                std::numeric_limits<long double>::max_exponent == 16384 &&
+                                std::endian::native == std::endian::little;
+
+// t's value, mant * 2^(-127 - shift), rounded to nearest long double (ties to even) into *out:
+// what RoundNearestEven and ToBinary give (fixed_point.hpp), without their general shifts and
+// ldexpl where the result is a normal x87 value (mant >= 2^126 by FixedExpNeg's contract), its
+// bytes written directly.
+void ToLongDouble(const FixedExp& t, long double* out) {
+  if constexpr (kX87LongDouble) {
+    const std::uint64_t hi = Hi64(t.mant), lo = Lo64(t.mant);
+    const bool top127 = (hi >> 63) != 0;  // the leading bit is 2^127, else 2^126
+    // The 64-bit significand, the bits below it and half its last place.
+    std::uint64_t sig = top127 ? hi : (hi << 1) | (lo >> 63);
+    const std::uint64_t rem = top127 ? lo : lo << 1;  // the dropped bits, left-aligned
+    int biased = (top127 ? 0 : -1) - t.shift + 16383;
+    constexpr std::uint64_t kHalf = std::uint64_t{1} << 63;
+    // Rounding up is a coin toss per value: written without branches, which mispredicted.
+    const auto up =
+        static_cast<std::uint64_t>(rem > kHalf) | (static_cast<std::uint64_t>(rem == kHalf) & sig);
+    sig += up & 1;
+    const bool carry = sig == 0;  // carried out of 64 bits: 2^64, i.e. 2^63 one binade up
+    sig |= static_cast<std::uint64_t>(carry) << 63;
+    biased += static_cast<int>(carry);
+    if (biased >= 1 && biased < 0x7fff) {
+      const auto se = static_cast<std::uint16_t>(biased);
+      auto* bytes = reinterpret_cast<unsigned char*>(out);
+      std::memcpy(bytes, &sig, sizeof sig);
+      std::memcpy(bytes + 8, &se, sizeof se);
+      return;
+    }
+  }
+  *out = ToBinary<long double>(
+      RoundNearestEven(t.mant, -127 - t.shift, false, FormatOf<long double>()), false);
+}
+
+// Where v goes through the kernel: below m and above its argument limit (false for NaN and
+// -inf); then (s, e) is v - m as a double-double (TwoSum, exact).
+bool KernelArgument(double v, double m, double& s, double& e) {
+  s = v - m;
+  const double bb = s - v;
+  e = (v - (s - bb)) + (-m - bb);
+  return v < m && s > -kFixedExpArgumentLimit;
+}
+
+// The value of v outside the kernel: 1 at the maximum, NaN for NaN, else +0.
+long double OutsideKernel(double v, double m) {
+  if (v == m) return 1;
+  if (std::isnan(v)) return v;
+  return 0;
+}
+
+}  // namespace
+
+long double ExpShiftedLongDouble(double v, double m) {
+  double s, e;
+  if (!KernelArgument(v, m, s, e)) return OutsideKernel(v, m);
+  long double out;
+  ToLongDouble(FixedExpNeg(s, e), &out);
+  return out;
+}
+
+void ExpShiftedLongDouble(std::span<const double> x, double m, long double* out) {
+  constexpr std::size_t kChunk = 256;  // a multiple of the vector kernel's 32 lanes
+  double s[kChunk], e[kChunk];
+  bool in[kChunk];
+  FixedExp t[kChunk];
+  for (std::size_t lo = 0; lo < x.size(); lo += kChunk) {
+    const std::size_t len = std::min(kChunk, x.size() - lo);
+    for (std::size_t k = 0; k < len; ++k) {
+      in[k] = KernelArgument(x[lo + k], m, s[k], e[k]);
+      if (!in[k]) s[k] = -1, e[k] = 0;  // any argument within the contract; not used
+    }
+    FixedExpNegBatch(s, e, len, t);
+    for (std::size_t k = 0; k < len; ++k) {
+      if (in[k]) {
+        ToLongDouble(t[k], out + lo + k);
+      } else {
+        out[lo + k] = OutsideKernel(x[lo + k], m);
+      }
+    }
+  }
 }
 
 namespace {

@@ -22,6 +22,7 @@
 #include "precision/op_bounds.hpp"
 #include "precision/parallel_pass.hpp"
 #include "precision/reference/fast_sum.hpp"
+#include "precision/reference/fixed_exp.hpp"
 #include "precision/reference/reference.hpp"
 #include "precision/rounding.hpp"
 #include "precision/stored_column.hpp"
@@ -317,10 +318,11 @@ TEST_CASE("A column packed across pass threads is the one-thread column", "[fast
 
 TEST_CASE("The softmax weights' statistics are the one loop's on any number of pass threads",
           "[fast][stored_column]") {
-  // SoftmaxSpreadOf and the lse bound (precision/op_bounds.cpp) take exp(x_i - M) split across
-  // PassThreads() and sum in index order: every statistic equals, bit for bit, the one loop in
-  // long double written here, for the values given as a span and as a packed column; for bf16
-  // and fp8e4m3 the packed column (a table of 2^16 and 2^8 codes, here under half of n) takes
+  // SoftmaxSpreadOf and the lse bound (precision/op_bounds.cpp) take exp(x_i - M) (correctly
+  // rounded to long double: reference::ExpShiftedLongDouble, tested in test_reference_fast.cpp)
+  // split across PassThreads() and sum in index order: every statistic equals, bit for bit, the one
+  // loop in long double written here, for the values given as a span and as a packed column; for
+  // bf16 and fp8e4m3 the packed column (a table of 2^16 and 2^8 codes, here under half of n) takes
   // each code's exp once and looks them up.
   const std::uint64_t seed = 31337;
   Rng rng(seed);
@@ -331,9 +333,10 @@ TEST_CASE("The softmax weights' statistics are the one loop's on any number of p
     for (auto& x : v) x = RoundToFormat(2 * rng.Normal() + 1, f, Rounding::kNearestEven);
     long double m = -INFINITY, d = 0, spread = 0, weighted_abs = 0;
     for (double x : v) m = std::max<long double>(m, x);
-    for (double x : v) d += std::exp(static_cast<long double>(x) - m);
+    const auto md = static_cast<double>(m);
+    for (double x : v) d += reference::ExpShiftedLongDouble(x, md);
     for (double x : v) {
-      const long double w = std::exp(static_cast<long double>(x) - m) / d;
+      const long double w = reference::ExpShiftedLongDouble(x, md) / d;
       if (w > 0) {
         spread += w * (m - x);
         weighted_abs += w * std::fabs(static_cast<long double>(x));
