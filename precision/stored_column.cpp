@@ -206,8 +206,8 @@ std::size_t WriteFloats(const double* values, std::size_t count, float* out) {
 // where it stopped. Each value's encoding is its own, so the values are split across
 // PassThreads() (precision/parallel_pass.hpp) and written in place; the first part that stopped
 // decides where the appended run ends, as one pass in order would.
-template <class T, class Write>
-std::size_t AppendSplit(std::span<const double> values, std::vector<T>& out, Write write) {
+template <class V, class Write>
+std::size_t AppendSplit(std::span<const double> values, V& out, Write write) {
   const std::size_t old = out.size();
   out.resize(old + values.size());
   const std::size_t parts = PassParts(values.size());
@@ -351,8 +351,9 @@ namespace stored_column_detail {
 // transparent huge pages in madvise mode): first-touching a 2^24-value column a 4 KiB page at a
 // time took about 8% of a 2^24 eval in page faults. Advice only: no value changes, and a kernel
 // that declines leaves the buffer as it was.
-template <class T>
-void AdviseHugePages(const std::vector<T>& v) {
+template <class V>
+void AdviseHugePages(const V& v) {
+  using T = typename V::value_type;
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   constexpr std::uintptr_t kHuge = std::uintptr_t{1} << 21;
   const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
@@ -428,6 +429,8 @@ void StoredColumn::Builder::Append(std::span<const double> values) {
 void StoredColumn::Builder::Size(std::uint64_t n) {
   const auto size = [&](auto& v) {
     if (n < v.size()) throw std::invalid_argument("StoredColumn::Builder::Size below its length");
+    sized_from_ = v.size();
+    sized_to_ = n;
     v.resize(n);
   };
   switch (c_.layout_) {
@@ -466,14 +469,34 @@ void StoredColumn::Builder::Put(std::uint64_t lo, std::span<const double> values
     case Layout::kDouble:
       check(d_.size());
       std::copy(values.begin(), values.end(), d_.begin() + static_cast<std::ptrdiff_t>(lo));
+      put_.fetch_add(count, std::memory_order_relaxed);
       return;
   }
+  put_.fetch_add(count, std::memory_order_relaxed);
   if (done == count) return;
+  // The rest of the range is set aside; its packed elements are written too (as zeros), so
+  // that ToDoubleLayout reads no unwritten element before the aside values replace them.
+  switch (c_.layout_) {
+    case Layout::kCode8:
+      std::fill_n(b_.data() + lo + done, count - done, std::uint8_t{0});
+      break;
+    case Layout::kCode16:
+      std::fill_n(h_.data() + lo + done, count - done, std::uint16_t{0});
+      break;
+    case Layout::kFloat:
+      std::fill_n(f_.data() + lo + done, count - done, 0.0F);
+      break;
+    case Layout::kDouble:
+      break;
+  }
   const std::lock_guard<std::mutex> lock(aside_mutex_);
   aside_.emplace_back(lo + done, std::vector<double>(values.begin() + done, values.end()));
 }
 
 StoredColumn StoredColumn::Builder::Finish() {
+  if (put_.load() != sized_to_ - sized_from_)
+    throw std::logic_error("StoredColumn::Builder: Put stored " + std::to_string(put_.load()) +
+                           " values where Size added " + std::to_string(sized_to_ - sized_from_));
   if (!aside_.empty()) {
     // Some value Put stored has no code (or float): every value as a double, as Append does.
     ToDoubleLayout();
@@ -485,15 +508,15 @@ StoredColumn StoredColumn::Builder::Finish() {
   switch (c.layout_) {
     case Layout::kCode8:
       c.n_ = b_.size();
-      c.b_ = std::make_shared<const std::vector<std::uint8_t>>(std::move(b_));
+      c.b_ = std::make_shared<const stored_column_detail::Packed<std::uint8_t>>(std::move(b_));
       break;
     case Layout::kCode16:
       c.n_ = h_.size();
-      c.h_ = std::make_shared<const std::vector<std::uint16_t>>(std::move(h_));
+      c.h_ = std::make_shared<const stored_column_detail::Packed<std::uint16_t>>(std::move(h_));
       break;
     case Layout::kFloat:
       c.n_ = f_.size();
-      c.f_ = std::make_shared<const std::vector<float>>(std::move(f_));
+      c.f_ = std::make_shared<const stored_column_detail::Packed<float>>(std::move(f_));
       break;
     case Layout::kDouble:
       c.n_ = d_.size();

@@ -421,6 +421,13 @@ TEST_CASE("A column filled by Put out of order, on two threads, is the appended 
   StoredColumn::Builder small(nullptr, 4);
   small.Size(4);
   CHECK_THROWS_AS(small.Put(3, std::vector<double>{1.0, 2.0}), std::out_of_range);
+  // Size's new elements are left unwritten (no zeroing pass): a Put that misses one is an error
+  // at Finish, not a column with an unwritten value in it.
+  const Format fp32 = ParseFormat("fp32");
+  StoredColumn::Builder partial(&fp32, 8);
+  partial.Size(8);
+  partial.Put(0, std::vector<double>{1.0, 2.0, 3.0, 4.0, 5.0});
+  CHECK_THROWS_AS(partial.Finish(), std::logic_error);
   std::cout << "columns filled by Put equal the appended ones in " << cases << " cases\n";
 }
 
