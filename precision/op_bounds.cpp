@@ -130,26 +130,43 @@ class ExpBlocks {
     Exps(values_, code_exp_.data());
   }
 
-  // Where the passes do not go by code (ByCode() is false).
+  // Where the passes do not go by code (ByCode() is false). The exps of the next block are
+  // taken (PipelinePass) while f reads this one: with two pass threads, the pass's exps and its
+  // reader share both cores (the reader's long-double divisions made the second pass of an lse
+  // fp32 eval at 2^24 wait on one thread while the other idled).
   template <class F>
   void ForEach(F&& f) const {
     const std::uint64_t n = in_.Count();
-    const std::size_t block =
-        static_cast<std::size_t>(std::min<std::uint64_t>(n, kPart * Threads()));
-    std::vector<double> buf(in_.column != nullptr ? block : 0);
-    std::vector<long double> e(block);
-    for (std::uint64_t lo = 0; lo < n; lo += block) {
-      const std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(block, n - lo));
-      std::span<const double> x;
-      if (in_.column != nullptr) {
-        in_.column->Read(lo, len, buf.data());
-        x = std::span<const double>(buf.data(), len);
-      } else {
-        x = in_.x.subspan(static_cast<std::size_t>(lo), len);
-      }
-      Exps(x, e.data());
-      f(x, e.data());
+    const std::size_t block = Block();
+    std::vector<double> buf[2];
+    std::vector<long double> e[2];
+    for (int s = 0; s < 2; ++s) {
+      buf[s].resize(in_.column != nullptr ? block : 0);
+      e[s].resize(block);
     }
+    // Block values [lo, lo + len) as doubles: read into slot s's buffer, or in_.x's own.
+    auto values = [&](int s, std::uint64_t lo, std::uint64_t len) {
+      const auto count = static_cast<std::size_t>(len);
+      if (in_.column == nullptr) return in_.x.subspan(static_cast<std::size_t>(lo), count);
+      double* to = buf[s].data() + lo % block;
+      in_.column->Read(lo, count, to);
+      return std::span<const double>(to, count);
+    };
+    PipelinePass(
+        n, block, kPiece,
+        [&](int s, std::uint64_t lo, std::uint64_t len) {
+          reference::ExpShiftedLongDouble(values(s, lo, len), m_, e[s].data() + lo % block);
+        },
+        [&](int s, std::uint64_t lo, std::uint64_t len) {
+          const auto count = static_cast<std::size_t>(len);
+          f(in_.column != nullptr ? std::span<const double>(buf[s].data(), count)
+                                  : in_.x.subspan(static_cast<std::size_t>(lo), count),
+            e[s].data());
+        });
+  }
+  // The most values one block of ForEach holds.
+  std::size_t Block() const {
+    return static_cast<std::size_t>(std::min<std::uint64_t>(in_.Count(), kPart * Threads()));
   }
 
   // Where the passes go by code: the code table (values and their exps), and f(codes, len)
@@ -172,6 +189,7 @@ class ExpBlocks {
 
  private:
   static constexpr std::size_t kPart = std::size_t{1} << 17;
+  static constexpr std::size_t kPiece = std::size_t{1} << 13;  // PipelinePass's unit of work
   static std::size_t Threads() { return static_cast<std::size_t>(PassThreads()); }
   void Exps(std::span<const double> x, long double* e) const {
     const std::size_t parts = std::clamp<std::size_t>(x.size() / kPart, 1, Threads());

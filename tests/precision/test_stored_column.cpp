@@ -13,6 +13,7 @@
 #include <cstring>
 #include <iostream>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <unordered_set>
@@ -375,6 +376,66 @@ TEST_CASE("The softmax weights' statistics are the one loop's on any number of p
     std::cout << name << ": softmax spread " << static_cast<double>(spread) << ", sum w|x| "
               << static_cast<double>(weighted_abs) << " equal on 1, 2, 3 threads\n";
   }
+}
+
+TEST_CASE("PipelinePass hands use every block once, in order, filled as one thread fills it",
+          "[fast][stored_column]") {
+  // PipelinePass (precision/parallel_pass.hpp, the lse/softmax bounds' exps): on 1 to 4 pass
+  // threads, for lengths around the block size and pieces that do and do not divide it, use
+  // sees blocks [0, n) in order, each once, with every value its fill wrote for exactly that
+  // index; an exception thrown by fill on any thread, or by use, leaves the pass (no hang).
+  auto value = [](std::uint64_t i) { return static_cast<double>((i * 2654435761u) % 1000003); };
+  int cases = 0;
+  for (const int threads : {1, 2, 3, 4}) {
+    const PassThreadsScope scope(threads);
+    for (const std::uint64_t block : {8u, 64u}) {
+      for (const std::uint64_t piece : {1u, 3u, 8u, 100u}) {
+        for (const std::uint64_t n :
+             {std::uint64_t{0}, std::uint64_t{1}, block - 1, block, block + 1, 5 * block + 3}) {
+          INFO("reproduce: threads=" << threads << " block=" << block << " piece=" << piece
+                                     << " n=" << n);
+          std::vector<double> slot[2] = {std::vector<double>(block, -1.0),
+                                         std::vector<double>(block, -1.0)};
+          std::uint64_t next_lo = 0;
+          bool ok = true;
+          PipelinePass(
+              n, block, piece,
+              [&](int s, std::uint64_t lo, std::uint64_t len) {
+                for (std::uint64_t i = 0; i < len; ++i) slot[s][(lo + i) % block] = value(lo + i);
+              },
+              [&](int s, std::uint64_t lo, std::uint64_t len) {
+                ok = ok && lo == next_lo && len == std::min(block, n - lo) &&
+                     s == static_cast<int>(lo / block % 2);
+                for (std::uint64_t i = 0; i < len; ++i) {
+                  ok = ok && slot[s][i] == value(lo + i);
+                  slot[s][i] = -1.0;  // a block not filled again would show
+                }
+                next_lo = lo + len;
+              });
+          CHECK(ok);
+          CHECK(next_lo == n);
+          ++cases;
+        }
+      }
+    }
+    for (const std::uint64_t bad : {std::uint64_t{0}, std::uint64_t{37}, std::uint64_t{199}}) {
+      INFO("reproduce: threads=" << threads << " fill throws at piece " << bad);
+      CHECK_THROWS_AS(PipelinePass(
+                          200, 16, 1,
+                          [&](int, std::uint64_t lo, std::uint64_t) {
+                            if (lo == bad) throw std::runtime_error("fill");
+                          },
+                          [](int, std::uint64_t, std::uint64_t) {}),
+                      std::runtime_error);
+    }
+    CHECK_THROWS_AS(PipelinePass(
+                        200, 16, 1, [](int, std::uint64_t, std::uint64_t) {},
+                        [](int, std::uint64_t lo, std::uint64_t) {
+                          if (lo == 32) throw std::runtime_error("use");
+                        }),
+                    std::runtime_error);
+  }
+  std::cout << "PipelinePass: " << cases << " cases in order on 1 to 4 threads\n";
 }
 
 TEST_CASE("A column filled by Put out of order, on two threads, is the appended column",
