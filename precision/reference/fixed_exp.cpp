@@ -139,10 +139,12 @@ bool KernelArgument(double v, double m, double& s, double& e) {
   return v < m && s > -kFixedExpArgumentLimit;
 }
 
-// The value of v outside the kernel: 1 at the maximum, NaN for NaN, else +0.
+// The value of v outside the kernel: 1 at the maximum, NaN for NaN, libm's exp above the
+// maximum (outside the contract: a code table's entries above the values' maximum), else +0.
 long double OutsideKernel(double v, double m) {
   if (v == m) return 1;
   if (std::isnan(v)) return v;
+  if (v > m) return std::exp(static_cast<long double>(v) - m);
   return 0;
 }
 

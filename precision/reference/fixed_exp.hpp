@@ -104,10 +104,12 @@ bool SetFixedExpVectorAllowed(bool allowed);
 // even, gradual underflow) -- the correctly rounded long double except where exp(v - m) lies
 // within 2^-111 of a midpoint between two of them. v == m gives 1, v = -inf (and any v with
 // v - m <= -kFixedExpArgumentLimit, whose exp is below half the least subnormal) gives +0, a NaN
-// v gives NaN. The lse and softmax bounds' exps (precision/op_bounds.cpp) use it: glibc's expl
-// on x86-64 is x87 f2xm1 microcode, not correctly rounded for about 9% of arguments (bits that
-// may differ between CPUs), and `carrier reference-bench --n 4000000` timed it at 53 ns per
-// value against 10.8 ns here (AVX-512 IFMA kernel, AMD EPYC, one thread).
+// v gives NaN; v > m, outside the contract, gives libm's expl (the bounds' code tables hold codes
+// above the maximum, whose exps are never read). The lse and softmax bounds' exps
+// (precision/op_bounds.cpp) use it: glibc's expl on x86-64 is x87 f2xm1 microcode, not correctly
+// rounded for about 9% of arguments (bits that may differ between CPUs), and `carrier
+// reference-bench --n 4000000` timed it at 53 ns per value against 10.8 ns here (AVX-512 IFMA
+// kernel, AMD EPYC, one thread).
 long double ExpShiftedLongDouble(double v, double m);
 // out[i] = ExpShiftedLongDouble(x[i], m) for every i, bit for bit, through FixedExpNegBatch.
 void ExpShiftedLongDouble(std::span<const double> x, double m, long double* out);

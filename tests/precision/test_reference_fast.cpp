@@ -384,6 +384,14 @@ TEST_CASE("exp(v - m) to long double is the correctly rounded value",
     if (!std::isnan(want) && old != want) ++expl_differs;
   }
   mpfr_clears(a, x, static_cast<mpfr_ptr>(nullptr));
+  // Above the maximum (outside the contract: a code table's codes above the values' maximum)
+  // the value is libm's, in both forms.
+  const double above[] = {0.5, 1.0};
+  long double above_batch[2];
+  ExpShiftedLongDouble(above, 0.0, above_batch);
+  CHECK(ExpShiftedLongDouble(1.0, 0.0) == std::exp(1.0L));
+  CHECK(above_batch[0] == std::exp(0.5L));
+  CHECK(above_batch[1] == std::exp(1.0L));
   // The batch: per pair, one m for a run of values (as the bounds call it).
   int batch_differs = 0;
   for (const bool vector : {false, true}) {
