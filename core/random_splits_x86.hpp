@@ -24,16 +24,17 @@ namespace carrier::replay_detail::random_splits_x86 {
 
 using hash_x86::SplitMix64x8;
 
-// h % d per lane, 1 <= d < 2^20 (the two exact steps of the contract).
+// h % d per lane, 1 <= d < 2^20 (the exact steps of the contract).
 CARRIER_X86_AVX512_DQ inline __m512i Remainder8(__m512i h, __m512d d) {
   constexpr int kFloor = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
   const __m512d hi = _mm512_cvtepu64_pd(_mm512_srli_epi64(h, 32));
   const __m512d lo = _mm512_cvtepu64_pd(_mm512_and_si512(h, _mm512_set1_epi64(0xffffffffLL)));
-  const __m512d q1 = _mm512_roundscale_pd(_mm512_div_pd(hi, d), kFloor);
-  const __m512d r1 = _mm512_sub_pd(hi, _mm512_mul_pd(q1, d));
-  const __m512d v = _mm512_add_pd(_mm512_mul_pd(r1, _mm512_set1_pd(4294967296.0)), lo);
-  const __m512d q2 = _mm512_roundscale_pd(_mm512_div_pd(v, d), kFloor);
-  return _mm512_cvtpd_epu64(_mm512_sub_pd(v, _mm512_mul_pd(q2, d)));
+  const __m512d two32 = _mm512_set1_pd(4294967296.0);
+  const __m512d c =
+      _mm512_sub_pd(two32, _mm512_mul_pd(_mm512_roundscale_pd(_mm512_div_pd(two32, d), kFloor), d));
+  const __m512d v = _mm512_add_pd(_mm512_mul_pd(hi, c), lo);
+  const __m512d q = _mm512_roundscale_pd(_mm512_div_pd(v, d), kFloor);
+  return _mm512_cvtpd_epu64(_mm512_sub_pd(v, _mm512_mul_pd(q, d)));
 }
 
 CARRIER_X86_AVX512_DQ inline std::uint32_t Level(std::uint64_t mixed_seed, std::uint64_t base,

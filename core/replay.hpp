@@ -450,6 +450,12 @@ template <Carrier C>
 StateOf<C> RandomRegionStates(const InputOf<C>* x, const RandomSplitter& split, std::uint64_t lo,
                               std::uint32_t m, RandomScratch& w, StateOf<C>* S) {
   const std::uint32_t cap = w.cap;
+#if defined(__GNUC__)
+  // The region's inputs are first read after its splits: asked for now (into L2), they arrive
+  // while the splits are computed (2-5% of a random:1 replay of Sum<float>).
+  constexpr std::uint32_t kStep = sizeof(InputOf<C>) >= 64 ? 1 : 64 / sizeof(InputOf<C>);
+  for (std::uint32_t i = 0; i < m; i += kStep) __builtin_prefetch(x + i, 0, 2);
+#endif
   const RandomQueue q = RandomSplitRegion(split, lo, m, w);
   // Leaves; then the pairs (for a HasCheapAdjacent carrier every adjacent pair of leaves in
   // one contiguous pass, the tree's pairs among them: a pair's slot is cap + its first input);
