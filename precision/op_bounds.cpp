@@ -109,9 +109,9 @@ struct SoftmaxParts {
 };
 // The passes of Parts over in's values with e[k] = exp(x[k] - m) rounded once to long double
 // (reference::ExpShiftedLongDouble: x[k] - m exact, the fixed-point kernel's exp, correctly
-// rounded but within 2^-111 of a midpoint; glibc's x87 expl took 80% of an lse fp32 eval at
-// 2^24 and differs from the correctly rounded value in 9% of arguments). ForEach(f)
-// calls f(x, e) a block at a time, in order: the exps (the cost of Parts) split across
+// rounded but within 2^-111 of a midpoint; glibc's x87 expl was 65% of the CPU samples of an
+// lse fp32 eval at 2^24 and differs from the correctly rounded value in 9% of arguments).
+// ForEach(f) calls f(x, e) a block at a time, in order: the exps (the cost of Parts) split across
 // PassThreads() (precision/parallel_pass.hpp), each a function of x[k] and m alone, so the same
 // values on any thread; f then reads them in index order on the calling thread, as the one loop
 // did. A packed column of codes (bf16, fp16, fp8: at most 2^16 values) at least twice as long as
