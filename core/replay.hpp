@@ -312,15 +312,22 @@ inline constexpr std::size_t kTileBatch = HasBatchChains<C> ? 32 : kLanes;
 
 // The tile states of blocked:T for tiles [t0, t1) (at most kTileBatch<C>), into
 // out[0 .. t1 - t0).
+// out[k] = PushOne(Identity(), x[k]) for k < n: one batch where the carrier has one (the
+// leaves of a random region, blocked:1's tiles).
+template <Carrier C>
+void FirstPushesOf(const InputOf<C>* x, StateOf<C>* out, std::uint64_t n) {
+  if constexpr (HasVectorCombine<C>) {
+    C::FirstPushes(x, out, n);
+  } else {
+    for (std::uint64_t i = 0; i < n; ++i) out[i] = PushOne<C>(C::Identity(), x[i]);
+  }
+}
+
 template <Carrier C>
 void BlockedTiles(const InputOf<C>* x, std::uint64_t n, std::uint64_t tile, bool lift,
                   std::uint64_t t0, std::uint64_t t1, StateOf<C>* out) {
   if (tile == 1 && !lift) {  // blocked:1: every tile one push from Identity (Chain1's)
-    if constexpr (HasVectorCombine<C>) {
-      C::FirstPushes(x + t0, out, t1 - t0);
-    } else {
-      for (std::uint64_t t = t0; t < t1; ++t) out[t - t0] = PushOne<C>(C::Identity(), x[t]);
-    }
+    FirstPushesOf<C>(x + t0, out, t1 - t0);
     return;
   }
   std::uint64_t t = t0;
@@ -462,11 +469,7 @@ StateOf<C> RandomRegionStates(const InputOf<C>* x, const RandomSplitter& split, 
   // then the nodes, each level's independent of one another (their children are pairs, leaves
   // or nodes of deeper levels): deepest level first, a level per batch where batches are
   // vectorised, else one node at a time in reverse queue order.
-  if constexpr (HasVectorCombine<C>) {
-    C::FirstPushes(x, S, m);
-  } else {
-    for (std::uint32_t i = 0; i < m; ++i) S[i] = PushOne<C>(C::Identity(), x[i]);
-  }
+  FirstPushesOf<C>(x, S, m);
   if constexpr (HasCheapAdjacent<C>) {
     C::CombineAdjacent(S, S + cap, m - 1);
   } else {

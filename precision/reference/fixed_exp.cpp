@@ -133,9 +133,9 @@ void ToLongDouble(const FixedExp& t, long double* out) {
 // Where v goes through the kernel: below m and above its argument limit (false for NaN and
 // -inf); then (s, e) is v - m as a double-double (TwoSum, exact).
 bool KernelArgument(double v, double m, double& s, double& e) {
-  s = v - m;
-  const double bb = s - v;
-  e = (v - (s - bb)) + (-m - bb);
+  const ExactDifference d = Difference(v, m);
+  s = d.s;
+  e = d.e;
   return v < m && s > -kFixedExpArgumentLimit;
 }
 
@@ -206,11 +206,9 @@ class TermScanner {
       }
       if (v == -INFINITY) continue;
       ++r_.approx_terms;
-      // TwoSum (Knuth): s + e == v - m exactly; s is never infinite here (s > -134).
-      const double s = v - m;
+      // s + e == v - m exactly; s is never infinite here (s > -134).
+      const auto [s, e] = Difference(v, m);
       if (!(s > kSkipBelow)) continue;
-      const double bb = s - v;
-      const double e = (v - (s - bb)) + (-m - bb);
       if (!use_memo_) {
         batch_s_[batched_] = s;
         batch_e_[batched_] = e;

@@ -86,6 +86,17 @@ struct FixedExp {
   int shift = 0;  // exp(y) ~ mant * 2^(-127 - shift)
 };
 
+// v - m as FixedExpNeg's argument: s = fl(v - m) and its error e, s + e == v - m exactly
+// (Knuth's TwoSum; for finite v, m with v - m finite).
+struct ExactDifference {
+  double s, e;
+};
+inline ExactDifference Difference(double v, double m) {
+  const double s = v - m;
+  const double bb = s - v;
+  return {s, (v - (s - bb)) + (-m - bb)};
+}
+
 // exp(s + e) for s + e <= 0, s > -kFixedExpArgumentLimit; see the contract above.
 FixedExp FixedExpNeg(double s, double e);
 

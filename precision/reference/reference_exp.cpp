@@ -227,15 +227,13 @@ void FastSoftmax(std::span<const double> x, double m, const Options& options, Re
     if (v == m) {
       t = {U128{1} << 127, 0};
     } else {
-      const double sd = v - m;
-      if (sd <= -kFixedExpArgumentLimit) {  // w < e^-16382 < 2^-23600: +0 in both formats
+      const ExactDifference d = Difference(v, m);
+      if (d.s <= -kFixedExpArgumentLimit) {  // w < e^-16382 < 2^-23600: +0 in both formats
         r.as_double[i] = 0;
         r.as_long_double[i] = 0;
         continue;
       }
-      const double bb = sd - v;
-      const double e = (v - (sd - bb)) + (-m - bb);
-      t = FixedExpNeg(sd, e);
+      t = FixedExpNeg(d.s, d.e);
       eps_t = kFixedExpRelError;
     }
     const U128 w = MulHi128(t.mant, recip_mant);
@@ -404,9 +402,8 @@ bool FastAttention(std::span<const double> scores, std::span<const double> value
     ++rows;
     FixedExp t{U128{1} << 127, 0};
     if (si != m) {
-      const double sd = si - m;
-      const double bb = sd - si;
-      t = FixedExpNeg(sd, (si - (sd - bb)) + (-m - bb));
+      const ExactDifference d = Difference(si, m);
+      t = FixedExpNeg(d.s, d.e);
     }
     for (std::size_t j = 0; j < dv; ++j) {
       const double v = values[i * dv + j];
