@@ -202,11 +202,11 @@ class SinglesOf {
 
 // The ceil(n / len) contiguous chains of [first, first + n): chain i holds inputs first + i len
 // .. first + min(n, (i + 1) len) - 1 (n > 0, len > 0), a batch of independent chains whose nodes
-// are asked for in increasing i (at(i), or a batch at a time: Batch(i, want), WalkSeqTiles
-// below). A visitor with Tiles(first, n, len, mode) returns an object that evaluates them
-// together (the fast replay: batches of tiles per vector pass), or one whose Merged() is the
-// merged node itself (the shape probe, whose nodes carry nothing, so blocked:T's merge is not
-// walked); for the others at(i) makes chain i when it is asked for.
+// are asked for in increasing i (at(i), or a batch at a time: Batch(i, want) and LeftFold,
+// WalkPairwiseTiles and WalkSeqTiles below). A visitor with Tiles(first, n, len, mode) returns an
+// object that evaluates them together (the fast replay: batches of tiles per vector pass), or one
+// whose Merged() is the merged node itself (the shape probe, whose nodes carry nothing, so
+// blocked:T's merge is not walked); for the others at(i) makes chain i when it is asked for.
 template <class V>
 class ChainTiles {
  public:
@@ -259,22 +259,13 @@ NodeOf<V> WalkPairwiseOver(V& v, std::uint64_t lo, std::uint64_t hi,
 }
 
 // Combines tiles.at(0) .. tiles.at(count - 1) left to right, as WalkSeqOver. A tile source
-// that computes its chains in batches (the fast replay's: Batch(t, want), the nodes of tiles t,
-// t + 1, ... it holds, t in its last batch or just after it, a new batch about `want` tiles)
-// hands each batch over whole, so the merge is one counted loop over it: the same combines in
-// the same order, without an at(t) call and its check per tile.
+// that computes its chains in batches (the fast replay's) folds them itself: LeftFold(combine)
+// returns combine(... combine(tile 0, tile 1) ..., tile count - 1), the same combines in the
+// same order, with this walk's Combine, and no at(t) call and its check per tile.
 template <class V, class Tiles>
 NodeOf<V> WalkSeqTiles(V& v, std::uint64_t count, Tiles& tiles) {
-  if constexpr (requires { tiles.Batch(std::uint64_t{0}, std::uint64_t{1}); }) {
-    NodeOf<V> acc{};
-    for (std::uint64_t t = 0; t < count;) {
-      const auto batch = tiles.Batch(t, 1);  // the smallest batch: computing overlaps merging
-      std::size_t i = 0;
-      if (t == 0) acc = batch[i++];
-      for (; i < batch.size(); ++i) acc = v.Combine(acc, batch[i]);
-      t += batch.size();
-    }
-    return acc;
+  if constexpr (requires { tiles.LeftFold([](NodeOf<V> a, NodeOf<V>) { return a; }); }) {
+    return tiles.LeftFold([&](const NodeOf<V>& a, const NodeOf<V>& b) { return v.Combine(a, b); });
   } else {
     return WalkSeqOver(v, count, [&](std::uint64_t t) { return tiles.at(t); });
   }
