@@ -54,9 +54,10 @@ struct RandomSplitter {
 // are offsets [a, b) from the region's first input with their split `mid` and child state
 // slots; a child is a leaf (1 input: slot = its input's offset), a pair (2 inputs: slot
 // cap + its first input's offset, so that the state of every adjacent pair may be computed in
-// one contiguous pass; pair[] lists the pairs' first inputs) or a node (>= 3 inputs: queued at
-// index t, slot 2 cap + t). Each array holds cap + kRandomQueueSlack entries: the vector path
-// writes whole vectors past the last valid entry.
+// one contiguous pass; pair[] lists the pairs' first inputs, unless it is null: a reader that
+// takes every adjacent pair needs no list) or a node (>= 3 inputs: queued at index t, slot
+// 2 cap + t). Each array holds cap + kRandomQueueSlack entries: the vector path writes whole
+// vectors past the last valid entry.
 inline constexpr std::uint32_t kRandomQueueSlack = 16;
 struct RandomQueue {
   std::uint32_t cap;
@@ -65,7 +66,7 @@ struct RandomQueue {
   std::uint32_t* mid;
   std::uint32_t* left;
   std::uint32_t* right;
-  std::uint32_t* pair;
+  std::uint32_t* pair;  // or null: pairs are counted, not listed
   std::uint32_t tail;   // queued nodes so far
   std::uint32_t pairs;  // pairs so far
 };
@@ -86,7 +87,7 @@ inline void RandomPlaceScalar(RandomQueue& q, std::uint32_t j, std::uint32_t end
     const std::uint32_t a = q.a[j], b = q.b[j], mid = q.mid[j];
     auto place = [&](std::uint32_t c0, std::uint32_t c1) {
       const std::uint32_t size = c1 - c0;
-      q.pair[pairs] = c0;
+      if (q.pair != nullptr) q.pair[pairs] = c0;
       q.a[tail] = c0;
       q.b[tail] = c1;
       const std::uint32_t slot = RandomChildSlot(size, c0, q.cap + c0, 2 * q.cap + tail);
@@ -153,11 +154,20 @@ struct RandomScratch {
 // Every split of the region [lo, lo + m), 3 <= m <= w.cap (queued as offsets from lo; the
 // split function sees lo + offset), breadth first: the queue of its nodes (node 0 the region's
 // root, a node's children at the next level, so later in the queue) with their children's slots,
-// and w.level[l] the first node of level l. The queue lives in w's arrays.
+// and w.level[l] the first node of level l. The queue lives in w's arrays; its pair list is
+// written where list_pairs holds (a fast replay that combines every adjacent pair leaves it
+// out: 4-6% of a random:1 replay of Sum<float>).
 inline RandomQueue RandomSplitRegion(const RandomSplitter& split, std::uint64_t lo, std::uint32_t m,
-                                     RandomScratch& w) {
-  RandomQueue q{w.cap,         w.a.data(), w.b.data(), w.mid.data(), w.left.data(), w.right.data(),
-                w.pair.data(), 1,          0};
+                                     RandomScratch& w, bool list_pairs) {
+  RandomQueue q{.cap = w.cap,
+                .a = w.a.data(),
+                .b = w.b.data(),
+                .mid = w.mid.data(),
+                .left = w.left.data(),
+                .right = w.right.data(),
+                .pair = list_pairs ? w.pair.data() : nullptr,
+                .tail = 1,
+                .pairs = 0};
   // Every write is inside cap (plus the vector path's slack): of the m - 1 internal nodes at
   // least one is a pair (the deepest), so tail <= m - 2, and pairs <= m / 2 (disjoint pairs).
   q.a[0] = 0;

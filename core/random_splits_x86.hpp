@@ -74,16 +74,17 @@ CARRIER_X86_AVX512_DQ inline std::size_t Remainders(const std::uint64_t* h, cons
 }
 
 // One side (the left or the right children) of 16 queued nodes: child [c0, c1) per lane in
-// `valid`. Pairs and nodes are appended in lane order (compressed, whole vectors stored: the
-// slack), each lane's slot is its input, cap + its input or 2 cap + its queue index (the
-// rank among the nodes' lanes by expanding 0, 1, 2, ... into them).
-template <class Queue>
+// `valid`. Pairs (where kListPairs) and nodes are appended in lane order (compressed, whole
+// vectors stored: the slack), each lane's slot is its input, cap + its input or 2 cap + its queue
+// index (the rank among the nodes' lanes by expanding 0, 1, 2, ... into them).
+template <bool kListPairs, class Queue>
 CARRIER_X86_AVX512_DQ inline __m512i PlaceSide(Queue& q, __m512i c0, __m512i c1, __mmask16 valid) {
   const __m512i size = _mm512_sub_epi32(c1, c0);
   const __mmask16 is2 = _mm512_mask_cmpeq_epi32_mask(valid, size, _mm512_set1_epi32(2));
   const __mmask16 is3 = _mm512_mask_cmpgt_epu32_mask(valid, size, _mm512_set1_epi32(2));
   const __m512i rank = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  _mm512_storeu_si512(q.pair + q.pairs, _mm512_maskz_compress_epi32(is2, c0));
+  if constexpr (kListPairs)
+    _mm512_storeu_si512(q.pair + q.pairs, _mm512_maskz_compress_epi32(is2, c0));
   _mm512_storeu_si512(q.a + q.tail, _mm512_maskz_compress_epi32(is3, c0));
   _mm512_storeu_si512(q.b + q.tail, _mm512_maskz_compress_epi32(is3, c1));
   const __m512i pair_slot = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(q.cap)), c0);
@@ -97,17 +98,22 @@ CARRIER_X86_AVX512_DQ inline __m512i PlaceSide(Queue& q, __m512i c0, __m512i c1,
 
 // RandomPlaceScalar's outcome up to the order of one level's children in the queue (here the
 // left children of 16 nodes, then their right children): the same tree, other slot numbers.
-template <class Queue>
-CARRIER_X86_AVX512_DQ inline void Place(Queue& q, std::uint32_t j, std::uint32_t end) {
+template <bool kListPairs, class Queue>
+CARRIER_X86_AVX512_DQ inline void PlaceNodes(Queue& q, std::uint32_t j, std::uint32_t end) {
   for (std::uint32_t k = j; k < end; k += 16) {
     const __mmask16 valid =
         end - k >= 16 ? __mmask16{0xffff} : static_cast<__mmask16>((1u << (end - k)) - 1);
     const __m512i a = _mm512_maskz_loadu_epi32(valid, q.a + k);
     const __m512i b = _mm512_maskz_loadu_epi32(valid, q.b + k);
     const __m512i mid = _mm512_maskz_loadu_epi32(valid, q.mid + k);
-    _mm512_mask_storeu_epi32(q.left + k, valid, PlaceSide(q, a, mid, valid));
-    _mm512_mask_storeu_epi32(q.right + k, valid, PlaceSide(q, mid, b, valid));
+    _mm512_mask_storeu_epi32(q.left + k, valid, PlaceSide<kListPairs>(q, a, mid, valid));
+    _mm512_mask_storeu_epi32(q.right + k, valid, PlaceSide<kListPairs>(q, mid, b, valid));
   }
+}
+template <class Queue>
+CARRIER_X86_AVX512_DQ inline void Place(Queue& q, std::uint32_t j, std::uint32_t end) {
+  if (q.pair != nullptr) return PlaceNodes<true>(q, j, end);
+  PlaceNodes<false>(q, j, end);
 }
 
 #undef CARRIER_X86_AVX512_DQ

@@ -463,7 +463,7 @@ StateOf<C> RandomRegionStates(const InputOf<C>* x, const RandomSplitter& split, 
   constexpr std::uint32_t kStep = sizeof(InputOf<C>) >= 64 ? 1 : 64 / sizeof(InputOf<C>);
   for (std::uint32_t i = 0; i < m; i += kStep) __builtin_prefetch(x + i, 0, 2);
 #endif
-  const RandomQueue q = RandomSplitRegion(split, lo, m, w);
+  const RandomQueue q = RandomSplitRegion(split, lo, m, w, !HasCheapAdjacent<C>);
   // Leaves; then the pairs (for a HasCheapAdjacent carrier every adjacent pair of leaves in
   // one contiguous pass, the tree's pairs among them: a pair's slot is cap + its first input);
   // then the nodes, each level's independent of one another (their children are pairs, leaves

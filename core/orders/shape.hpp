@@ -185,7 +185,7 @@ class ShapeWalker {
     replay_detail::RandomScratch& w = *random_;
     const std::uint32_t cap = w.cap;
     const replay_detail::RandomQueue q =
-        replay_detail::RandomSplitRegion({tree_detail::Mix(seed)}, lo, m, w);
+        replay_detail::RandomSplitRegion({tree_detail::Mix(seed)}, lo, m, w, true);
     std::uint64_t* h = random_hashes_.data();
     LeafHashes(first, m, h);
     for (std::uint32_t k = 0; k < q.pairs; ++k)
