@@ -236,27 +236,41 @@ class ShapeWalker {
   // random:SEED without lift over [lo, lo + m) of its walk (the splits' positions), 3 <= m <=
   // kRandomRegion, inputs first + i: Chain's and Combine's records without the recursion. The
   // splits come a level at a time (core/random_splits.hpp RandomSplitRegion, as in the fast
-  // replay), then the hashes: every leaf, the tree's pairs, then each level's nodes, deepest
-  // first; then the nodes' statistics by Join in reverse queue order (a node's children come
-  // later in the queue). Same expressions, same operands: same bits.
+  // replay), then the hashes: every leaf, the pairs (where vectorised, every adjacent pair of
+  // leaves in one pass, of which the tree's pairs read theirs), then each level's nodes,
+  // deepest first; then the nodes' statistics in reverse queue order (a node's children come
+  // later in the queue). Same expressions, same operands: same bits. The statistics are Join's
+  // without its records: every subtree here is non-empty, its leaf count is b - a, its max depth
+  // equals its combine depth (the same recursion from 0 at the leaves), and its depth sum is an
+  // integer below 2^53 (at most m^2 / 2), which Join's double sums hold exactly; so they run in
+  // integers over 12 bytes a slot instead of 40-byte records.
   Node RandomRegion(std::uint64_t seed, std::uint64_t lo, std::uint32_t m, std::uint64_t first) {
-    using tree_hash_detail::CombineHash;
+    using namespace tree_hash_detail;
     if (!random_ || random_->cap < m) {  // sized for the largest region so far, not 8192
       const std::uint32_t cap = std::min(kRandomRegion, std::bit_ceil(m));
       random_.emplace(cap);
       random_hashes_.assign(3 * std::size_t{cap}, 0);
-      random_recs_.assign(3 * std::size_t{cap}, Node{});  // leaves, then pairs, fixed
-      for (std::uint32_t i = 0; i < cap; ++i) random_recs_[i].count = 1;
-      const Node pair = Join(random_recs_[0], random_recs_[0]);
-      std::fill_n(random_recs_.begin() + cap, cap, pair);
+      // Leaves (depth 0, depth sum 0), then pairs (Join of two leaves: 1 and 2), fixed.
+      random_depth_.assign(3 * std::size_t{cap}, 0);
+      random_depth_sum_.assign(3 * std::size_t{cap}, 0);
+      std::fill_n(random_depth_.begin() + cap, cap, 1);
+      std::fill_n(random_depth_sum_.begin() + cap, cap, 2);
     }
     replay_detail::RandomScratch& w = *random_;
     const std::uint32_t cap = w.cap;
+    const bool adjacent = ShapeHashesVectorised();
     const replay_detail::RandomQueue q =
-        replay_detail::RandomSplitRegion({tree_detail::Mix(seed)}, lo, m, w, true);
+        replay_detail::RandomSplitRegion({Mix(seed)}, lo, m, w, !adjacent);
     std::uint64_t* h = random_hashes_.data();
     LeafHashes(first, m, h);
-    for (std::uint32_t k = 0; k < q.pairs; ++k)
+#if CARRIER_X86_KERNELS
+    if (adjacent) {
+      const std::uint64_t start = Mix(kTagCombine);
+      std::uint32_t i = shape_x86::AdjacentCombineHashes(start, kAbsorbOffset, h, m - 1, h + cap);
+      for (; i + 1 < m; ++i) h[cap + i] = CombineHash(h[i], h[i + 1]);
+    }
+#endif
+    for (std::uint32_t k = 0; k < q.pairs && q.pair != nullptr; ++k)
       h[cap + q.pair[k]] = CombineHash(h[q.pair[k]], h[q.pair[k] + 1]);
     std::uint32_t end = q.tail;
     for (std::size_t l = w.level.size(); l-- > 0;) {
@@ -264,10 +278,19 @@ class ShapeWalker {
       NodeHashes(q.left + start, q.right + start, end - start, h, h + 2 * cap + start);
       end = start;
     }
-    Node* r = random_recs_.data();
-    for (std::uint32_t t = q.tail; t-- > 0;) r[2 * cap + t] = Join(r[q.left[t]], r[q.right[t]]);
-    Node root = r[2 * cap];
+    std::uint32_t* depth = random_depth_.data();
+    std::uint64_t* sum = random_depth_sum_.data();
+    for (std::uint32_t t = q.tail; t-- > 0;) {
+      const std::uint32_t a = q.left[t], b = q.right[t];
+      depth[2 * cap + t] = std::max(depth[a], depth[b]) + 1;
+      sum[2 * cap + t] = sum[a] + sum[b] + (q.b[t] - q.a[t]);
+    }
+    Node root;
     root.hash = h[2 * cap];
+    root.count = m;
+    root.max = depth[2 * cap];
+    root.cdepth = depth[2 * cap];
+    root.sum = static_cast<double>(sum[2 * cap]);
     chains += m;
     combines += m - 1;
     longest = std::max<std::uint64_t>(longest, 1);
@@ -411,10 +434,11 @@ class ShapeWalker {
   PairwisePlans plans_;
   std::vector<std::uint64_t> hashes_;
   std::vector<std::pair<std::uint32_t, Node>> region_stats_;
-  // RandomRegion's queue, hashes and records (slots as in RandomScratch), made on first use.
+  // RandomRegion's queue, hashes and statistics (slots as in RandomScratch), made on first use.
   std::optional<replay_detail::RandomScratch> random_;
   std::vector<std::uint64_t> random_hashes_;
-  std::vector<Node> random_recs_;
+  std::vector<std::uint32_t> random_depth_;      // max depth (= combine depth) per slot
+  std::vector<std::uint64_t> random_depth_sum_;  // depth sum per slot
 };
 
 // Whether WalkShape walks s over n inputs: n > 0 and an order with a walk of its own (a

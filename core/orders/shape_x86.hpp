@@ -101,6 +101,31 @@ CARRIER_X86_AVX512_DQ inline std::uint32_t ChainHashes(std::uint64_t start, std:
   return w;
 }
 
+// out[i] = Absorb(Absorb(start, h[i]), h[i + 1]) for i < count (whole vectors; reads h[0 ..
+// count]), start = Mix(kTagCombine): CombineHash of every adjacent pair. Absorb(x, v) is
+// Mix(x ^ Mix(v + offset)), and h[i + 1]'s inner Mix is also pair i + 1's: each is computed once
+// (the next vector's, shifted in by a lane), three Mixes a pair instead of four. Returns how many.
+CARRIER_X86_AVX512_DQ inline std::uint32_t AdjacentCombineHashes(std::uint64_t start,
+                                                                 std::uint64_t offset,
+                                                                 const std::uint64_t* h,
+                                                                 std::uint32_t count,
+                                                                 std::uint64_t* out) {
+  using hash_x86::SplitMix64x8;
+  const __m512i vstart = _mm512_set1_epi64(static_cast<long long>(start));
+  const __m512i voff = _mm512_set1_epi64(static_cast<long long>(offset));
+  std::uint32_t i = 0;
+  if (count < 16) return 0;
+  __m512i y = SplitMix64x8(_mm512_add_epi64(_mm512_loadu_si512(h), voff));  // Mix(h[lane] + off)
+  for (; i + 16 <= count; i += 8) {  // h[i + 8 .. i + 15] lies inside h[0 .. count]
+    const __m512i next = SplitMix64x8(_mm512_add_epi64(_mm512_loadu_si512(h + i + 8), voff));
+    const __m512i right = _mm512_alignr_epi64(next, y, 1);  // Mix(h[i + 1 + lane] + offset)
+    const __m512i left = SplitMix64x8(_mm512_xor_si512(vstart, y));
+    _mm512_storeu_si512(out + i, SplitMix64x8(_mm512_xor_si512(left, right)));
+    y = next;
+  }
+  return i;
+}
+
 // out[t] = Absorb(Absorb(start, h[left[t]]), h[right[t]]) for t < count (whole vectors), where
 // start = Mix(kTagCombine): CombineHash of the slots' hashes. Returns how many.
 CARRIER_X86_AVX512_DQ inline std::uint32_t CombineHashes(
