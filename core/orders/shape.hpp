@@ -14,7 +14,9 @@
 //   TreeHash64, so evaluation order cannot change a bit. Memory: O(depth) records (O(K) for
 //   strided:K, O(chunks) for the partitions), not O(n). The orders from outside (cuda,
 //   canonical, file, mma, numpy, torch), alone or nested, are left to their tree.
-//   Cost: a few hashes per input (about 10 ns per input on the 2-core machine); pairwise:1 is
+//   Cost: a few hashes per input (WalkShape over 2^24 inputs on the 2-core machine, ns per
+//   input: blocked:64 0.6, pairwise 2.5, seq and strided:32 4.0 (chains of hashes, each
+//   waiting on the last), random:1 4.8, reverse 8.2); pairwise:1 is
 //   walked a level at a time in regions of core/pairwise_plan.hpp, and random:S (no lift) in
 //   regions of at most kRandomRegion inputs split breadth first as the fast replay splits them
 //   (core/random_splits.hpp), so that independent nodes' hashes overlap in the CPU; reverse's

@@ -22,7 +22,7 @@ bool ShapeOfSchedule(const Schedule& s, std::uint64_t n, TreeShape& out);
 // Starts WalkShape(s, n) on a thread of its own and returns at once, where s is walked over n
 // and the key is neither cached nor under way; ShapeOfSchedule(s, n) then waits for that walk
 // (its shape, or its ScheduleError rethrown there) instead of walking again. eval calls it
-// before it draws the input, so that the walk (about 10 ns per input) runs beside the input's
+// before it draws the input, so that the walk (0.6-8 ns per input) runs beside the input's
 // generation, its reference and its replay instead of after them. The handle's destructor
 // waits for the walk, so that no walk outlives its caller (keep the handle until the trial is
 // done).
