@@ -175,6 +175,22 @@ NodeOf<V> WalkChain(V& v, std::uint64_t off, std::uint64_t first, std::uint64_t 
   return v.Chain(count > 0 ? off + first : first, count, stride, mode);
 }
 
+// `lanes` independent chains of count >= 1 inputs each, chain i over inputs off + first + i,
+// off + first + i + stride, ..., appended to out in order. A visitor with Chains(first, lanes,
+// count, stride, mode, out) makes them together (the shape walk: their hashes advance
+// together); for the others, WalkChain one after another.
+template <class V>
+void WalkChains(V& v, std::uint64_t off, std::uint64_t first, std::uint64_t lanes,
+                std::uint64_t count, std::uint64_t stride, ChainMode mode,
+                std::vector<NodeOf<V>>& out) {
+  if constexpr (requires { v.Chains(first, lanes, count, stride, mode, out); }) {
+    v.Chains(off + first, lanes, count, stride, mode, out);
+  } else {
+    for (std::uint64_t i = 0; i < lanes; ++i)
+      out.push_back(WalkChain(v, off, first + i, count, stride, mode));
+  }
+}
+
 // `count` one-input chains for inputs off + first + i, i < count, declared in one batch;
 // at(i) is the node of input off + first + i.
 template <class V>

@@ -15,13 +15,14 @@
 //   strided:K, O(chunks) for the partitions), not O(n). The orders from outside (cuda,
 //   canonical, file, mma, numpy, torch), alone or nested, are left to their tree.
 //   Cost: a few hashes per input (WalkShape over 2^24 inputs on the 2-core machine, ns per
-//   input: blocked:64 0.6, pairwise 2.5, seq and strided:32 4.0 (chains of hashes, each
+//   input: strided:32 0.4, blocked:64 0.6, pairwise 2.5, seq 4.0 (one chain of hashes, each
 //   waiting on the last), random:1 4.8, reverse 8.2); pairwise:1 is
 //   walked a level at a time in regions of core/pairwise_plan.hpp, and random:S (no lift) in
 //   regions of at most kRandomRegion inputs split breadth first as the fast replay splits them
 //   (core/random_splits.hpp), so that independent nodes' hashes overlap in the CPU; reverse's
 //   fold hashes its leaves a block at a time and keeps only the dependent half of each combine
-//   in its serial chain; blocked:T's full tiles advance their chains' hashes together.
+//   in its serial chain; blocked:T's full tiles and strided:K's lanes advance their chains'
+//   hashes together.
 #pragma once
 
 #include <algorithm>
@@ -138,7 +139,7 @@ class ShapeWalker {
       }
       const auto k = static_cast<std::uint32_t>(full - t);
       std::array<std::uint64_t, kBatch> hash;
-      v_.ChainHashes(ChainStart(len_, mode_), first_ + t * len_, len_, k, hash.data());
+      ChainHashes(ChainStart(len_, mode_), first_ + t * len_, len_, 1, len_, k, hash.data());
       for (std::uint32_t w = 0; w < k; ++w) {
         buf_[w] = v_.ChainRecord(len_, mode_);
         buf_[w].hash = hash[w];
@@ -157,6 +158,25 @@ class ShapeWalker {
   };
   TileBatch Tiles(std::uint64_t first, std::uint64_t n, std::uint64_t len, ChainMode mode) {
     return TileBatch(*this, first, n, len, mode);
+  }
+
+  // `lanes` chains of count >= 1 inputs each, chain i over first + i, first + i + stride, ...
+  // (the walk's WalkChains: strided:K's lanes): Chain's records, appended to out in order, the
+  // hashes of eight or more advanced together.
+  void Chains(std::uint64_t first, std::uint64_t lanes, std::uint64_t count, std::uint64_t stride,
+              ChainMode mode, std::vector<Node>& out) {
+    if (mode == ChainMode::kFused || lanes < 8 || count < 2) {
+      for (std::uint64_t i = 0; i < lanes; ++i)
+        out.push_back(Chain(first + i, count, stride, mode));
+      return;
+    }
+    std::vector<std::uint64_t> hash(lanes);
+    ChainHashes(ChainStart(count, mode), first, 1, stride, count, static_cast<std::uint32_t>(lanes),
+                hash.data());
+    for (std::uint64_t i = 0; i < lanes; ++i) {
+      out.push_back(ChainRecord(count, mode));
+      out.back().hash = hash[i];
+    }
   }
 
   // Chain's record of a chain of `count` inputs in `mode`, hash aside; counts the chain.
@@ -354,19 +374,21 @@ class ShapeWalker {
     return count == 0 ? Mix(kTagIdentity) : Absorb(Mix(kTagPush), count);
   }
 
-  // out[w] = Chain's hash of the chain over inputs first + w len .. first + (w + 1) len - 1,
-  // from start = ChainStart(len, mode), for w < k: the k chains advanced together.
-  static void ChainHashes(std::uint64_t start, std::uint64_t first, std::uint64_t len,
-                          std::uint32_t k, std::uint64_t* out) {
+  // out[w] = Chain's hash of the chain over inputs first + w gap + j stride, j < len, from
+  // start = ChainStart(len, mode), for w < k: the k chains advanced together.
+  static void ChainHashes(std::uint64_t start, std::uint64_t first, std::uint64_t gap,
+                          std::uint64_t stride, std::uint64_t len, std::uint32_t k,
+                          std::uint64_t* out) {
     using tree_hash_detail::Absorb;
     std::uint32_t w = 0;
 #if CARRIER_X86_KERNELS
     if (ShapeHashesVectorised())
-      w = shape_x86::ChainHashes(start, first, len, k, tree_hash_detail::kAbsorbOffset, out);
+      w = shape_x86::ChainHashes(start, first, gap, stride, len, k, tree_hash_detail::kAbsorbOffset,
+                                 out);
 #endif
     for (; w < k; ++w) {
       std::uint64_t x = start;
-      for (std::uint64_t j = 0; j < len; ++j) x = Absorb(x, first + w * len + j);
+      for (std::uint64_t j = 0; j < len; ++j) x = Absorb(x, first + w * gap + j * stride);
       out[w] = x;
     }
   }

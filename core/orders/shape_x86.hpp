@@ -1,7 +1,7 @@
 // core/orders/shape_x86.hpp: the AVX-512 F+DQ forms of the shape walk's block hashes
-// (core/orders/shape.hpp: the region hashes of pairwise:1 and random:S, reverse's leaves,
-// blocked:T's tile chains): eight independent hashes per instruction instead of one hash chain
-// at a time.
+// (core/orders/shape.hpp: the region hashes of pairwise:1 and random:S, reverse's leaves, the
+// chains of blocked:T's tiles and strided:K's lanes): eight independent hashes per instruction
+// instead of one hash chain at a time.
 //
 // Only shape.hpp includes this file, and it calls these functions only where
 // ShapeHashesVectorised() (HostAvx512().HasFDq(), unless a test switched it off) holds. Both
@@ -57,44 +57,43 @@ CARRIER_X86_AVX512_DQ inline std::uint32_t AbsorbValues(std::uint64_t h, const s
   return i;
 }
 
-// Lane i: first + lane_i (lane_i = i len: the first inputs of eight contiguous chains).
-CARRIER_X86_AVX512_DQ inline __m512i ChainFirsts(std::uint64_t first, __m512i lane) {
-  return _mm512_add_epi64(_mm512_set1_epi64(static_cast<long long>(first)), lane);
-}
-
-// out[w] = start absorbing first + w len, first + w len + 1, ..., first + (w + 1) len - 1 in
-// turn, for w < count (whole vectors): Chain's hashes of `count` contiguous chains of len
-// inputs, eight chains per vector and four vectors in flight (each step of a chain waits on
-// its last). Returns how many.
+// out[w] = start absorbing first + w gap, first + w gap + stride, ..., first + w gap + (len - 1)
+// stride in turn, for w < count (whole vectors): Chain's hashes of `count` chains of len inputs,
+// eight chains per vector and four vectors in flight (each step of a chain waits on its last).
+// Returns how many.
 CARRIER_X86_AVX512_DQ inline std::uint32_t ChainHashes(std::uint64_t start, std::uint64_t first,
+                                                       std::uint64_t gap, std::uint64_t stride,
                                                        std::uint64_t len, std::uint32_t count,
                                                        std::uint64_t offset, std::uint64_t* out) {
   constexpr std::uint32_t kVectors = 4;
   const __m512i voff = _mm512_set1_epi64(static_cast<long long>(offset));
   const __m512i lane = _mm512_mullo_epi64(_mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7),
-                                          _mm512_set1_epi64(static_cast<long long>(len)));
-  const __m512i one = _mm512_set1_epi64(1);
+                                          _mm512_set1_epi64(static_cast<long long>(gap)));
+  const __m512i step = _mm512_set1_epi64(static_cast<long long>(stride));
+  const __m512i vstart = _mm512_set1_epi64(static_cast<long long>(start));
   std::uint32_t w = 0;
   for (; w + 8 * kVectors <= count; w += 8 * kVectors) {
     __m512i x[kVectors], idx[kVectors];
     for (std::uint32_t g = 0; g < kVectors; ++g) {
-      x[g] = _mm512_set1_epi64(static_cast<long long>(start));
-      idx[g] = ChainFirsts(first + (w + 8 * g) * len, lane);
+      x[g] = vstart;
+      idx[g] = _mm512_add_epi64(
+          _mm512_set1_epi64(static_cast<long long>(first + (w + 8 * g) * gap)), lane);
     }
     for (std::uint64_t j = 0; j < len; ++j) {
       for (std::uint32_t g = 0; g < kVectors; ++g) {
         x[g] = Absorb8(x[g], idx[g], voff);
-        idx[g] = _mm512_add_epi64(idx[g], one);
+        idx[g] = _mm512_add_epi64(idx[g], step);
       }
     }
     for (std::uint32_t g = 0; g < kVectors; ++g) _mm512_storeu_si512(out + w + 8 * g, x[g]);
   }
   for (; w + 8 <= count; w += 8) {
-    __m512i x = _mm512_set1_epi64(static_cast<long long>(start));
-    __m512i idx = ChainFirsts(first + w * len, lane);
+    __m512i x = vstart;
+    __m512i idx =
+        _mm512_add_epi64(_mm512_set1_epi64(static_cast<long long>(first + w * gap)), lane);
     for (std::uint64_t j = 0; j < len; ++j) {
       x = Absorb8(x, idx, voff);
-      idx = _mm512_add_epi64(idx, one);
+      idx = _mm512_add_epi64(idx, step);
     }
     _mm512_storeu_si512(out + w, x);
   }

@@ -74,10 +74,18 @@ struct Strided {
     const ChainMode mode = LeafMode(s.lift);
     std::vector<NodeOf<V>> lanes;
     lanes.reserve(K);
+    if (s.tile == 0) {  // lanes [0, r) hold q + 1 inputs, [r, K) q (none where q == 0)
+      const std::uint64_t q = n / K, r = n % K;
+      if (r > 0) WalkChains(v, off, 0, r, q + 1, K, mode, lanes);
+      if (q > 0) WalkChains(v, off, r, K - r, q, K, mode, lanes);
+      for (std::uint64_t k = q > 0 ? K : r; k < K; ++k)
+        lanes.push_back(WalkChain(v, off, 0, 0, K, mode));
+      return lanes;
+    }
     for (std::uint64_t k = 0; k < K; ++k) {
       const std::uint64_t count = k < n ? (n - k + K - 1) / K : 0;
-      if (s.tile == 0 || count == 0) {
-        lanes.push_back(WalkChain(v, off, k < n ? k : 0, count, K, mode));
+      if (count == 0) {
+        lanes.push_back(WalkChain(v, off, 0, 0, K, mode));
         continue;
       }
       lanes.push_back(WalkSeqOver(v, (count + s.tile - 1) / s.tile, [&](std::uint64_t j) {
