@@ -137,10 +137,10 @@ class ShapeWalker {
         for (std::uint64_t u = t; u < b1_; ++u) buf_[u - t] = TileChain(u);
         return;
       }
-      const auto k = static_cast<std::uint32_t>(full - t);
+      const std::uint64_t k = full - t;
       std::array<std::uint64_t, kBatch> hash;
       ChainHashes(ChainStart(len_, mode_), first_ + t * len_, len_, 1, len_, k, hash.data());
-      for (std::uint32_t w = 0; w < k; ++w) {
+      for (std::uint64_t w = 0; w < k; ++w) {
         buf_[w] = v_.ChainRecord(len_, mode_);
         buf_[w].hash = hash[w];
       }
@@ -171,8 +171,7 @@ class ShapeWalker {
       return;
     }
     std::vector<std::uint64_t> hash(lanes);
-    ChainHashes(ChainStart(count, mode), first, 1, stride, count, static_cast<std::uint32_t>(lanes),
-                hash.data());
+    ChainHashes(ChainStart(count, mode), first, 1, stride, count, lanes, hash.data());
     for (std::uint64_t i = 0; i < lanes; ++i) {
       out.push_back(ChainRecord(count, mode));
       out.back().hash = hash[i];
@@ -280,7 +279,11 @@ class ShapeWalker {
     }
     replay_detail::RandomScratch& w = *random_;
     const std::uint32_t cap = w.cap;
-    const bool adjacent = ShapeHashesVectorised();
+#if CARRIER_X86_KERNELS
+    const bool adjacent = ShapeHashesVectorised();  // every adjacent pair, no pair list
+#else
+    const bool adjacent = false;
+#endif
     const replay_detail::RandomQueue q =
         replay_detail::RandomSplitRegion({Mix(seed)}, lo, m, w, !adjacent);
     std::uint64_t* h = random_hashes_.data();
@@ -377,10 +380,10 @@ class ShapeWalker {
   // out[w] = Chain's hash of the chain over inputs first + w gap + j stride, j < len, from
   // start = ChainStart(len, mode), for w < k: the k chains advanced together.
   static void ChainHashes(std::uint64_t start, std::uint64_t first, std::uint64_t gap,
-                          std::uint64_t stride, std::uint64_t len, std::uint32_t k,
+                          std::uint64_t stride, std::uint64_t len, std::uint64_t k,
                           std::uint64_t* out) {
     using tree_hash_detail::Absorb;
-    std::uint32_t w = 0;
+    std::uint64_t w = 0;
 #if CARRIER_X86_KERNELS
     if (ShapeHashesVectorised())
       w = shape_x86::ChainHashes(start, first, gap, stride, len, k, tree_hash_detail::kAbsorbOffset,

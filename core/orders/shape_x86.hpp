@@ -61,31 +61,31 @@ CARRIER_X86_AVX512_DQ inline std::uint32_t AbsorbValues(std::uint64_t h, const s
 // stride in turn, for w < count (whole vectors): Chain's hashes of `count` chains of len inputs,
 // eight chains per vector and four vectors in flight (each step of a chain waits on its last).
 // Returns how many.
-CARRIER_X86_AVX512_DQ inline std::uint32_t ChainHashes(std::uint64_t start, std::uint64_t first,
+CARRIER_X86_AVX512_DQ inline std::uint64_t ChainHashes(std::uint64_t start, std::uint64_t first,
                                                        std::uint64_t gap, std::uint64_t stride,
-                                                       std::uint64_t len, std::uint32_t count,
+                                                       std::uint64_t len, std::uint64_t count,
                                                        std::uint64_t offset, std::uint64_t* out) {
-  constexpr std::uint32_t kVectors = 4;
+  constexpr std::uint64_t kVectors = 4;
   const __m512i voff = _mm512_set1_epi64(static_cast<long long>(offset));
   const __m512i lane = _mm512_mullo_epi64(_mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7),
                                           _mm512_set1_epi64(static_cast<long long>(gap)));
   const __m512i step = _mm512_set1_epi64(static_cast<long long>(stride));
   const __m512i vstart = _mm512_set1_epi64(static_cast<long long>(start));
-  std::uint32_t w = 0;
+  std::uint64_t w = 0;
   for (; w + 8 * kVectors <= count; w += 8 * kVectors) {
     __m512i x[kVectors], idx[kVectors];
-    for (std::uint32_t g = 0; g < kVectors; ++g) {
+    for (std::uint64_t g = 0; g < kVectors; ++g) {
       x[g] = vstart;
       idx[g] = _mm512_add_epi64(
           _mm512_set1_epi64(static_cast<long long>(first + (w + 8 * g) * gap)), lane);
     }
     for (std::uint64_t j = 0; j < len; ++j) {
-      for (std::uint32_t g = 0; g < kVectors; ++g) {
+      for (std::uint64_t g = 0; g < kVectors; ++g) {
         x[g] = Absorb8(x[g], idx[g], voff);
         idx[g] = _mm512_add_epi64(idx[g], step);
       }
     }
-    for (std::uint32_t g = 0; g < kVectors; ++g) _mm512_storeu_si512(out + w + 8 * g, x[g]);
+    for (std::uint64_t g = 0; g < kVectors; ++g) _mm512_storeu_si512(out + w + 8 * g, x[g]);
   }
   for (; w + 8 <= count; w += 8) {
     __m512i x = vstart;

@@ -46,10 +46,11 @@ struct Strided {
            (s.tile ? ":tile:" + std::to_string(s.tile) : std::string()) + (s.lift ? ":lift" : "");
   }
   // Always K lanes, empty ones included: a SIMD kernel's idle lanes hold Identity and are merged
-  // like the others, and replay must see the same combines. Chains lane by lane (a lane with no
-  // input is one empty chain), each lane's tiles merged in order, then the lanes pairwise. A
-  // visitor with StridedLanes(params, n, first) (the fast replay: every lane advanced a row at
-  // a time) returns the K lanes' nodes, each lane's chains and tile merges done, in lane order.
+  // like the others, and replay must see the same combines. Chains lane by lane (untiled lanes
+  // in batches of equal length, WalkChains; a lane with no input is one empty chain), each lane's
+  // tiles merged in order, then the lanes pairwise. A visitor with StridedLanes(params, n, first)
+  // (the fast replay: every lane advanced a row at a time) returns the K lanes' nodes, each lane's
+  // chains and tile merges done, in lane order.
   template <class V>
   static std::optional<NodeOf<V>> Walk(const Params& s, std::uint64_t n, std::uint64_t off, V& v) {
     const std::uint64_t K = s.lanes;
