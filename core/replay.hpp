@@ -310,8 +310,6 @@ StateOf<C> PairwiseRegionLevels(const InputOf<C>* x, std::uint32_t m, PairwiseLe
 template <Carrier C>
 inline constexpr std::size_t kTileBatch = HasBatchChains<C> ? 32 : kLanes;
 
-// The tile states of blocked:T for tiles [t0, t1) (at most kTileBatch<C>), into
-// out[0 .. t1 - t0).
 // out[k] = PushOne(Identity(), x[k]) for k < n: one batch where the carrier has one (the
 // leaves of a random region, blocked:1's tiles).
 template <Carrier C>
@@ -323,6 +321,8 @@ void FirstPushesOf(const InputOf<C>* x, StateOf<C>* out, std::uint64_t n) {
   }
 }
 
+// The tile states of blocked:T for tiles [t0, t1) (at most kTileBatch<C>), into
+// out[0 .. t1 - t0).
 template <Carrier C>
 void BlockedTiles(const InputOf<C>* x, std::uint64_t n, std::uint64_t tile, bool lift,
                   std::uint64_t t0, std::uint64_t t1, StateOf<C>* out) {

@@ -275,13 +275,24 @@ NodeOf<V> WalkPairwiseOver(V& v, std::uint64_t lo, std::uint64_t hi,
 }
 
 // Combines tiles.at(0) .. tiles.at(count - 1) left to right, as WalkSeqOver. A tile source
-// that computes its chains in batches (the fast replay's) folds them itself: LeftFold(combine)
-// returns combine(... combine(tile 0, tile 1) ..., tile count - 1), the same combines in the
-// same order, with this walk's Combine, and no at(t) call and its check per tile.
+// that computes its chains in batches folds them itself (the fast replay's: LeftFold(combine)
+// returns combine(... combine(tile 0, tile 1) ..., tile count - 1) with this walk's Combine) or
+// hands each batch over (the shape walk's: Batch(t, want)): the same combines in the same
+// order, with no at(t) call and its check per tile.
 template <class V, class Tiles>
 NodeOf<V> WalkSeqTiles(V& v, std::uint64_t count, Tiles& tiles) {
   if constexpr (requires { tiles.LeftFold([](NodeOf<V> a, NodeOf<V>) { return a; }); }) {
     return tiles.LeftFold([&](const NodeOf<V>& a, const NodeOf<V>& b) { return v.Combine(a, b); });
+  } else if constexpr (requires { tiles.Batch(std::uint64_t{0}, std::uint64_t{1}); }) {
+    NodeOf<V> acc{};
+    for (std::uint64_t t = 0; t < count;) {
+      const auto batch = tiles.Batch(t, 1);
+      std::size_t i = 0;
+      if (t == 0) acc = batch[i++];
+      for (; i < batch.size(); ++i) acc = v.Combine(acc, batch[i]);
+      t += batch.size();
+    }
+    return acc;
   } else {
     return WalkSeqOver(v, count, [&](std::uint64_t t) { return tiles.at(t); });
   }

@@ -113,19 +113,6 @@ class ShapeWalker {
       if (t < b0_ || t >= b1_) Next(t);
       return std::span<const Node>(buf_.data() + (t - b0_), b1_ - t);
     }
-    // WalkSeqTiles' fold: combine(... combine(tile 0, tile 1) ..., last tile).
-    template <class F>
-    Node LeftFold(F&& combine) {
-      Node acc{};
-      for (std::uint64_t t = 0; t < tiles_;) {
-        const std::span<const Node> batch = Batch(t, 1);
-        std::size_t i = 0;
-        if (t == 0) acc = batch[i++];
-        for (; i < batch.size(); ++i) acc = combine(acc, batch[i]);
-        t += batch.size();
-      }
-      return acc;
-    }
 
    private:
     static constexpr std::uint64_t kBatch = 64;

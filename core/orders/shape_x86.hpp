@@ -57,6 +57,26 @@ CARRIER_X86_AVX512_DQ inline std::uint32_t AbsorbValues(std::uint64_t h, const s
   return i;
 }
 
+// G vectors of ChainHashes' chains: chains w < 8 G from first (lane i of vector g: chain 8 g +
+// i), into out[0 .. 8 G).
+template <std::uint64_t G>
+CARRIER_X86_AVX512_DQ inline void ChainGroup(__m512i vstart, std::uint64_t first, std::uint64_t gap,
+                                             __m512i lane, __m512i step, std::uint64_t len,
+                                             __m512i voff, std::uint64_t* out) {
+  __m512i x[G], idx[G];
+  for (std::uint64_t g = 0; g < G; ++g) {
+    x[g] = vstart;
+    idx[g] = _mm512_add_epi64(_mm512_set1_epi64(static_cast<long long>(first + 8 * g * gap)), lane);
+  }
+  for (std::uint64_t j = 0; j < len; ++j) {
+    for (std::uint64_t g = 0; g < G; ++g) {
+      x[g] = Absorb8(x[g], idx[g], voff);
+      idx[g] = _mm512_add_epi64(idx[g], step);
+    }
+  }
+  for (std::uint64_t g = 0; g < G; ++g) _mm512_storeu_si512(out + 8 * g, x[g]);
+}
+
 // out[w] = start absorbing first + w gap, first + w gap + stride, ..., first + w gap + (len - 1)
 // stride in turn, for w < count (whole vectors): Chain's hashes of `count` chains of len inputs,
 // eight chains per vector and four vectors in flight (each step of a chain waits on its last).
@@ -65,38 +85,16 @@ CARRIER_X86_AVX512_DQ inline std::uint64_t ChainHashes(std::uint64_t start, std:
                                                        std::uint64_t gap, std::uint64_t stride,
                                                        std::uint64_t len, std::uint64_t count,
                                                        std::uint64_t offset, std::uint64_t* out) {
-  constexpr std::uint64_t kVectors = 4;
   const __m512i voff = _mm512_set1_epi64(static_cast<long long>(offset));
   const __m512i lane = _mm512_mullo_epi64(_mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7),
                                           _mm512_set1_epi64(static_cast<long long>(gap)));
   const __m512i step = _mm512_set1_epi64(static_cast<long long>(stride));
   const __m512i vstart = _mm512_set1_epi64(static_cast<long long>(start));
   std::uint64_t w = 0;
-  for (; w + 8 * kVectors <= count; w += 8 * kVectors) {
-    __m512i x[kVectors], idx[kVectors];
-    for (std::uint64_t g = 0; g < kVectors; ++g) {
-      x[g] = vstart;
-      idx[g] = _mm512_add_epi64(
-          _mm512_set1_epi64(static_cast<long long>(first + (w + 8 * g) * gap)), lane);
-    }
-    for (std::uint64_t j = 0; j < len; ++j) {
-      for (std::uint64_t g = 0; g < kVectors; ++g) {
-        x[g] = Absorb8(x[g], idx[g], voff);
-        idx[g] = _mm512_add_epi64(idx[g], step);
-      }
-    }
-    for (std::uint64_t g = 0; g < kVectors; ++g) _mm512_storeu_si512(out + w + 8 * g, x[g]);
-  }
-  for (; w + 8 <= count; w += 8) {
-    __m512i x = vstart;
-    __m512i idx =
-        _mm512_add_epi64(_mm512_set1_epi64(static_cast<long long>(first + w * gap)), lane);
-    for (std::uint64_t j = 0; j < len; ++j) {
-      x = Absorb8(x, idx, voff);
-      idx = _mm512_add_epi64(idx, step);
-    }
-    _mm512_storeu_si512(out + w, x);
-  }
+  for (; w + 32 <= count; w += 32)  // four vectors in flight
+    ChainGroup<4>(vstart, first + w * gap, gap, lane, step, len, voff, out + w);
+  for (; w + 8 <= count; w += 8)
+    ChainGroup<1>(vstart, first + w * gap, gap, lane, step, len, voff, out + w);
   return w;
 }
 
